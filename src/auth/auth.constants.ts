@@ -1,0 +1,10 @@
+/** Injection token of the resolved AuthModule options. */
+export const AUTH_OPTIONS = Symbol('tollgate:auth-options');
+/** Injection tokens of the two cache stores (cache-manager `Cache` instances). */
+export const RBAC_STORE = Symbol('tollgate:rbac-store');
+export const PERMISSIONS_STORE = Symbol('tollgate:permissions-store');
+/** Metadata key set by `@SkipAuth()`. */
+export const SKIP_AUTH_KEY = 'tollgate:skip-auth';
+/** Namespace prefixes, so the permission cache can be cleared without touching other keys. */
+export const RBAC_NAMESPACE = 'tollgate:rbac';
+export const PERMISSIONS_NAMESPACE = 'tollgate:perm';
