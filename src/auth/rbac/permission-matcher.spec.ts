@@ -1,0 +1,113 @@
+import {
+  MAX_REGEX_PATTERN_LENGTH,
+  compilePermission,
+  compilePermissions,
+  isAuthorized,
+  permissionMatches,
+  type CompiledPermission,
+} from './permission-matcher';
+
+function compile(permission: unknown): { compiled?: CompiledPermission; warnings: string[] } {
+  const warnings: string[] = [];
+  const compiled = compilePermission(permission, (message) => warnings.push(message));
+  return { compiled, warnings };
+}
+
+function matches(permission: string, resource: string, method: string): boolean {
+  const { compiled } = compile(permission);
+  if (!compiled) throw new Error(`did not compile: ${permission}`);
+  return permissionMatches(compiled, resource, method);
+}
+
+describe('compilePermission', () => {
+  it('splits on the LAST colon so a regex may contain colons', () => {
+    const { compiled } = compile('%r{^reports/\\d+:summary$}:get');
+    expect(compiled).toMatchObject({ kind: 'regex', method: 'get' });
+    expect(permissionMatches(compiled!, 'reports/12:summary', 'get')).toBe(true);
+  });
+
+  it('reads each resource form', () => {
+    expect(compile('*:*').compiled).toEqual({ kind: 'any', method: '*' });
+    expect(compile('sales/*:POST').compiled).toEqual({ kind: 'prefix', method: 'post', prefix: 'sales' });
+    expect(compile('/sales/invoices/:get').compiled).toEqual({ kind: 'literal', method: 'get', path: 'sales/invoices' });
+  });
+
+  it.each([
+    [42, /expected a string/],
+    ['reports', /no ':<method>' part/],
+    ['reports:', /invalid method/],
+    ['reports:g3t', /invalid method/],
+    ['%r{a:b}', /invalid method/],
+    ['%r{(unclosed}:get', /skipped/],
+    ['sales/*/items:get', /only allowed alone or as a trailing/],
+    [`%r{${'a'.repeat(MAX_REGEX_PATTERN_LENGTH + 1)}}:get`, /longer than 512/],
+  ])('skips %p with a warning', (permission, warning) => {
+    const { compiled, warnings } = compile(permission);
+    expect(compiled).toBeUndefined();
+    expect(warnings).toEqual([expect.stringMatching(warning)]);
+  });
+
+  it('accepts a regex of exactly the maximum length', () => {
+    expect(compile(`%r{${'a'.repeat(MAX_REGEX_PATTERN_LENGTH)}}:get`).compiled?.kind).toBe('regex');
+  });
+});
+
+describe('permissionMatches', () => {
+  it('compares the method case-insensitively; * is any method', () => {
+    expect(matches('reports:GET', 'reports', 'get')).toBe(true);
+    expect(matches('reports:get', 'reports', 'post')).toBe(false);
+    expect(matches('reports:*', 'reports', 'delete')).toBe(true);
+  });
+
+  it('matches a literal exactly, ignoring one trailing slash in the permission', () => {
+    expect(matches('sales/invoices:get', 'sales/invoices', 'get')).toBe(true);
+    expect(matches('sales/invoices/:get', 'sales/invoices', 'get')).toBe(true);
+    expect(matches('sales/invoices:get', 'sales/invoices/1', 'get')).toBe(false);
+    expect(matches('sales/invoices:get', 'sales', 'get')).toBe(false);
+    expect(matches('Sales/Invoices:get', 'sales/invoices', 'get')).toBe(false);
+  });
+
+  it('* alone matches any path, including the empty one', () => {
+    expect(matches('*:get', 'a/b/c', 'get')).toBe(true);
+    expect(matches('*:get', '', 'get')).toBe(true);
+  });
+
+  it('prefix/* matches the prefix and below, at a segment boundary', () => {
+    expect(matches('sales/*:*', 'sales', 'get')).toBe(true);
+    expect(matches('sales/*:*', 'sales/invoices/1', 'put')).toBe(true);
+    expect(matches('sales/*:*', 'salesforce', 'get')).toBe(false);
+    expect(matches('sales/*:*', 'other/sales', 'get')).toBe(false);
+  });
+
+  it('anchors a regex to the whole resource path', () => {
+    expect(matches('%r{invoices/\\d+}:get', 'invoices/12', 'get')).toBe(true);
+    expect(matches('%r{invoices/\\d+}:get', 'sales/invoices/12', 'get')).toBe(false);
+    expect(matches('%r{invoices/\\d+}:get', 'invoices/12/delete', 'get')).toBe(false);
+    expect(matches('%r{a|b}:get', 'ab', 'get')).toBe(false);
+    expect(matches('%r{a|b}:get', 'b', 'get')).toBe(true);
+  });
+});
+
+describe('compilePermissions / isAuthorized', () => {
+  const warnings: string[] = [];
+  const compiled = compilePermissions(
+    { '1': ['reports:*', 42 as unknown as string, 'broken'], admin: ['*:*'], '3': [] },
+    (message) => warnings.push(message),
+  );
+
+  it('keeps the valid entries of each role and names the role in warnings', () => {
+    expect(compiled.get('1')).toHaveLength(1);
+    expect(warnings).toEqual([expect.stringContaining('role "1"'), expect.stringContaining('role "1"')]);
+  });
+
+  it('grants when any role matches', () => {
+    expect(isAuthorized(compiled, ['3', '1'], 'reports', 'GET')).toBe(true);
+    expect(isAuthorized(compiled, ['admin'], 'anything/at/all', 'patch')).toBe(true);
+  });
+
+  it('denies unknown roles, no roles and unmatched paths', () => {
+    expect(isAuthorized(compiled, ['9'], 'reports', 'get')).toBe(false);
+    expect(isAuthorized(compiled, [], 'reports', 'get')).toBe(false);
+    expect(isAuthorized(compiled, ['1', '3'], 'sales', 'get')).toBe(false);
+  });
+});

@@ -1,0 +1,328 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { Cache } from 'cache-manager';
+import type {
+  AuthRequest,
+  CacheStoreOptions,
+  CacheStoreSetting,
+  ResolvedAuthOptions,
+} from '../auth-module-options.interface';
+import { AUTH_OPTIONS, PERMISSIONS_NAMESPACE, PERMISSIONS_STORE, RBAC_NAMESPACE, RBAC_STORE } from '../auth.constants';
+import type { AuthContext } from '../request-context';
+import { createCacheStore, readStrict, type CacheStoreHandle } from '../stores/cache-store.factory';
+import { PermissionCache, permissionEntryKey } from './permission-cache';
+import { compilePermissions, isAuthorized, type CompiledPermissions } from './permission-matcher';
+import { parseRbacRecord, serializeRbacRecord, type RbacRecord } from './rbac-record';
+import { deriveResourcePath, requestPathOf } from './resource-path';
+
+export const DEFAULT_RBAC_RECORD_KEY = 'permissions';
+export const DEFAULT_RBAC_RECORD_REFRESH_MS = 1000;
+export const DEFAULT_CACHED_PERMISSIONS_TTL = 1800;
+const DEFAULT_SLUG_PATTERN = /^\/api\/v1\/([^/]+)\//;
+/** A store that stays down is reported again at this interval, not on every refresh. */
+const UNAVAILABLE_LOG_INTERVAL_MS = 30_000;
+
+/** The options RbacService reads: a subset of ResolvedAuthOptions, so the CLI can build it alone. */
+export type RbacSettings = Partial<
+  Pick<
+    ResolvedAuthOptions,
+    'pathnameSlugPattern' | 'cachedPermissionsTtl' | 'rbacRecordKey' | 'rbacRecordRefreshMs' | 'trustProxy'
+  >
+>;
+
+/** What `RbacService.create()` takes: the store settings, without any JWT option. */
+export interface RbacStandaloneOptions extends RbacSettings {
+  rbacCacheStore?: CacheStoreSetting;
+  rbacCacheStoreOptions?: CacheStoreOptions;
+  permissionsCacheStore?: CacheStoreSetting;
+  permissionsCacheStoreOptions?: CacheStoreOptions;
+}
+
+export type RbacDecision =
+  | { allowed: true; cached: boolean }
+  | { allowed: false; code: 'rbac_denied' | 'rbac_unavailable'; detail: string };
+
+export interface RbacHealth {
+  ready: boolean;
+  rbacStore: 'up' | 'down';
+  permissionsStore: 'up' | 'down';
+  record: 'ok' | 'missing' | 'invalid' | 'unknown';
+}
+
+export interface SetRecordResult {
+  lastUpdate: number;
+  roles: number;
+  permissions: number;
+  /** Entries skipped as malformed. */
+  warnings: string[];
+}
+
+interface RecordState {
+  /** Epoch ms of the read; the record is served from memory until fetchedAt + refresh interval. */
+  fetchedAt: number;
+  record?: RbacRecord;
+  compiled?: CompiledPermissions;
+  /** The record as read, to skip recompiling an unchanged record. */
+  raw?: string;
+  /** Why there is no record. */
+  reason?: string;
+}
+
+const ALLOW_CACHED: RbacDecision = { allowed: true, cached: true };
+const ALLOW_EVALUATED: RbacDecision = { allowed: true, cached: false };
+
+function deny(code: 'rbac_denied' | 'rbac_unavailable', detail: string): RbacDecision {
+  return { allowed: false, code, detail };
+}
+
+function firstHeader(value: string | string[] | undefined): string | undefined {
+  const first = Array.isArray(value) ? value[0] : value;
+  if (!first) return undefined;
+  const comma = first.indexOf(',');
+  return (comma < 0 ? first : first.slice(0, comma)).trim() || undefined;
+}
+
+/**
+ * RBAC authorization (seed 4.2, DECISIONS.md A8), and the record's administration for the CLI.
+ *
+ * The record lives under `<rbacRecordKey>` in the RBAC store, i.e. key `tollgate:rbac:permissions`
+ * by default in every store kind. It is served from process memory for at most rbacRecordRefreshMs,
+ * so a record written by another instance or an external system is enforced within that interval.
+ */
+@Injectable()
+export class RbacService {
+  private readonly logger = new Logger('RbacService');
+  private readonly recordKey: string;
+  private readonly refreshMs: number;
+  private readonly ttlSeconds: number;
+  private readonly slugPattern: RegExp;
+  private readonly trustProxy: boolean;
+  private readonly permissions: PermissionCache;
+  private state: RecordState = { fetchedAt: Number.NEGATIVE_INFINITY };
+  private inflight?: Promise<RecordState>;
+  private lastUnavailableLog = Number.NEGATIVE_INFINITY;
+  /** Stores this instance built itself (`create()`), closed by `close()`. */
+  private ownedStores: CacheStoreHandle[] = [];
+
+  constructor(
+    @Inject(AUTH_OPTIONS) options: RbacSettings,
+    @Inject(RBAC_STORE) private readonly rbacStore: Cache,
+    @Inject(PERMISSIONS_STORE) permissionsStore: Cache,
+  ) {
+    this.recordKey = options.rbacRecordKey ?? DEFAULT_RBAC_RECORD_KEY;
+    this.refreshMs = options.rbacRecordRefreshMs ?? DEFAULT_RBAC_RECORD_REFRESH_MS;
+    this.ttlSeconds = options.cachedPermissionsTtl ?? DEFAULT_CACHED_PERMISSIONS_TTL;
+    this.slugPattern = options.pathnameSlugPattern ?? DEFAULT_SLUG_PATTERN;
+    this.trustProxy = options.trustProxy ?? false;
+    this.permissions = new PermissionCache(permissionsStore, this.ttlSeconds, {
+      scope: this.recordKey,
+      localMs: this.refreshMs,
+    });
+  }
+
+  /** Builds the service from store settings alone (CLI, scripts). Call `close()` when done. */
+  static create(options: RbacStandaloneOptions): RbacService {
+    const rbac = createCacheStore({
+      setting: options.rbacCacheStore,
+      options: options.rbacCacheStoreOptions,
+      namespace: RBAC_NAMESPACE,
+      optionName: 'rbacCacheStore',
+    });
+    let permissions: CacheStoreHandle;
+    try {
+      permissions = createCacheStore({
+        setting: options.permissionsCacheStore,
+        options: options.permissionsCacheStoreOptions,
+        namespace: PERMISSIONS_NAMESPACE,
+        optionName: 'permissionsCacheStore',
+      });
+    } catch (error) {
+      void rbac.close();
+      throw error;
+    }
+    const service = new RbacService(options, rbac.cache, permissions.cache);
+    service.ownedStores = [rbac, permissions];
+    return service;
+  }
+
+  /** Closes the stores `create()` built; stores injected by Nest are closed by their provider. */
+  async close(): Promise<void> {
+    const stores = this.ownedStores;
+    this.ownedStores = [];
+    await Promise.all(stores.map((store) => store.close()));
+  }
+
+  /** The guard's question. Never throws: store failures deny (fail closed). */
+  async authorize(context: AuthContext, request: AuthRequest): Promise<RbacDecision> {
+    const roles = context.roleIds;
+    if (!roles || roles.length === 0) return deny('rbac_denied', 'the token carries no roles');
+
+    const now = Date.now();
+    const state = now - this.state.fetchedAt < this.refreshMs ? this.state : await this.refresh(now);
+    if (!state.record || !state.compiled) {
+      return deny('rbac_unavailable', `RBAC record unavailable: ${state.reason ?? 'unknown'}`);
+    }
+
+    const method = request.method.toLowerCase();
+    const path = requestPathOf(request.url);
+    const nowSeconds = Math.floor(now / 1000);
+    const entryKey = permissionEntryKey(context.userId, this.hostOf(request), path, method);
+    if (await this.permissions.lookup(entryKey, state.record.lastUpdate, nowSeconds, now)) return ALLOW_CACHED;
+
+    const resource = deriveResourcePath(request.url, this.slugPattern);
+    if (resource === undefined) return deny('rbac_denied', 'the path contains dot segments');
+    if (!isAuthorized(state.compiled, roles, resource, method)) {
+      return deny('rbac_denied', `no permission of the user's roles matches ${method.toUpperCase()} ${resource || '/'}`);
+    }
+    await this.permissions.remember(entryKey, nowSeconds, now);
+    return ALLOW_EVALUATED;
+  }
+
+  /**
+   * Validates and stores a record (object or JSON string), then clears the permission cache.
+   * A record without `last_update` gets the current time. Throws on an invalid record.
+   */
+  async setRecord(input: unknown): Promise<SetRecordResult> {
+    let value = input;
+    if (typeof value === 'string') {
+      try {
+        value = JSON.parse(value);
+      } catch {
+        throw new Error('Invalid RBAC record: not valid JSON');
+      }
+    }
+    if (value !== null && typeof value === 'object' && !Array.isArray(value) && !('last_update' in value)) {
+      value = { ...value, last_update: Math.floor(Date.now() / 1000) };
+    }
+    const parsed = parseRbacRecord(value);
+    if (!parsed.ok) throw new Error(`Invalid RBAC record: ${parsed.reason}`);
+
+    const stored = serializeRbacRecord(parsed.record);
+    // TTL 0 = never expires, whatever default TTL a host cache has.
+    await this.rbacStore.set(this.recordKey, stored, 0);
+    const now = Date.now();
+    await this.permissions.clear(now, parsed.record.lastUpdate);
+    const warnings = [...parsed.warnings];
+    this.state = this.compile(parsed.record, JSON.stringify(stored), now, warnings);
+    await this.permissions.observeLastUpdate(parsed.record.lastUpdate, now);
+
+    const permissionLists = Object.values(parsed.record.permissions);
+    return {
+      lastUpdate: parsed.record.lastUpdate,
+      roles: permissionLists.length,
+      permissions: permissionLists.reduce((sum, list) => sum + list.length, 0),
+      warnings,
+    };
+  }
+
+  /**
+   * The record as the store holds it now (read fresh), or undefined when there is none.
+   * Throws when the store cannot be read or the stored record is unusable.
+   */
+  async getRecord(): Promise<RbacRecord | undefined> {
+    const value = await readStrict<unknown>(this.rbacStore, this.recordKey);
+    if (value === undefined) return undefined;
+    const parsed = parseRbacRecord(value);
+    if (!parsed.ok) throw new Error(`Stored RBAC record is unusable: ${parsed.reason}`);
+    return parsed.record;
+  }
+
+  /** Clears every cached user permission (all users, all instances sharing the store). */
+  async clearPermissionCache(): Promise<void> {
+    await this.permissions.clear();
+  }
+
+  /** For /readyz: both stores answer a write/read probe and the record is present and valid. */
+  async checkStore(): Promise<RbacHealth> {
+    const [rbacStore, permissionsStore, record] = await Promise.all([
+      this.probe(this.rbacStore),
+      this.probe(this.permissions.store),
+      this.readRecord().then(
+        (read) => (read.record ? 'ok' : read.missing ? 'missing' : 'invalid') as RbacHealth['record'],
+        () => 'unknown' as const,
+      ),
+    ]);
+    const health: RbacHealth = { ready: false, rbacStore, permissionsStore, record };
+    health.ready = rbacStore === 'up' && permissionsStore === 'up' && record === 'ok';
+    return health;
+  }
+
+  private hostOf(request: AuthRequest): string {
+    const forwarded = this.trustProxy ? firstHeader(request.headers['x-forwarded-host']) : undefined;
+    return (forwarded ?? firstHeader(request.headers.host) ?? '').toLowerCase();
+  }
+
+  /** One store read per refresh interval, shared by every request waiting on it. */
+  private refresh(now: number): Promise<RecordState> {
+    this.inflight ??= this.load(now)
+      .catch((error: unknown): RecordState => {
+        this.logger.error(`RBAC record refresh failed: ${error instanceof Error ? error.message : String(error)}`);
+        return (this.state = { fetchedAt: now, reason: 'refresh failed' });
+      })
+      .finally(() => {
+        this.inflight = undefined;
+      });
+    return this.inflight;
+  }
+
+  private async load(now: number): Promise<RecordState> {
+    const [read] = await Promise.all([this.readRecord(), this.permissions.loadGeneration(now)]);
+    let state: RecordState;
+    if (read.record && read.raw !== undefined) {
+      state =
+        this.state.record && this.state.raw === read.raw
+          ? { ...this.state, fetchedAt: now }
+          : this.compile(read.record, read.raw, now, read.warnings ?? []);
+      await this.permissions.observeLastUpdate(read.record.lastUpdate, now);
+    } else {
+      state = { fetchedAt: now, reason: read.reason };
+      if (now - this.lastUnavailableLog >= UNAVAILABLE_LOG_INTERVAL_MS || this.state.record) {
+        this.lastUnavailableLog = now;
+        this.logger.error(`RBAC record unavailable, denying every request (fail closed): ${read.reason}`);
+      }
+    }
+    this.state = state;
+    return state;
+  }
+
+  /** Compiles a new record version; every skipped entry is appended to `warnings` and logged once. */
+  private compile(record: RbacRecord, raw: string, now: number, warnings: string[]): RecordState {
+    const compiled = compilePermissions(record.permissions, (message) => warnings.push(message));
+    for (const warning of warnings) this.logger.warn(`RBAC record: ${warning}`);
+    return { fetchedAt: now, record, compiled, raw };
+  }
+
+  private async readRecord(): Promise<{
+    record?: RbacRecord;
+    raw?: string;
+    warnings?: string[];
+    missing?: boolean;
+    reason?: string;
+  }> {
+    let value: unknown;
+    try {
+      value = await readStrict<unknown>(this.rbacStore, this.recordKey);
+    } catch (error) {
+      return { reason: `the RBAC store cannot be read (${error instanceof Error ? error.message : String(error)})` };
+    }
+    if (value === undefined) return { missing: true, reason: `no record under key "${this.recordKey}"` };
+    const parsed = parseRbacRecord(value);
+    if (!parsed.ok) return { reason: parsed.reason };
+    return {
+      record: parsed.record,
+      raw: typeof value === 'string' ? value : JSON.stringify(value),
+      warnings: parsed.warnings,
+    };
+  }
+
+  private async probe(store: Cache): Promise<'up' | 'down'> {
+    const key = `probe:${process.pid}:${Math.random().toString(36).slice(2)}`;
+    try {
+      await store.set(key, 1, 5000);
+      const value = await store.get<number>(key);
+      await store.del(key);
+      return value === 1 ? 'up' : 'down';
+    } catch {
+      return 'down';
+    }
+  }
+}
