@@ -1,0 +1,92 @@
+'use strict';
+// bench/auth: one route served four ways in one run, loaded with autocannon on loopback in interleaved
+// rounds; prints req/s and p99 per variant and its ratio to the unguarded route, then an HS256 verify
+// micro-benchmark. Usage: npm run bench:auth  (env: ROUNDS=3 DURATION=5 CONNECTIONS=10)
+const { spawn } = require('node:child_process');
+const path = require('node:path');
+const autocannon = require('autocannon');
+const { BENCH_REQUEST } = require('./bench-fixtures');
+const { measureVerify } = require('./verify-microbench');
+
+const ROUNDS = Number(process.env.ROUNDS || 3);
+const DURATION = Number(process.env.DURATION || 5);
+const CONNECTIONS = Number(process.env.CONNECTIONS || 10);
+const BASE_PORT = Number(process.env.BENCH_PORT || 38100);
+
+const VARIANTS = [
+  { name: 'unguarded', target: null },
+  { name: 'jwt+tenant', target: 0.8 },
+  { name: 'jwt+tenant+rbac(memory)', target: 0.75 },
+  { name: 'jwt+tenant+rbac(redis)', target: 0.6 },
+];
+
+function startServer(variant, port) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(__dirname, 'bench-server.js'), variant, String(port)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    child.once('exit', (code) => reject(new Error(`${variant} server exited with ${code}`)));
+    child.stdout.on('data', (chunk) => {
+      if (chunk.toString().includes('ready')) resolve(child);
+    });
+  });
+}
+
+function load(port, duration) {
+  return autocannon({
+    url: `http://127.0.0.1:${port}${BENCH_REQUEST.path}`,
+    headers: BENCH_REQUEST.headers,
+    connections: CONNECTIONS,
+    duration,
+  });
+}
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+};
+
+async function main() {
+  const servers = [];
+  try {
+    for (const [index, variant] of VARIANTS.entries()) {
+      servers.push(await startServer(variant.name, BASE_PORT + index));
+    }
+    const samples = VARIANTS.map(() => ({ rps: [], p99: [], non2xx: 0 }));
+    for (const [index] of VARIANTS.entries()) await load(BASE_PORT + index, 1); // warm-up: JIT, permission cache
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [index, variant] of VARIANTS.entries()) {
+        const result = await load(BASE_PORT + index, DURATION);
+        samples[index].rps.push(result.requests.average);
+        samples[index].p99.push(result.latency.p99);
+        samples[index].non2xx += result.non2xx + result.errors;
+        process.stderr.write(`round ${round + 1} ${variant.name}: ${Math.round(result.requests.average)} req/s\n`);
+      }
+    }
+    const baseline = median(samples[0].rps);
+    console.log(`\nbench/auth — ${ROUNDS} rounds x ${DURATION}s, ${CONNECTIONS} connections, node ${process.version}`);
+    console.log('variant                      req/s   p99 ms   ratio   target  non-2xx');
+    let failed = false;
+    for (const [index, variant] of VARIANTS.entries()) {
+      const rps = median(samples[index].rps);
+      const ratio = rps / baseline;
+      const meets = variant.target === null || ratio >= variant.target;
+      if (!meets || samples[index].non2xx > 0) failed = true;
+      console.log(
+        `${variant.name.padEnd(26)} ${String(Math.round(rps)).padStart(7)} ${String(median(samples[index].p99)).padStart(8)}` +
+          `   ${ratio.toFixed(2)}x  ${variant.target === null ? '   -   ' : `>=${variant.target.toFixed(2)}x`}` +
+          `  ${samples[index].non2xx}${meets ? '' : '  BELOW TARGET'}`,
+      );
+    }
+    console.log('');
+    for (const line of measureVerify()) console.log(line);
+    process.exitCode = failed ? 1 : 0;
+  } finally {
+    for (const server of servers) server.kill('SIGTERM');
+  }
+}
+
+main().catch((error) => {
+  console.error(`bench/auth failed: ${error.message}`);
+  process.exit(1);
+});

@@ -1,0 +1,20 @@
+import { Module } from '@nestjs/common';
+import { CliConfigService } from './cli-config.service';
+import { CliProgram } from './cli-program';
+import { ConfigCommand } from './config.command';
+import { RbacCommand } from './rbac.command';
+import { SecretCommand } from './secret.command';
+import { ServeCommand } from './serve.command';
+
+/** A new command is one file plus one entry here (sub-commands through `registerWithSubCommands`). */
+const COMMANDS = [
+  SecretCommand,
+  ...RbacCommand.registerWithSubCommands(),
+  ...ConfigCommand.registerWithSubCommands(),
+  ServeCommand,
+];
+
+@Module({
+  providers: [CliProgram, CliConfigService, ...COMMANDS],
+})
+export class CliModule {}

@@ -1,0 +1,68 @@
+import { parseRbacRecordFile } from './rbac-record-file';
+
+const NOW = 1_700_000_000;
+
+describe('parseRbacRecordFile', () => {
+  it('accepts a well-formed record and keeps its last_update', () => {
+    const text = JSON.stringify({
+      last_update: 1_690_000_000,
+      permissions: { '1': ['sales/invoices:get', 'reports:*'], admin: ['*:*', '%r{^orders/\\d+$}:put'] },
+    });
+    expect(parseRbacRecordFile(text, 'r.json', NOW)).toEqual({
+      ok: true,
+      record: {
+        last_update: 1_690_000_000,
+        permissions: { '1': ['sales/invoices:get', 'reports:*'], admin: ['*:*', '%r{^orders/\\d+$}:put'] },
+      },
+    });
+  });
+
+  it('stamps the load time when last_update is absent, so servers drop cached permissions', () => {
+    const result = parseRbacRecordFile('{"permissions":{}}', 'r.json', NOW);
+    expect(result).toEqual({ ok: true, record: { last_update: NOW, permissions: {} } });
+  });
+
+  it('reads a millisecond last_update as seconds', () => {
+    const result = parseRbacRecordFile('{"last_update":1690000000123,"permissions":{}}', 'r.json', NOW);
+    expect(result.ok && result.record.last_update).toBe(1_690_000_000);
+  });
+
+  it('reports invalid JSON with the file name', () => {
+    const result = parseRbacRecordFile('{"permissions":', 'r.json', NOW);
+    expect(result.ok).toBe(false);
+    expect(!result.ok && result.problems[0]).toMatch(/^r\.json: not valid JSON \(/);
+  });
+
+  it('reports every malformed entry with its location', () => {
+    const text = JSON.stringify({
+      last_update: 'yesterday',
+      extra: true,
+      permissions: { editor: 'posts:get', viewer: ['posts:get', 42, 'no-method', 'posts:fetch'] },
+    });
+    const result = parseRbacRecordFile(text, 'r.json', NOW);
+    expect(result.ok).toBe(false);
+    const problems = result.ok ? [] : result.problems;
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        'r.json: extra: unknown key (expected last_update and permissions)',
+        'r.json: last_update: must be epoch seconds (or milliseconds)',
+        'r.json: permissions.editor: must be an array of "<resource>:<method>" strings',
+      ]),
+    );
+    expect(problems.filter((problem) => problem.startsWith('r.json: permissions.viewer[1]: '))).toHaveLength(1);
+    expect(problems.filter((problem) => problem.startsWith('r.json: permissions.viewer[2]: '))).toHaveLength(1);
+    expect(problems.filter((problem) => problem.startsWith('r.json: permissions.viewer[3]: '))).toHaveLength(1);
+    expect(problems.some((problem) => problem.startsWith('r.json: permissions.viewer[0]'))).toBe(false);
+  });
+
+  it('requires a permissions object', () => {
+    expect(parseRbacRecordFile('[]', 'r.json', NOW)).toEqual({
+      ok: false,
+      problems: ['r.json: must be a JSON object {"last_update": ..., "permissions": {...}}'],
+    });
+    const result = parseRbacRecordFile('{"last_update":1}', 'r.json', NOW);
+    expect(!result.ok && result.problems).toEqual([
+      'r.json: permissions: must be an object mapping role ids to lists of "<resource>:<method>" strings',
+    ]);
+  });
+});

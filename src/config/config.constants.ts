@@ -1,0 +1,2 @@
+/** Injection token of the loaded TollgateConfig. */
+export const TOLLGATE_CONFIG = Symbol('tollgate:config');

@@ -1,0 +1,129 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseDocument } from 'yaml';
+import { toAuthSettings } from './auth-config.mapper';
+import { CONFIG_FILE_VARIABLE, DEFAULT_CONFIG_FILE, DEFAULT_SERVER_CONFIG } from './config.defaults';
+import { ConfigError, formatKeyPath } from './config.error';
+import type { ConfigDocument, ConfigOverride, TollgateConfig } from './config.types';
+import { environmentOverrides } from './config-environment';
+import { resolveReferences } from './config-references';
+import { formatProblem, validateDocument } from './config-schema.validator';
+
+export interface LoadConfigOptions {
+  /** From `--config PATH`; beats TOLLGATE_CONFIG and the default file. */
+  configPath?: string;
+  /** Values given as command-line flags (highest precedence). */
+  overrides?: ConfigOverride[];
+  env?: NodeJS.ProcessEnv;
+  /** Directory relative paths are resolved against (default: process.cwd()). */
+  cwd?: string;
+}
+
+/**
+ * The one way configuration is read. Precedence, highest first: command-line flags, environment
+ * variables, the YAML file, built-in defaults. Throws ConfigError naming the source and the key.
+ */
+export function loadConfig(options: LoadConfigOptions = {}): TollgateConfig {
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  const file = chooseFile(options.configPath, env, cwd);
+
+  const fromFile: Record<string, unknown> = file ? readDocument(file, resolve(cwd, file), env) : { version: 1 };
+  const document = structuredClone(fromFile);
+  applyOverrides(document, environmentOverrides(env));
+  applyOverrides(document, options.overrides ?? []);
+
+  // Cross-key rules (e.g. rbac_enabled needs its stores) can only be checked once every layer is in.
+  const merged = validateDocument(document);
+  if (merged.length) throw new ConfigError(merged.map((problem) => `${file ?? 'configuration'}: ${formatProblem(problem)}`));
+  return toConfig(document as unknown as ConfigDocument, file);
+}
+
+/** `--config`, else TOLLGATE_CONFIG, else config/tollgate.yaml when it exists, else none (defaults only). */
+function chooseFile(configPath: string | undefined, env: NodeJS.ProcessEnv, cwd: string): string | undefined {
+  const named = configPath ?? (env[CONFIG_FILE_VARIABLE] || undefined);
+  if (named !== undefined) {
+    if (!existsSync(resolve(cwd, named))) {
+      const from = configPath !== undefined ? '--config' : CONFIG_FILE_VARIABLE;
+      throw new ConfigError([`${named}: file not found (named by ${from})`]);
+    }
+    return named;
+  }
+  return existsSync(resolve(cwd, DEFAULT_CONFIG_FILE)) ? DEFAULT_CONFIG_FILE : undefined;
+}
+
+function readDocument(label: string, path: string, env: NodeJS.ProcessEnv): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError([`${label}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? 'error'})`]);
+  }
+  const parsed = parseDocument(text);
+  if (parsed.errors.length) {
+    throw new ConfigError(
+      parsed.errors.map((error) => {
+        const at = error.linePos?.[0];
+        return `${label}${at ? `:${at.line}:${at.col}` : ''}: ${firstLine(error.message)}`;
+      }),
+    );
+  }
+  const raw: unknown = parsed.toJS({ maxAliasCount: 100 }) ?? {};
+  if (typeof raw !== 'object' || Array.isArray(raw) || raw === null) {
+    throw new ConfigError([`${label}: must be a YAML mapping with version: 1 at the top`]);
+  }
+  const { value, problems } = resolveReferences(raw, env);
+  if (problems.length) throw new ConfigError(problems.map((problem) => `${label}: ${problem}`));
+  const schemaProblems = validateDocument(value);
+  if (schemaProblems.length) throw new ConfigError(schemaProblems.map((problem) => `${label}: ${formatProblem(problem)}`));
+  return value as Record<string, unknown>;
+}
+
+/** Validates each override on its own (so the message names the variable or flag), then sets it. */
+function applyOverrides(document: Record<string, unknown>, overrides: ConfigOverride[]): void {
+  const problems: string[] = [];
+  for (const override of overrides) {
+    const single: Record<string, unknown> = { version: 1 };
+    setPath(single, override.path, override.value);
+    for (const problem of validateDocument(single)) {
+      problems.push(`${override.source}: ${formatKeyPath(problem.path)}: ${problem.message}`);
+    }
+    if (!problems.length) setPath(document, override.path, getPath(single, override.path));
+  }
+  if (problems.length) throw new ConfigError(problems);
+}
+
+function setPath(target: Record<string, unknown>, path: string[], value: unknown): void {
+  let node = target;
+  for (const key of path.slice(0, -1)) {
+    const next = node[key];
+    if (next === null || typeof next !== 'object' || Array.isArray(next)) node[key] = {};
+    node = node[key] as Record<string, unknown>;
+  }
+  node[path[path.length - 1]] = value;
+}
+
+function getPath(source: Record<string, unknown>, path: string[]): unknown {
+  return path.reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], source);
+}
+
+function toConfig(document: ConfigDocument, file: string | undefined): TollgateConfig {
+  const server = document.server ?? {};
+  return {
+    file,
+    server: {
+      port: server.port ?? DEFAULT_SERVER_CONFIG.port,
+      host: server.host ?? DEFAULT_SERVER_CONFIG.host,
+      bodyLimit: server.body_limit ?? DEFAULT_SERVER_CONFIG.bodyLimit,
+      basePath: server.base_path ?? DEFAULT_SERVER_CONFIG.basePath,
+    },
+    auth: document.auth ? toAuthSettings(document.auth) : undefined,
+    document,
+  };
+}
+
+/** The yaml package appends ` at line L, column C:` and a code excerpt; the position is already in the prefix. */
+function firstLine(message: string): string {
+  return message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '');
+}
+

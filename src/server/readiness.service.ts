@@ -1,0 +1,48 @@
+import { Injectable, Logger } from '@nestjs/common';
+
+/** Resolves when the dependency is ready; rejects (or times out) when it is not. */
+export type ReadinessCheck = () => Promise<unknown>;
+
+export interface ReadinessReport {
+  ready: boolean;
+  /** Check name -> 'ok' | 'failing'; reasons go to the log, never to the response. */
+  checks: Record<string, 'ok' | 'failing'>;
+}
+
+const CHECK_TIMEOUT_MS = 2000;
+
+/** Modules register what /readyz must see working (the RBAC store, later the AI providers). */
+@Injectable()
+export class ReadinessService {
+  private readonly logger = new Logger('Readiness');
+  private readonly checks = new Map<string, ReadinessCheck>();
+
+  register(name: string, check: ReadinessCheck): void {
+    this.checks.set(name, check);
+  }
+
+  async report(): Promise<ReadinessReport> {
+    const entries = await Promise.all(
+      [...this.checks].map(async ([name, check]) => [name, await this.run(name, check)] as const),
+    );
+    return { ready: entries.every(([, status]) => status === 'ok'), checks: Object.fromEntries(entries) };
+  }
+
+  private async run(name: string, check: ReadinessCheck): Promise<'ok' | 'failing'> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(Object.assign(new Error('timeout'), { code: `no answer within ${CHECK_TIMEOUT_MS} ms` })), CHECK_TIMEOUT_MS);
+    });
+    try {
+      await Promise.race([check(), timeout]);
+      return 'ok';
+    } catch (error) {
+      // Only the error's class and code: driver messages can carry connection URLs.
+      const { name: kind, code } = error as { name?: string; code?: string };
+      this.logger.warn(`${name} is not ready (${[kind, code].filter(Boolean).join(' ') || 'error'})`);
+      return 'failing';
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

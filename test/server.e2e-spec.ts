@@ -1,0 +1,314 @@
+/**
+ * The real server (node dist/src/main.js) as a subprocess on a free loopback port: probes, body limit,
+ * the auth switch (JWT_SECRET), configuration precedence and errors, graceful shutdown.
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { createHmac, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const ROOT = resolve(__dirname, '..');
+const MAIN = join(ROOT, 'dist', 'src', 'main.js');
+
+interface Server {
+  url: string;
+  child: ChildProcess;
+  output: () => string;
+}
+
+let work: string;
+const running = new Set<ChildProcess>();
+
+/** Starts the server in a scratch directory with PORT=0 and waits for its "listening on" line. */
+function startServer(env: NodeJS.ProcessEnv = {}, args: string[] = []): Promise<Server> {
+  const child = spawn(process.execPath, [MAIN, ...args], {
+    cwd: work,
+    env: { PATH: process.env.PATH, NO_COLOR: '1', PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  child.on('exit', () => running.delete(child));
+  let output = '';
+  return new Promise((resolvePromise, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 20_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /listening on (http:\/\/[^/\s]+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolvePromise({ url: match[1], child, output: () => output });
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code}:\n${output}`));
+    });
+  });
+}
+
+/** Runs the server expecting it to refuse to start. */
+function failToStart(env: NodeJS.ProcessEnv, args: string[] = []) {
+  const run = spawnSync(process.execPath, [MAIN, ...args], {
+    cwd: work,
+    env: { PATH: process.env.PATH, NO_COLOR: '1', PORT: '0', ...env },
+    timeout: 20_000,
+  });
+  return { status: run.status, stdout: run.stdout.toString(), stderr: run.stderr.toString() };
+}
+
+/** SIGTERM; resolves with how the process ended (Nest re-raises the signal after closing the app). */
+function stop(server: Server): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  return new Promise((resolvePromise) => {
+    server.child.once('exit', (code, signal) => resolvePromise({ code, signal }));
+    server.child.kill('SIGTERM');
+  });
+}
+
+const base64url = (value: string | Buffer) => Buffer.from(value).toString('base64url');
+
+function signHs256(payload: Record<string, unknown>, secret: string): string {
+  const head = `${base64url(JSON.stringify({ alg: 'HS256', typ: 'JWT' }))}.${base64url(JSON.stringify(payload))}`;
+  return `${head}.${createHmac('sha256', secret).update(head).digest('base64url')}`;
+}
+
+beforeAll(() => {
+  const build = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build-if-stale.js')], { cwd: ROOT, stdio: 'inherit' });
+  expect(build.status).toBe(0);
+  work = mkdtempSync(join(tmpdir(), 'tollgate-server-'));
+}, 120_000);
+
+afterAll(() => {
+  for (const child of running) child.kill('SIGKILL');
+  rmSync(work, { recursive: true, force: true });
+});
+
+describe('server without any configuration', () => {
+  let server: Server;
+  beforeAll(async () => {
+    server = await startServer();
+  });
+  afterAll(async () => {
+    if (server) await stop(server);
+  });
+
+  it('listens on 127.0.0.1 by default', () => {
+    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(server.output()).toContain('configuration: built-in defaults; auth off');
+  });
+
+  it('GET /healthz answers 200 without credentials', async () => {
+    const response = await fetch(`${server.url}/healthz`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ status: 'ok' });
+  });
+
+  it('GET /readyz answers 200 with nothing to wait for', async () => {
+    const response = await fetch(`${server.url}/readyz`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ status: 'ready', checks: {} });
+  });
+
+  it('does not mount /auth/context when auth is off', async () => {
+    expect((await fetch(`${server.url}/auth/context`)).status).toBe(404);
+  });
+
+  it('answers 413 for a body over the 1 MiB default limit, and reads one at the limit', async () => {
+    const headers = { 'content-type': 'application/json' };
+    const over = await fetch(`${server.url}/healthz`, { method: 'POST', headers, body: `"${'a'.repeat(1024 * 1024 - 1)}"` });
+    expect(over.status).toBe(413);
+    const at = await fetch(`${server.url}/healthz`, { method: 'POST', headers, body: `"${'a'.repeat(1024 * 1024 - 2)}"` });
+    // Within the limit the body is read, and the request meets the router: no POST route here.
+    expect(at.status).toBe(404);
+  });
+
+  it('answers 413 for an over-limit body sent without Content-Length (chunked)', async () => {
+    const chunk = Buffer.alloc(256 * 1024, 0x61);
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let i = 0; i < 5; i++) controller.enqueue(chunk);
+        controller.close();
+      },
+    });
+    const response = await fetch(`${server.url}/healthz`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+      duplex: 'half',
+    } as RequestInit);
+    expect(response.status).toBe(413);
+  });
+});
+
+describe('configuration of the server', () => {
+  it('TOLLGATE_BODY_LIMIT lowers the body limit', async () => {
+    const server = await startServer({ TOLLGATE_BODY_LIMIT: '1024' });
+    try {
+      const body = JSON.stringify({ text: 'x'.repeat(2000) });
+      const response = await fetch(`${server.url}/healthz`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      expect(response.status).toBe(413);
+    } finally {
+      await stop(server);
+    }
+  });
+
+  it('--port beats PORT, and a YAML file sets the base path', async () => {
+    const file = join(work, 'prefixed.yaml');
+    writeFileSync(file, 'version: 1\nserver:\n  port: 1\n  base_path: /gateway\n');
+    const server = await startServer({ PORT: '1' }, ['--config', file, '--port', '0']);
+    try {
+      expect(server.output()).toContain(`configuration: ${file}; auth off`);
+      expect((await fetch(`${server.url}/gateway/healthz`)).status).toBe(200);
+      expect((await fetch(`${server.url}/healthz`)).status).toBe(404);
+    } finally {
+      await stop(server);
+    }
+  });
+
+  it('refuses an invalid file with the file and key named, exit 1', () => {
+    const file = join(work, 'bad.yaml');
+    writeFileSync(file, 'version: 1\nauth:\n  jwt_secret: short\n  jwt_algorithm: HS257\n');
+    const run = failToStart({}, ['--config', file]);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain(`tollgate: ${file}: auth.jwt_algorithm: must be one of HS256,`);
+    expect(run.stderr + run.stdout).not.toContain('short');
+  });
+
+  it('refuses an invalid PORT naming the variable', () => {
+    const run = failToStart({ PORT: 'eighty' });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain('tollgate: PORT: server.port: must be an integer');
+  });
+
+  it('refuses an unknown flag with exit 2 and prints usage', () => {
+    const run = failToStart({}, ['--prot', '8080']);
+    expect(run.status).toBe(2);
+    expect(run.stderr).toMatch(/^tollgate: Unknown option '--prot'/);
+    expect(run.stderr).toContain('Usage: node dist/src/main.js');
+  });
+
+  it('refuses a bad --port value with exit 2', () => {
+    const run = failToStart({}, ['--port', '70000']);
+    expect(run.status).toBe(2);
+    expect(run.stderr).toMatch(/^tollgate: --port must be an integer from 0 to 65535 \(got "70000"\)/);
+  });
+
+  it('closes the application on SIGTERM before exiting', async () => {
+    const server = await startServer();
+    const started = Date.now();
+    const ended = await stop(server);
+    expect(ended.code === 0 || ended.signal === 'SIGTERM').toBe(true);
+    expect(server.output()).toContain('stopped (SIGTERM)');
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+});
+
+describe('server with JWT_SECRET set', () => {
+  const secret = randomBytes(48).toString('hex');
+  let server: Server;
+  beforeAll(async () => {
+    server = await startServer({ JWT_SECRET: secret });
+  });
+  afterAll(async () => {
+    if (server) await stop(server);
+  });
+
+  const claims = () => ({
+    user_id: 42,
+    tenant_id: 't-1',
+    subdomain: 'acme',
+    pathname_slugs: ['north', 'south'],
+    role_ids: [1, 'admin'],
+    exp: Math.floor(Date.now() / 1000) + 300,
+  });
+
+  it('turns auth on and keeps /healthz and /readyz public', async () => {
+    expect(server.output()).toContain('auth on');
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+  });
+
+  it('GET /auth/context without a token: 401 with WWW-Authenticate: Bearer', async () => {
+    const response = await fetch(`${server.url}/auth/context`);
+    expect(response.status).toBe(401);
+    expect(response.headers.get('www-authenticate')).toBe('Bearer');
+    expect(await response.json()).toMatchObject({ error: 'Authentication required', status: 401 });
+  });
+
+  it('GET /auth/context with a token signed by another secret: 401', async () => {
+    const token = signHs256(claims(), randomBytes(48).toString('hex'));
+    const response = await fetch(`${server.url}/auth/context`, { headers: { authorization: `Bearer ${token}` } });
+    expect(response.status).toBe(401);
+  });
+
+  it('GET /auth/context with a valid token: 200 with the caller context and never the token', async () => {
+    const token = signHs256(claims(), secret);
+    const response = await fetch(`${server.url}/auth/context`, { headers: { authorization: `Bearer ${token}` } });
+    expect(response.status).toBe(200);
+    const text = await response.text();
+    expect(JSON.parse(text)).toEqual({
+      user_id: 42,
+      tenant_id: 't-1',
+      subdomain: 'acme',
+      pathname_slugs: ['north', 'south'],
+      role_ids: ['1', 'admin'],
+    });
+    expect(text).not.toContain(token.split('.')[2]);
+  });
+
+  it('never writes the secret or a token to its logs', async () => {
+    const token = signHs256(claims(), secret);
+    await fetch(`${server.url}/auth/context`, { headers: { authorization: `Bearer ${token}` } });
+    expect(server.output()).not.toContain(secret);
+    expect(server.output()).not.toContain(token.split('.')[2]);
+  });
+});
+
+describe('server with RBAC on a Redis store (127.0.0.1:6379)', () => {
+  const secret = randomBytes(48).toString('hex');
+  const recordKey = `server-e2e-${randomBytes(8).toString('hex')}`;
+  let server: Server;
+  let file: string;
+
+  beforeAll(async () => {
+    file = join(work, `${recordKey}.yaml`);
+    writeFileSync(
+      file,
+      [
+        'version: 1',
+        'auth:',
+        '  rbac_enabled: true',
+        '  rbac_cache_store: redis',
+        `  rbac_cache_store_options: { url: "${process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'}" }`,
+        '  permissions_cache_store: memory',
+        `  rbac_record_key: ${recordKey}`,
+        '',
+      ].join('\n'),
+    );
+    server = await startServer({ JWT_SECRET: secret }, ['--config', file]);
+  });
+  afterAll(async () => {
+    if (server) await stop(server);
+  });
+
+  it('/readyz is 503 until an RBAC record exists, then 200 once `tollgate rbac load` stored one', async () => {
+    const before = await fetch(`${server.url}/readyz`);
+    expect(before.status).toBe(503);
+    expect(await before.json()).toEqual({ status: 'not_ready', checks: { rbac: 'failing' } });
+
+    const record = join(work, `${recordKey}.json`);
+    writeFileSync(record, JSON.stringify({ permissions: { admin: ['*:*'] } }));
+    const load = spawnSync(process.execPath, [join(ROOT, 'dist', 'src', 'cli.js'), 'rbac', 'load', record, '--config', file], {
+      cwd: work,
+      env: { PATH: process.env.PATH },
+    });
+    expect(load.stderr.toString()).toBe('');
+    expect(load.status).toBe(0);
+
+    const after = await fetch(`${server.url}/readyz`);
+    expect(after.status).toBe(200);
+    expect(await after.json()).toEqual({ status: 'ready', checks: { rbac: 'ok' } });
+  });
+});
