@@ -1,0 +1,80 @@
+import { BadRequestException, HttpException, NotFoundException, PayloadTooLargeException } from '@nestjs/common';
+import {
+  AuthenticationError,
+  CapabilityNotSupportedError,
+  ConnectionError,
+  InvalidRequestError,
+  InvalidResponseError,
+  ModelNotAvailableError,
+  ProviderError,
+  RateLimitError,
+  TimeoutError,
+  TollgateError,
+  UnknownProviderError,
+} from '../errors';
+import { apiRequestError, errorEnvelope, toApiError } from './api-error';
+
+describe('toApiError', () => {
+  it.each([
+    [new InvalidRequestError('prompt must be a string'), 400, 'invalid_request'],
+    [new UnknownProviderError('unknown provider: nope'), 400, 'unknown_provider'],
+    [new CapabilityNotSupportedError('deepseek does not embed'), 400, 'capability_not_supported'],
+    [new RateLimitError('openai: rate limited'), 429, 'rate_limited'],
+    [new ModelNotAvailableError('openai: model not available'), 422, 'model_not_available'],
+    [new AuthenticationError('openai: credentials rejected'), 502, 'provider_authentication'],
+    [new ProviderError('openai: upstream returned 503', { status: 503 }), 502, 'provider_error'],
+    [new InvalidResponseError('openai: malformed response'), 502, 'invalid_provider_response'],
+    [new ConnectionError('openai: connection refused'), 503, 'connection_error'],
+    [new TimeoutError('openai: timed out'), 504, 'timeout'],
+  ])('maps %p to %i %s with its own message', (error, status, type) => {
+    const mapped = toApiError(error);
+    expect(mapped).toMatchObject({ status, type, message: error.message, unexpected: false });
+  });
+
+  it('sends Retry-After in whole seconds when the upstream said when to retry', () => {
+    expect(toApiError(new RateLimitError('limited', { retryAfterMs: 1500 })).headers).toEqual({ 'retry-after': '2' });
+    expect(toApiError(new RateLimitError('limited')).headers).toEqual({});
+  });
+
+  it('hides the message of a plain TollgateError and of unknown errors', () => {
+    for (const error of [new TollgateError('secret detail'), new Error('db password=x'), 'thrown string']) {
+      expect(toApiError(error)).toEqual({
+        status: 500,
+        type: 'internal_error',
+        message: 'Internal server error.',
+        headers: {},
+        unexpected: true,
+      });
+    }
+  });
+
+  it('never echoes framework text, only messages Tollgate wrote', () => {
+    const framework = toApiError(new BadRequestException('Body cannot be empty when content-type is set'));
+    expect(framework).toMatchObject({ status: 400, type: 'invalid_request', message: 'The request is invalid.' });
+    const own = toApiError(apiRequestError(400, 'prompt must be a string'));
+    expect(own).toMatchObject({ status: 400, type: 'invalid_request', message: 'prompt must be a string' });
+  });
+
+  it('recognises a JSON parse failure without repeating the parser message', () => {
+    const mapped = toApiError(new HttpException("Unexpected token 'b', \"{bad\" is not valid JSON", 400));
+    expect(mapped).toMatchObject({ status: 400, type: 'invalid_json', message: 'The request body is not valid JSON.' });
+  });
+
+  it('maps framework statuses to envelope types', () => {
+    expect(toApiError(new NotFoundException())).toMatchObject({ status: 404, type: 'not_found' });
+    expect(toApiError(new PayloadTooLargeException())).toMatchObject({ status: 413, type: 'payload_too_large' });
+    expect(toApiError(new HttpException('x', 401))).toMatchObject({
+      status: 401,
+      type: 'authentication_required',
+      headers: { 'www-authenticate': 'Bearer' },
+    });
+    expect(toApiError(new HttpException('x', 503))).toMatchObject({ status: 500, type: 'internal_error' });
+  });
+
+  it('builds the envelope with a non-empty type and the request id', () => {
+    expect(errorEnvelope(toApiError(new NotFoundException()), 'req-1')).toEqual({
+      error: { type: 'not_found', message: 'No route matches this path.' },
+      request_id: 'req-1',
+    });
+  });
+});

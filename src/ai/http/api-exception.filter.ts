@@ -1,0 +1,47 @@
+import { ArgumentsHost, Catch, ExceptionFilter, Logger, NotFoundException } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AuthDeniedException } from '../../auth/auth-denial';
+import { errorEnvelope, toApiError } from './api-error';
+
+const PROBED_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+/**
+ * The one place HTTP errors become responses (DECISIONS.md B3): the JSON envelope for everything,
+ * except AuthModule's own 401/403 bodies, which are configured by the user and sent as they are.
+ */
+@Catch()
+export class ApiExceptionFilter implements ExceptionFilter {
+  private readonly logger = new Logger('ApiExceptionFilter');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    const request = http.getRequest<FastifyRequest>();
+    const reply = http.getResponse<FastifyReply>();
+    if (exception instanceof AuthDeniedException) {
+      reply.status(exception.getStatus()).send(exception.getResponse());
+      return;
+    }
+    const error = toApiError(exception);
+    if (exception instanceof NotFoundException) {
+      const allowed = allowedMethods(request);
+      if (allowed.length > 0) {
+        error.status = 405;
+        error.type = 'method_not_allowed';
+        error.message = `Method ${request.method} is not allowed on this path.`;
+        error.headers.allow = allowed.join(', ');
+      }
+    }
+    if (error.unexpected) {
+      const name = exception instanceof Error ? exception.name : typeof exception;
+      this.logger.error(`request ${request.id} failed with an unexpected ${name}`, exception instanceof Error ? exception.stack : undefined);
+    }
+    reply.status(error.status).headers(error.headers).send(errorEnvelope(error, String(request.id)));
+  }
+}
+
+/** Methods routed for this exact path, so a wrong method gets 405 with Allow instead of 404. */
+function allowedMethods(request: FastifyRequest): string[] {
+  const path = request.url.split('?', 1)[0];
+  const server = request.server;
+  return PROBED_METHODS.filter((method) => method !== request.method && server.findRoute({ method, url: path }) !== null);
+}

@@ -1,0 +1,24 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { FastifyInstance } from 'fastify';
+
+const VALID_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The caller's X-Request-Id when it is safe to echo (DECISIONS.md B3), else a fresh UUID. */
+export function requestIdFor(header: string | string[] | undefined): string {
+  return typeof header === 'string' && VALID_REQUEST_ID.test(header) ? header : randomUUID();
+}
+
+/** FastifyAdapter options: Fastify assigns `request.id` through this, so logs and replies share it. */
+export const requestIdAdapterOptions = {
+  requestIdHeader: false as const,
+  genReqId: (request: IncomingMessage) => requestIdFor(request.headers['x-request-id']),
+};
+
+/** Every response, including 404s and errors raised before routing, carries x-request-id. */
+export function installRequestIdHeader(fastify: FastifyInstance): void {
+  fastify.addHook('onRequest', (request, reply, done) => {
+    reply.header('x-request-id', request.id);
+    done();
+  });
+}

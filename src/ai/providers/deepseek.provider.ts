@@ -1,0 +1,19 @@
+/** DeepSeek (api.deepseek.com): OpenAI-style chat only; it has no embeddings endpoint. */
+import type { ProviderSettings } from './ai-provider.interface';
+import { OpenAiCompatibleChatProvider, OpenAiDialect } from './openai-compatible-chat';
+
+export const DEEPSEEK_DIALECT: OpenAiDialect = {
+  kind: 'deepseek',
+  defaultUrl: 'https://api.deepseek.com',
+  defaultChatModel: 'deepseek-chat',
+  embeddings: false,
+  maxTokensKey: 'max_tokens',
+  streamUsageOption: true,
+  listsEmbeddingModels: false,
+};
+
+export class DeepSeekProvider extends OpenAiCompatibleChatProvider {
+  constructor(settings: ProviderSettings) {
+    super(settings, DEEPSEEK_DIALECT);
+  }
+}

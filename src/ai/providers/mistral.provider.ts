@@ -1,0 +1,22 @@
+/** Mistral (api.mistral.ai): OpenAI-style, but unknown body keys are refused with 422. */
+import type { ProviderSettings } from './ai-provider.interface';
+import { OpenAiCompatibleChatProvider, OpenAiDialect } from './openai-compatible-chat';
+
+export const MISTRAL_DIALECT: OpenAiDialect = {
+  kind: 'mistral',
+  defaultUrl: 'https://api.mistral.ai/v1',
+  defaultChatModel: 'mistral-small-latest',
+  defaultEmbeddingModel: 'mistral-embed',
+  embeddings: true,
+  maxTokensKey: 'max_tokens',
+  // Float is Mistral's default encoding, so the key is left out.
+  embeddingEncoding: undefined,
+  streamUsageOption: false,
+  listsEmbeddingModels: true,
+};
+
+export class MistralProvider extends OpenAiCompatibleChatProvider {
+  constructor(settings: ProviderSettings) {
+    super(settings, MISTRAL_DIALECT);
+  }
+}

@@ -1,0 +1,328 @@
+/**
+ * The OpenAI chat-completions wire format, shared by openai, mistral, deepseek, xai, huggingface (router) and
+ * openai_compatible. Each kind supplies a dialect (defaults, the max-tokens key, embedding support, error
+ * refinements); everything else about the wire format lives here once.
+ */
+import {
+  AuthenticationError,
+  CapabilityNotSupportedError,
+  InvalidRequestError,
+  InvalidResponseError,
+  ProviderError,
+  TollgateError,
+} from '../errors';
+import type {
+  AiProvider,
+  EmbedRequest,
+  EmbedResult,
+  GenerateRequest,
+  GenerateResult,
+  GenerateStreamChunk,
+  HealthResult,
+  ModelInfo,
+  ProviderCapabilities,
+  ProviderKind,
+  ProviderSettings,
+  TokenUsage,
+} from './ai-provider.interface';
+import {
+  modelNotAvailable,
+  ProviderHttp,
+  readSseEvents,
+  UpstreamErrorMapper,
+  UpstreamErrorResponse,
+} from './provider-http';
+import { checkHealth, describeSettings, validateEmbeddings } from './provider-support';
+
+export interface OpenAiDialect {
+  kind: ProviderKind;
+  /** Undefined when the kind has no sensible default (openai_compatible). */
+  defaultUrl?: string;
+  defaultChatModel?: string;
+  defaultEmbeddingModel?: string;
+  /** Whether the kind has an embeddings endpoint at all. */
+  embeddings: boolean;
+  /** OpenAI's reasoning models only take max_completion_tokens; strict servers (Mistral) only max_tokens. */
+  maxTokensKey: 'max_tokens' | 'max_completion_tokens';
+  /** `encoding_format` sent on embeddings; undefined omits the key for servers that reject it. */
+  embeddingEncoding?: 'float' | 'base64';
+  /** Whether to ask for a usage chunk with `stream_options`; Mistral refuses the key and sends usage anyway. */
+  streamUsageOption: boolean;
+  /** Whether /models lists embedding models too, so health can require the embedding model. */
+  listsEmbeddingModels: boolean;
+  /** Kind-specific error reading, tried before the shared OpenAI-body reading. */
+  refineError?: UpstreamErrorMapper;
+}
+
+/** Resolved settings every OpenAI-style adapter works from; the key is not kept (it lives in the auth header). */
+export type ResolvedSettings = Omit<ProviderSettings, 'apiKey'> & { url: string };
+
+interface ChatCompletion {
+  model?: unknown;
+  choices?: unknown;
+  usage?: unknown;
+}
+
+export class OpenAiCompatibleChatProvider implements AiProvider {
+  readonly name: string;
+  readonly kind: ProviderKind;
+  readonly capabilities: ProviderCapabilities;
+  protected readonly settings: ResolvedSettings;
+  protected readonly http: ProviderHttp;
+
+  constructor(
+    settings: ProviderSettings,
+    protected readonly dialect: OpenAiDialect,
+  ) {
+    const url = settings.url ?? dialect.defaultUrl;
+    if (!url) throw new TollgateError(`${settings.name}: a url is required for kind ${dialect.kind}`);
+    const { apiKey, ...rest } = settings;
+    this.settings = {
+      ...rest,
+      url,
+      chatModel: settings.chatModel ?? dialect.defaultChatModel,
+      embeddingModel: dialect.embeddings ? (settings.embeddingModel ?? dialect.defaultEmbeddingModel) : undefined,
+    };
+    this.name = settings.name;
+    this.kind = dialect.kind;
+    this.capabilities = {
+      generate: true,
+      embeddings: dialect.embeddings,
+      batchEmbeddings: dialect.embeddings,
+      streaming: true,
+      listModels: true,
+    };
+    this.http = new ProviderHttp({
+      provider: settings.name,
+      baseUrl: this.chatBaseUrl(url),
+      timeoutMs: settings.timeoutMs,
+      headers: apiKey ? { authorization: `Bearer ${apiKey}` } : undefined,
+      mapError: (response) => dialect.refineError?.(response) ?? refineOpenAiError(response),
+    });
+  }
+
+  describe(): Record<string, unknown> {
+    return describeSettings(this.settings, this.capabilities);
+  }
+
+  async generate(request: GenerateRequest): Promise<GenerateResult> {
+    const model = this.chatModel(request);
+    const response = await this.http.postJson<ChatCompletion>('/chat/completions', this.chatBody(request, model, false), {
+      signal: request.signal,
+      model,
+    });
+    return this.parseCompletion(response.body, model);
+  }
+
+  async *generateStream(request: GenerateRequest): AsyncIterable<GenerateStreamChunk> {
+    const model = this.chatModel(request);
+    const body = this.chatBody(request, model, true);
+    if (this.dialect.streamUsageOption) body.stream_options = { include_usage: true };
+    const response = await this.http.stream('POST', '/chat/completions', body, {
+      signal: request.signal,
+      model,
+      headers: { accept: 'text/event-stream' },
+    });
+    let finishReason: string | undefined;
+    let usage: TokenUsage | undefined;
+    let answeredModel = model;
+    for await (const event of readSseEvents(response.body, this.name)) {
+      if (event.data === '[DONE]') {
+        yield { done: true, model: answeredModel, finishReason, usage };
+        return;
+      }
+      const chunk = this.parseJsonChunk(event.data);
+      // OpenAI reports failures after the 200 as an `error` frame; its text stays upstream.
+      if (chunk.error !== undefined && chunk.error !== null) {
+        throw new ProviderError(`${this.name}: upstream reported an error mid-stream`, { provider: this.name });
+      }
+      if (typeof chunk.model === 'string') answeredModel = chunk.model;
+      if (chunk.usage !== undefined && chunk.usage !== null) usage = parseUsage(chunk.usage);
+      const choice = Array.isArray(chunk.choices) ? (chunk.choices[0] as Record<string, unknown> | undefined) : undefined;
+      if (!choice) continue;
+      if (typeof choice.finish_reason === 'string') finishReason = choice.finish_reason;
+      const delta = choice.delta as { content?: unknown } | undefined;
+      const text = delta ? contentText(delta.content) : undefined;
+      if (text) yield { done: false, text };
+    }
+    throw new InvalidResponseError(`${this.name}: upstream stream ended without a completion marker`, {
+      provider: this.name,
+    });
+  }
+
+  async embed(request: EmbedRequest): Promise<EmbedResult> {
+    const model = this.embeddingModel(request);
+    const body: Record<string, unknown> = { model, input: request.inputs };
+    if (this.dialect.embeddingEncoding) body.encoding_format = this.dialect.embeddingEncoding;
+    const response = await this.http.postJson<{ data?: unknown; model?: unknown; usage?: unknown }>('/embeddings', body, {
+      signal: request.signal,
+      model,
+    });
+    const data = response.body?.data;
+    if (!Array.isArray(data)) throw this.invalid('embeddings response has no data list');
+    const ordered = [...data].sort((a, b) => indexOf(a) - indexOf(b));
+    const vectors = ordered.map((item) => decodeEmbedding((item as { embedding?: unknown })?.embedding));
+    const usage = parseUsage(response.body.usage);
+    return {
+      embeddings: validateEmbeddings(vectors, request.inputs.length, this.settings.embeddingDimensions, this.name),
+      model: typeof response.body.model === 'string' ? response.body.model : model,
+      ...(usage ? { usage } : {}),
+    };
+  }
+
+  async listModels(signal?: AbortSignal): Promise<ModelInfo[]> {
+    const response = await this.http.getJson<{ data?: unknown }>('/models', { signal });
+    const data = response.body?.data;
+    if (!Array.isArray(data)) throw this.invalid('model list has no data list');
+    return data.map((item) => {
+      const id = (item as { id?: unknown })?.id;
+      if (typeof id !== 'string') throw this.invalid('model list entry has no id');
+      const ownedBy = (item as { owned_by?: unknown }).owned_by;
+      return { id, provider: this.name, ...(typeof ownedBy === 'string' ? { ownedBy } : {}) };
+    });
+  }
+
+  /** Ready means the chat model is listed, plus the embedding model where /models lists those too. */
+  healthCheck(): Promise<HealthResult> {
+    const { chatModel, embeddingModel } = this.settings;
+    const required = this.dialect.listsEmbeddingModels || !chatModel ? [chatModel, embeddingModel] : [chatModel];
+    return checkHealth(this, required.filter((m): m is string => m !== undefined));
+  }
+
+  close(): Promise<void> {
+    return this.http.close();
+  }
+
+  /** Where /chat/completions and /models live; huggingface derives it from the router root. */
+  protected chatBaseUrl(url: string): string {
+    return url;
+  }
+
+  protected chatModel(request: GenerateRequest): string {
+    const model = request.model ?? this.settings.chatModel;
+    if (!model) throw new InvalidRequestError(`${this.name}: no chat model configured or given`);
+    return model;
+  }
+
+  protected embeddingModel(request: EmbedRequest): string {
+    if (!this.dialect.embeddings) {
+      throw new CapabilityNotSupportedError(`${this.name}: ${this.kind} does not support embeddings`, {
+        provider: this.name,
+      });
+    }
+    if (request.inputs.length === 0) throw new InvalidRequestError(`${this.name}: no inputs to embed`);
+    const model = request.model ?? this.settings.embeddingModel;
+    if (!model) throw new InvalidRequestError(`${this.name}: no embedding model configured or given`);
+    return model;
+  }
+
+  protected invalid(what: string): InvalidResponseError {
+    return new InvalidResponseError(`${this.name}: ${what}`, { provider: this.name });
+  }
+
+  /** Only keys the caller set, so strict servers never see a key they do not document. */
+  private chatBody(request: GenerateRequest, model: string, stream: boolean): Record<string, unknown> {
+    if (!Array.isArray(request.messages) || request.messages.length === 0) {
+      throw new InvalidRequestError(`${this.name}: at least one message is required`);
+    }
+    const body: Record<string, unknown> = {
+      model,
+      messages: request.messages.map((m) => ({ role: m.role, content: m.content })),
+      stream,
+    };
+    if (request.maxTokens !== undefined) body[this.dialect.maxTokensKey] = request.maxTokens;
+    if (request.temperature !== undefined) body.temperature = request.temperature;
+    if (request.topP !== undefined) body.top_p = request.topP;
+    if (request.stop !== undefined && request.stop.length > 0) body.stop = request.stop;
+    return body;
+  }
+
+  private parseCompletion(body: ChatCompletion, model: string): GenerateResult {
+    const choice = Array.isArray(body?.choices) ? (body.choices[0] as Record<string, unknown> | undefined) : undefined;
+    const message = choice?.message as { content?: unknown } | undefined;
+    if (!message || typeof message !== 'object') throw this.invalid('completion has no message');
+    const text = contentText(message.content);
+    if (text === undefined) throw this.invalid('completion message has no text content');
+    const usage = parseUsage(body.usage);
+    return {
+      text,
+      model: typeof body.model === 'string' ? body.model : model,
+      ...(typeof choice?.finish_reason === 'string' ? { finishReason: choice.finish_reason } : {}),
+      ...(usage ? { usage } : {}),
+    };
+  }
+
+  private parseJsonChunk(data: string): Record<string, unknown> {
+    try {
+      const parsed: unknown = JSON.parse(data);
+      if (parsed && typeof parsed === 'object') return parsed as Record<string, unknown>;
+    } catch {
+      // Falls through to the shape error below; the parser's message is never surfaced.
+    }
+    throw this.invalid('upstream stream chunk is not a JSON object');
+  }
+}
+
+/**
+ * Text of a message: a string, null (no text, e.g. a length-cut reasoning answer), or Mistral's list of
+ * typed parts. Undefined means the shape is not one we know.
+ */
+function contentText(content: unknown): string | undefined {
+  if (typeof content === 'string') return content;
+  if (content === null) return '';
+  if (Array.isArray(content)) {
+    return content
+      .map((part) => (part && typeof part === 'object' && typeof part.text === 'string' ? part.text : ''))
+      .join('');
+  }
+  return undefined;
+}
+
+function indexOf(item: unknown): number {
+  const index = (item as { index?: unknown })?.index;
+  return typeof index === 'number' ? index : 0;
+}
+
+/** A float array, or OpenAI's base64 of little-endian float32 values. */
+export function decodeEmbedding(embedding: unknown): unknown {
+  if (typeof embedding !== 'string') return embedding;
+  const bytes = Buffer.from(embedding, 'base64');
+  if (bytes.length % 4 !== 0) return undefined;
+  const values: number[] = new Array(bytes.length / 4);
+  for (let i = 0; i < values.length; i++) values[i] = bytes.readFloatLE(i * 4);
+  return values;
+}
+
+export function parseUsage(usage: unknown): TokenUsage | undefined {
+  if (!usage || typeof usage !== 'object') return undefined;
+  const u = usage as Record<string, unknown>;
+  const pick = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+  const result: TokenUsage = {};
+  const input = pick(u.prompt_tokens);
+  const output = pick(u.completion_tokens);
+  const total = pick(u.total_tokens);
+  if (input !== undefined) result.inputTokens = input;
+  if (output !== undefined) result.outputTokens = output;
+  if (total !== undefined) result.totalTokens = total;
+  return result;
+}
+
+/**
+ * Reads the codes of an OpenAI-style error body (`{"error":{"type","code"}}`, or Mistral's top-level
+ * `type`/`code`) to pick a class more precise than the status alone; the text itself is never used.
+ */
+export function refineOpenAiError(response: UpstreamErrorResponse): TollgateError | undefined {
+  const body = response.body as Record<string, unknown> | undefined;
+  const inner = body && typeof body.error === 'object' && body.error !== null ? (body.error as Record<string, unknown>) : body;
+  const code = typeof inner?.code === 'string' ? inner.code : undefined;
+  const type = typeof inner?.type === 'string' ? inner.type : undefined;
+  if (code === 'model_not_found' || type === 'invalid_model') {
+    return modelNotAvailable(response.provider, response.model, response.status);
+  }
+  if (code === 'invalid_api_key' || type === 'authentication_error') {
+    return new AuthenticationError(`${response.provider}: upstream rejected the credentials (${response.status})`, {
+      provider: response.provider,
+    });
+  }
+  return undefined;
+}

@@ -1,0 +1,39 @@
+/**
+ * The one registration point for provider kinds: a new kind is one adapter file plus one case here.
+ */
+import { TollgateError } from '../errors';
+import type { AiProvider, ProviderSettings } from './ai-provider.interface';
+import { AnthropicProvider } from './anthropic.provider';
+import { DeepSeekProvider } from './deepseek.provider';
+import { GeminiProvider } from './gemini.provider';
+import { HuggingFaceProvider } from './huggingface.provider';
+import { MistralProvider } from './mistral.provider';
+import { OllamaProvider } from './ollama.provider';
+import { OpenAiCompatibleProvider } from './openai-compatible.provider';
+import { OpenAiProvider } from './openai.provider';
+import { XaiProvider } from './xai.provider';
+
+export function createProvider(settings: ProviderSettings): AiProvider {
+  switch (settings.kind) {
+    case 'ollama':
+      return new OllamaProvider(settings);
+    case 'anthropic':
+      return new AnthropicProvider(settings);
+    case 'gemini':
+      return new GeminiProvider(settings);
+    case 'openai':
+      return new OpenAiProvider(settings);
+    case 'mistral':
+      return new MistralProvider(settings);
+    case 'deepseek':
+      return new DeepSeekProvider(settings);
+    case 'xai':
+      return new XaiProvider(settings);
+    case 'huggingface':
+      return new HuggingFaceProvider(settings);
+    case 'openai_compatible':
+      return new OpenAiCompatibleProvider(settings);
+    default:
+      throw new TollgateError(`${settings.name}: provider kind '${settings.kind}' is not available`);
+  }
+}

@@ -1,0 +1,456 @@
+/**
+ * Shared HTTP client for provider adapters: one keep-alive undici Agent per adapter instance (so two
+ * registrations of one kind with different URLs never share state), JSON requests with a combined
+ * caller-signal + timeout, bounded bodies, and the translation of transport and status failures into
+ * Tollgate's typed errors. Messages are Tollgate's own: upstream bodies, parser messages and hosts never
+ * reach them (DECISIONS.md B4).
+ */
+import { Agent } from 'undici';
+import type { IncomingHttpHeaders } from 'node:http';
+import {
+  AuthenticationError,
+  ConnectionError,
+  InvalidResponseError,
+  ModelNotAvailableError,
+  ProviderError,
+  RateLimitError,
+  TimeoutError,
+  TollgateError,
+} from '../errors';
+
+/** Large enough for a 32-input batch of 3072-dimension float vectors serialised as JSON. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
+/** Error bodies are only inspected for a code, never surfaced; a small cap keeps a hostile upstream cheap. */
+const MAX_ERROR_BODY_BYTES = 64 * 1024;
+
+export type ResponseHeaders = IncomingHttpHeaders;
+
+/** A non-2xx answer, handed to an adapter's error mapper. `body` is parsed JSON when it parsed, else undefined. */
+export interface UpstreamErrorResponse {
+  provider: string;
+  status: number;
+  headers: ResponseHeaders;
+  body: unknown;
+  /** The model the request named, when it named one; lets 404 be read as "model not available". */
+  model?: string;
+}
+
+/** Returns a refined error, or undefined to fall back to {@link mapUpstreamError}. */
+export type UpstreamErrorMapper = (response: UpstreamErrorResponse) => TollgateError | undefined;
+
+export interface ProviderHttpOptions {
+  /** Registration name, used as the prefix of every error message. */
+  provider: string;
+  /** Base URL; request paths are appended to it (a trailing slash is tolerated). */
+  baseUrl: string;
+  /** Sent on every request (auth headers live here). */
+  headers?: Record<string, string>;
+  timeoutMs: number;
+  maxResponseBytes?: number;
+  /** Adapter-specific refinement of the default status mapping. */
+  mapError?: UpstreamErrorMapper;
+  /** Keep-alive sockets per origin. */
+  connections?: number;
+}
+
+export interface RequestOptions {
+  signal?: AbortSignal;
+  /** Overrides the instance timeout for this call. */
+  timeoutMs?: number;
+  headers?: Record<string, string>;
+  /** Model named by the request, for error mapping. */
+  model?: string;
+  query?: Record<string, string | undefined>;
+}
+
+export interface JsonResponse<T = unknown> {
+  status: number;
+  headers: ResponseHeaders;
+  body: T;
+}
+
+export interface StreamResponse {
+  status: number;
+  headers: ResponseHeaders;
+  /** Raw body chunks; the per-chunk idle timeout is the request timeout. */
+  body: AsyncIterable<Buffer>;
+}
+
+export class ProviderHttp {
+  readonly provider: string;
+  private readonly origin: string;
+  private readonly basePath: string;
+  private readonly agent: Agent;
+  /** A true private field: auth headers never show up in inspect() or JSON of the instance. */
+  readonly #defaultHeaders: Record<string, string>;
+  private readonly timeoutMs: number;
+  private readonly maxResponseBytes: number;
+  private readonly errorMapper?: UpstreamErrorMapper;
+
+  constructor(options: ProviderHttpOptions) {
+    let url: URL;
+    try {
+      url = new URL(options.baseUrl);
+    } catch {
+      throw new TollgateError(`${options.provider}: provider url is not a valid URL`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      throw new TollgateError(`${options.provider}: provider url must be http or https`);
+    }
+    this.provider = options.provider;
+    this.origin = url.origin;
+    this.basePath = url.pathname.replace(/\/+$/, '');
+    this.#defaultHeaders = { accept: 'application/json', ...options.headers };
+    this.timeoutMs = options.timeoutMs;
+    this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+    this.errorMapper = options.mapError;
+    // Our own signal enforces the timeout (re-armed per chunk for streams), so undici's timers are off.
+    this.agent = new Agent({ connections: options.connections ?? 32, headersTimeout: 0, bodyTimeout: 0 });
+  }
+
+  getJson<T = unknown>(path: string, options: RequestOptions = {}): Promise<JsonResponse<T>> {
+    return this.json<T>('GET', path, undefined, options);
+  }
+
+  postJson<T = unknown>(path: string, body: unknown, options: RequestOptions = {}): Promise<JsonResponse<T>> {
+    return this.json<T>('POST', path, body, options);
+  }
+
+  /**
+   * Sends a request and returns the body as a stream once a 2xx status arrived; non-2xx answers are read
+   * (bounded) and mapped to errors like any other call. The timeout applies to the headers and then to
+   * every gap between chunks, so a long but lively stream is not cut off.
+   */
+  async stream(method: 'GET' | 'POST', path: string, body: unknown, options: RequestOptions = {}): Promise<StreamResponse> {
+    const timeoutMs = options.timeoutMs ?? this.timeoutMs;
+    const guard = new CallGuard(options.signal, timeoutMs);
+    try {
+      const response = await this.send(method, path, body, options, guard);
+      if (response.statusCode < 200 || response.statusCode >= 300) {
+        await this.failFromStatus(response, options, guard);
+      }
+      const provider = this.provider;
+      const source = response.body as AsyncIterable<Buffer>;
+      return {
+        status: response.statusCode,
+        headers: response.headers,
+        body: (async function* () {
+          try {
+            for await (const chunk of source) {
+              guard.touch();
+              yield chunk;
+            }
+          } catch (error) {
+            throw guard.translate(error, provider);
+          } finally {
+            guard.dispose();
+            // Ends the upstream request when the consumer stops early.
+            response.body.destroy();
+          }
+        })(),
+      };
+    } catch (error) {
+      guard.dispose();
+      throw error;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+
+  private async json<T>(method: 'GET' | 'POST', path: string, body: unknown, options: RequestOptions): Promise<JsonResponse<T>> {
+    const guard = new CallGuard(options.signal, options.timeoutMs ?? this.timeoutMs);
+    try {
+      const response = await this.send(method, path, body, options, guard);
+      if (response.statusCode < 200 || response.statusCode >= 300) {
+        await this.failFromStatus(response, options, guard);
+      }
+      const raw = await this.readBody(response.body, this.maxResponseBytes, guard);
+      return { status: response.statusCode, headers: response.headers, body: parseJson(raw, this.provider) as T };
+    } finally {
+      guard.dispose();
+    }
+  }
+
+  private async send(method: string, path: string, body: unknown, options: RequestOptions, guard: CallGuard) {
+    const headers: Record<string, string> = { ...this.#defaultHeaders, ...options.headers };
+    let payload: string | undefined;
+    if (body !== undefined) {
+      payload = JSON.stringify(body);
+      headers['content-type'] = 'application/json';
+    }
+    try {
+      return await this.agent.request({
+        origin: this.origin,
+        path: this.basePath + path + queryString(options.query),
+        method: method as 'GET' | 'POST',
+        headers,
+        body: payload,
+        signal: guard.signal,
+      });
+    } catch (error) {
+      throw guard.translate(error, this.provider);
+    }
+  }
+
+  private async failFromStatus(
+    response: { statusCode: number; headers: ResponseHeaders; body: AsyncIterable<Buffer> & { destroy(): unknown } },
+    options: RequestOptions,
+    guard: CallGuard,
+  ): Promise<never> {
+    let parsed: unknown;
+    try {
+      const raw = await this.readBody(response.body, MAX_ERROR_BODY_BYTES, guard, true);
+      parsed = tryParseJson(raw);
+    } catch (error) {
+      // A timeout or caller abort while reading the error body still wins over the status.
+      if (error instanceof TimeoutError || guard.callerAborted) throw error;
+    }
+    const context: UpstreamErrorResponse = {
+      provider: this.provider,
+      status: response.statusCode,
+      headers: response.headers,
+      body: parsed,
+      model: options.model,
+    };
+    throw this.errorMapper?.(context) ?? mapUpstreamError(context);
+  }
+
+  /** Reads up to `limit` bytes; beyond it the body is either cut (error bodies) or refused. */
+  private async readBody(
+    body: AsyncIterable<Buffer> & { destroy(): unknown },
+    limit: number,
+    guard: CallGuard,
+    truncate = false,
+  ): Promise<string> {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const chunk of body) {
+        size += chunk.length;
+        if (size > limit) {
+          body.destroy();
+          if (truncate) break;
+          throw new InvalidResponseError(`${this.provider}: upstream response exceeded ${limit} bytes`, {
+            provider: this.provider,
+          });
+        }
+        chunks.push(chunk);
+      }
+    } catch (error) {
+      if (error instanceof TollgateError) throw error;
+      throw guard.translate(error, this.provider);
+    }
+    return Buffer.concat(chunks).toString('utf8');
+  }
+}
+
+/**
+ * Combines the caller's signal with a timeout that can be re-armed (streams), and remembers which of the
+ * two fired so the error can say "timeout" or hand back the caller's own abort reason.
+ */
+class CallGuard {
+  private readonly controller = new AbortController();
+  private timer?: NodeJS.Timeout;
+  private timedOut = false;
+  private readonly onCallerAbort = () => this.controller.abort();
+
+  constructor(
+    private readonly callerSignal: AbortSignal | undefined,
+    private readonly timeoutMs: number,
+  ) {
+    if (callerSignal?.aborted) this.controller.abort();
+    else callerSignal?.addEventListener('abort', this.onCallerAbort, { once: true });
+    this.touch();
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  get callerAborted(): boolean {
+    return this.callerSignal?.aborted === true && !this.timedOut;
+  }
+
+  touch(): void {
+    if (this.controller.signal.aborted) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timedOut = true;
+      this.controller.abort();
+    }, this.timeoutMs);
+    this.timer.unref?.();
+  }
+
+  dispose(): void {
+    clearTimeout(this.timer);
+    this.callerSignal?.removeEventListener('abort', this.onCallerAbort);
+  }
+
+  translate(error: unknown, provider: string): unknown {
+    if (error instanceof TollgateError) return error;
+    if (this.timedOut) {
+      return new TimeoutError(`${provider}: upstream did not answer within ${this.timeoutMs} ms`, { provider });
+    }
+    // The caller cancelled: hand back its own reason, this is not a provider failure.
+    if (this.callerSignal?.aborted) return this.callerSignal.reason ?? error;
+    return mapNetworkError(error, provider);
+  }
+}
+
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
+
+/** Any transport failure becomes a ConnectionError naming only its code (never the host). */
+export function mapNetworkError(error: unknown, provider: string): ConnectionError {
+  const code = networkErrorCode(error);
+  if (code !== undefined && TIMEOUT_CODES.has(code)) {
+    return new TimeoutError(`${provider}: upstream timed out (${code})`, { provider });
+  }
+  return new ConnectionError(`${provider}: could not reach upstream${code ? ` (${code})` : ''}`, { provider });
+}
+
+/** Finds a Node/undici error code, looking through `cause` and AggregateError (dual-stack connects). */
+function networkErrorCode(error: unknown, depth = 0): string | undefined {
+  if (depth > 3 || typeof error !== 'object' || error === null) return undefined;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && /^[A-Z0-9_]{2,40}$/.test(code)) return code;
+  const nested = (error as { errors?: unknown[] }).errors;
+  if (Array.isArray(nested) && nested.length > 0) return networkErrorCode(nested[0], depth + 1);
+  return networkErrorCode((error as { cause?: unknown }).cause, depth + 1);
+}
+
+/** Default status -> error class mapping; adapters refine it with their own error codes first. */
+export function mapUpstreamError(response: UpstreamErrorResponse): TollgateError {
+  const { provider, status, model } = response;
+  const options = { provider };
+  if (status === 401 || status === 403) {
+    return new AuthenticationError(`${provider}: upstream rejected the credentials (${status})`, options);
+  }
+  if (status === 429) {
+    return new RateLimitError(`${provider}: upstream rate limit reached (429)`, {
+      provider,
+      retryAfterMs: retryAfterFromHeaders(response.headers),
+    });
+  }
+  if (status === 404 && model !== undefined) {
+    return modelNotAvailable(provider, model, status);
+  }
+  return new ProviderError(`${provider}: upstream returned ${status}`, { provider, status });
+}
+
+export function modelNotAvailable(provider: string, model: string | undefined, status: number): ModelNotAvailableError {
+  const name = model !== undefined && /^[\w.:/@-]{1,200}$/.test(model) ? ` '${model}'` : '';
+  return new ModelNotAvailableError(`${provider}: model${name} is not available (${status})`, { provider });
+}
+
+/**
+ * Milliseconds to wait, from `retry-after-ms` (OpenAI) or `retry-after` (seconds or an HTTP date).
+ * Returns undefined when neither header is usable.
+ */
+export function retryAfterFromHeaders(headers: ResponseHeaders, now: number = Date.now()): number | undefined {
+  const ms = firstHeader(headers['retry-after-ms']);
+  if (ms !== undefined && /^\d+(\.\d+)?$/.test(ms.trim())) return Math.ceil(Number(ms));
+  return parseRetryAfter(firstHeader(headers['retry-after']), now);
+}
+
+export function parseRetryAfter(value: string | undefined, now: number = Date.now()): number | undefined {
+  if (value === undefined) return undefined;
+  const trimmed = value.trim();
+  if (trimmed === '') return undefined;
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.ceil(Number(trimmed) * 1000);
+  // An HTTP date needs letters (a weekday or month); this keeps "-5" or "1e3" from parsing as a date.
+  if (!/[A-Za-z]/.test(trimmed)) return undefined;
+  const at = Date.parse(trimmed);
+  if (Number.isNaN(at)) return undefined;
+  return Math.max(0, at - now);
+}
+
+export function firstHeader(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** Parses a JSON body; a parse failure becomes InvalidResponseError without the parser's message. */
+export function parseJson(raw: string, provider: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    throw new InvalidResponseError(`${provider}: upstream returned malformed JSON`, { provider });
+  }
+}
+
+function tryParseJson(raw: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+}
+
+function queryString(query: Record<string, string | undefined> | undefined): string {
+  if (!query) return '';
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) if (value !== undefined) params.set(key, value);
+  const text = params.toString();
+  return text === '' ? '' : `?${text}`;
+}
+
+/** A single streamed line longer than this is refused rather than buffered without end. */
+export const MAX_STREAM_LINE_CHARS = 1024 * 1024;
+
+/** Splits a byte stream into text lines (LF or CRLF), decoding UTF-8 across chunk boundaries. */
+export async function* readLines(body: AsyncIterable<Buffer | string>, provider = 'upstream'): AsyncGenerator<string> {
+  const decoder = new TextDecoder();
+  let pending = '';
+  for await (const chunk of body) {
+    pending += typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
+    let newline: number;
+    while ((newline = pending.indexOf('\n')) >= 0) {
+      const line = pending.slice(0, newline);
+      pending = pending.slice(newline + 1);
+      yield line.endsWith('\r') ? line.slice(0, -1) : line;
+    }
+    if (pending.length > MAX_STREAM_LINE_CHARS) {
+      throw new InvalidResponseError(`${provider}: upstream stream line exceeded ${MAX_STREAM_LINE_CHARS} characters`, {
+        provider,
+      });
+    }
+  }
+  pending += decoder.decode();
+  if (pending !== '') yield pending.endsWith('\r') ? pending.slice(0, -1) : pending;
+}
+
+export interface SseEvent {
+  event?: string;
+  data: string;
+}
+
+/** Server-sent events per the WHATWG framing: `data:` lines joined by newlines, dispatched on a blank line. */
+export async function* readSseEvents(body: AsyncIterable<Buffer | string>, provider?: string): AsyncGenerator<SseEvent> {
+  let data: string[] = [];
+  let event: string | undefined;
+  for await (const line of readLines(body, provider)) {
+    if (line === '') {
+      if (data.length > 0) yield { event, data: data.join('\n') };
+      data = [];
+      event = undefined;
+      continue;
+    }
+    if (line.startsWith(':')) continue;
+    const colon = line.indexOf(':');
+    const field = colon < 0 ? line : line.slice(0, colon);
+    let value = colon < 0 ? '' : line.slice(colon + 1);
+    if (value.startsWith(' ')) value = value.slice(1);
+    if (field === 'data') data.push(value);
+    else if (field === 'event') event = value;
+  }
+  if (data.length > 0) yield { event, data: data.join('\n') };
+}
+
+/** Newline-delimited JSON objects (Ollama streaming); blank lines are skipped. */
+export async function* readNdjson(body: AsyncIterable<Buffer | string>, provider: string): AsyncGenerator<unknown> {
+  for await (const line of readLines(body, provider)) {
+    if (line.trim() === '') continue;
+    yield parseJson(line, provider);
+  }
+}

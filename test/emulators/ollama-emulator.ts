@@ -1,0 +1,132 @@
+/**
+ * Ollama emulator: `/api/chat` (NDJSON unless the body says `"stream": false`), `/api/embed` (string or
+ * array `input`), `/api/tags` (names carry a tag such as `:latest`), and Ollama's `{"error": "..."}` bodies:
+ * 400 for a missing model field, 404 for a model that is not pulled.
+ */
+import { EmulatorReply, EmulatorServer, startEmulator } from './emulator-server';
+
+/** Appears in every emulator error body, so tests can prove no upstream body reaches an error message. */
+export const OLLAMA_BODY_MARKER = 'ollama-upstream-body-93be';
+
+export interface OllamaEmulatorOptions {
+  /** Pulled models as `/api/tags` names them. */
+  models?: string[];
+  /** Length of every returned vector. */
+  dimensions?: number;
+  reply?: string;
+  /** When set, streamed answers send one chunk and then an `{"error": ...}` line. */
+  streamError?: boolean;
+}
+
+export interface OllamaEmulator {
+  server: EmulatorServer;
+  url: string;
+  /** Live settings: tests may change them between requests. */
+  options: OllamaEmulatorOptions & Required<Omit<OllamaEmulatorOptions, 'streamError'>>;
+  close(): Promise<void>;
+}
+
+export function ollamaError(message: string): Record<string, unknown> {
+  return { error: `${message} [${OLLAMA_BODY_MARKER}]` };
+}
+
+function fail(status: number, message: string): EmulatorReply {
+  return { status, body: ollamaError(message) };
+}
+
+/** Ollama resolves a name without a tag to `:latest`. */
+function resolve(models: string[], name: string): string | undefined {
+  const wanted = name.includes(':') ? name : `${name}:latest`;
+  return models.find((m) => m === wanted);
+}
+
+export async function startOllamaEmulator(options: OllamaEmulatorOptions = {}): Promise<OllamaEmulator> {
+  const settings: OllamaEmulator['options'] = {
+    models: options.models ?? ['llama3.2:latest', 'nomic-embed-text:latest', 'qwen2.5:7b'],
+    dimensions: options.dimensions ?? 6,
+    reply: options.reply ?? 'Hello from the Ollama emulator',
+    streamError: options.streamError,
+  };
+  const server = await startEmulator();
+
+  /** The model checks both endpoints make, with Ollama's statuses and wording. */
+  const modelCheck = (body: unknown): { model?: string; reply?: EmulatorReply } => {
+    if (body === undefined) return { reply: fail(400, 'missing request body') };
+    const name = (body as { model?: unknown }).model;
+    if (typeof name !== 'string' || name === '') return { reply: fail(400, 'model is required') };
+    if (!resolve(settings.models, name)) return { reply: fail(404, `model "${name}" not found, try pulling it first`) };
+    return { model: name };
+  };
+
+  server.route('POST', '/api/chat', (request) => {
+    const checked = modelCheck(request.body);
+    if (checked.reply) return checked.reply;
+    const body = request.body as Record<string, unknown>;
+    if (body.messages !== undefined && !Array.isArray(body.messages)) return fail(400, 'messages must be an array');
+    const messages = (body.messages ?? []) as Array<{ role?: unknown; content?: unknown }>;
+    for (const m of messages) {
+      if (!['system', 'user', 'assistant', 'tool'].includes(m.role as string)) return fail(400, 'invalid message role');
+    }
+    const model = checked.model!;
+    const stats = { prompt_eval_count: JSON.stringify(messages).length, eval_count: settings.reply.split(' ').length };
+    const final = {
+      model,
+      created_at: new Date().toISOString(),
+      message: { role: 'assistant', content: '' },
+      done: true,
+      done_reason: 'stop',
+      total_duration: 1000,
+      load_duration: 10,
+      ...stats,
+    };
+    if (body.stream === false) return { body: { ...final, message: { role: 'assistant', content: settings.reply } } };
+    // Without "stream": false Ollama answers with NDJSON: one object per piece, then the final statistics.
+    const pieces = settings.reply.split(' ').map((word, i) => (i === 0 ? word : ` ${word}`));
+    const lines = pieces.map(
+      (content) =>
+        JSON.stringify({ model, created_at: final.created_at, message: { role: 'assistant', content }, done: false }) +
+        '\n',
+    );
+    const chunks = settings.streamError
+      ? [lines[0], JSON.stringify(ollamaError('runner crashed')) + '\n']
+      : [...lines, JSON.stringify(final) + '\n'];
+    return { headers: { 'content-type': 'application/x-ndjson' }, chunks };
+  });
+
+  server.route('POST', '/api/embed', (request) => {
+    const checked = modelCheck(request.body);
+    if (checked.reply) return checked.reply;
+    const input = (request.body as { input?: unknown }).input;
+    const texts = typeof input === 'string' ? [input] : input;
+    if (!Array.isArray(texts) || !texts.every((t) => typeof t === 'string')) return fail(400, 'invalid input type');
+    return {
+      body: {
+        model: checked.model,
+        embeddings: texts.map((text) => vectorFor(text, settings.dimensions)),
+        total_duration: 1000,
+        load_duration: 10,
+        prompt_eval_count: texts.join(' ').length,
+      },
+    };
+  });
+
+  server.route('GET', '/api/tags', () => ({
+    body: {
+      models: settings.models.map((name) => ({
+        name,
+        model: name,
+        modified_at: '2025-01-01T00:00:00Z',
+        size: 1_000_000,
+        digest: 'sha256:emulator',
+        details: { format: 'gguf', family: 'llama', parameter_size: '3B', quantization_level: 'Q4_K_M' },
+      })),
+    },
+  }));
+
+  return { server, url: server.url, options: settings, close: () => server.close() };
+}
+
+/** Deterministic per text, so tests can tell inputs apart and check order. */
+export function vectorFor(text: string, dimensions: number): number[] {
+  return Array.from({ length: dimensions }, (_, i) => (text.length * 7 + (text.charCodeAt(0) || 0) + i) / 1000);
+}

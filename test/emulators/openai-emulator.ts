@@ -1,0 +1,310 @@
+/**
+ * Emulates the OpenAI chat-completions wire format and the quirks of the kinds that speak it:
+ * - openai: Bearer auth -> 401 `{"error":{message,type,param,code}}`; 404 `model_not_found`; 400 on a
+ *   malformed request; embeddings as float lists or base64 float32; x-ratelimit-* headers on every answer.
+ * - mistral: 422 `extra_forbidden` on any undocumented body key; unknown model -> 400 `invalid_model`.
+ * - deepseek: no `/v1` prefix and no embeddings route.
+ * - xai: a wrong key is answered 400 with `{"code","error":"Incorrect API key provided..."}`; no embeddings.
+ * - huggingface: chat under `/v1`, embeddings at `/hf-inference/models/<model>/pipeline/feature-extraction`.
+ * - compatible: like openai, optionally without auth (vLLM, llama.cpp server).
+ * Every error body carries {@link UPSTREAM_MARKER} so tests can prove bodies never leak into messages.
+ */
+import { EmulatorReply, EmulatorRequest, EmulatorServer, startEmulator } from './emulator-server';
+
+export const UPSTREAM_MARKER = 'UPSTREAM-BODY-MARKER-7f3a';
+
+export type OpenAiFlavour = 'openai' | 'mistral' | 'deepseek' | 'xai' | 'huggingface' | 'compatible';
+
+export interface OpenAiEmulatorOptions {
+  flavour?: OpenAiFlavour;
+  /** Undefined disables the auth check. */
+  apiKey?: string;
+  chatModels?: string[];
+  embeddingModels?: string[];
+  dimensions?: number;
+}
+
+const MISTRAL_CHAT_KEYS = new Set([
+  'model', 'messages', 'temperature', 'top_p', 'max_tokens', 'stream', 'stop', 'random_seed', 'response_format',
+  'tools', 'tool_choice', 'presence_penalty', 'frequency_penalty', 'n', 'prediction', 'parallel_tool_calls',
+  'safe_prompt', 'prompt_mode', 'metadata',
+]);
+const MISTRAL_EMBED_KEYS = new Set(['model', 'input', 'metadata', 'output_dimension', 'output_dtype', 'encoding_format']);
+
+export class OpenAiEmulator {
+  readonly flavour: OpenAiFlavour;
+
+  private constructor(
+    readonly server: EmulatorServer,
+    private readonly options: Required<Omit<OpenAiEmulatorOptions, 'apiKey'>> & { apiKey?: string },
+  ) {
+    this.flavour = options.flavour;
+  }
+
+  static async start(options: OpenAiEmulatorOptions = {}): Promise<OpenAiEmulator> {
+    const flavour = options.flavour ?? 'openai';
+    const emulator = new OpenAiEmulator(await startEmulator(), {
+      flavour,
+      apiKey: options.apiKey,
+      chatModels: options.chatModels ?? ['gpt-test'],
+      embeddingModels: options.embeddingModels ?? ['embed-test'],
+      dimensions: options.dimensions ?? 4,
+    });
+    emulator.registerRoutes();
+    return emulator;
+  }
+
+  /** The base URL an adapter of this flavour is configured with. */
+  get url(): string {
+    return this.server.url + this.prefix;
+  }
+
+  /** Scripts `times` 429 answers shaped like OpenAI's, with Retry-After and x-ratelimit-* headers. */
+  rateLimitNext(retryAfter: string, times = 1): void {
+    this.server.inject(
+      {
+        kind: 'status',
+        status: 429,
+        headers: {
+          'retry-after': retryAfter,
+          'x-ratelimit-limit-requests': '60',
+          'x-ratelimit-remaining-requests': '0',
+          'x-ratelimit-reset-requests': `${retryAfter}s`,
+        },
+        body: openAiError(`Rate limit reached. ${UPSTREAM_MARKER}`, 'requests', 'rate_limit_exceeded'),
+      },
+      times,
+    );
+  }
+
+  /** Scripts `times` 5xx answers with an OpenAI-shaped body. */
+  serverErrorNext(status = 503, times = 1): void {
+    this.server.failNext(status, {
+      times,
+      body: openAiError(`The server is overloaded. ${UPSTREAM_MARKER}`, 'server_error', null),
+    });
+  }
+
+  close(): Promise<void> {
+    return this.server.close();
+  }
+
+  private get prefix(): string {
+    return this.options.flavour === 'deepseek' ? '' : '/v1';
+  }
+
+  private registerRoutes(): void {
+    const p = this.prefix;
+    this.server.route('POST', `${p}/chat/completions`, (req) => this.guarded(req, () => this.chat(req)));
+    this.server.route('GET', `${p}/models`, (req) => this.guarded(req, () => this.models()));
+    if (this.options.flavour === 'huggingface') {
+      this.server.route('POST', /^\/hf-inference\/models\/(?<model>.+)\/pipeline\/feature-extraction$/, (req) =>
+        this.guarded(req, () => this.featureExtraction(req)),
+      );
+    } else if (this.options.flavour !== 'deepseek' && this.options.flavour !== 'xai') {
+      this.server.route('POST', `${p}/embeddings`, (req) => this.guarded(req, () => this.embeddings(req)));
+    }
+  }
+
+  private guarded(req: EmulatorRequest, next: () => EmulatorReply): EmulatorReply {
+    const reply = this.authFailure(req) ?? next();
+    return { ...reply, headers: { ...rateLimitHeaders(), ...reply.headers } };
+  }
+
+  private authFailure(req: EmulatorRequest): EmulatorReply | undefined {
+    const { apiKey, flavour } = this.options;
+    if (apiKey === undefined || req.headers.authorization === `Bearer ${apiKey}`) return undefined;
+    switch (flavour) {
+      case 'xai':
+        return {
+          status: 400,
+          body: {
+            code: 'Client specified an invalid argument',
+            error: `Incorrect API key provided: xa***ey. You can obtain an API key from https://console.x.ai. ${UPSTREAM_MARKER}`,
+          },
+        };
+      case 'mistral':
+        return { status: 401, body: { message: `Unauthorized ${UPSTREAM_MARKER}`, request_id: 'req-1' } };
+      case 'huggingface':
+        return { status: 401, body: { error: `Invalid credentials in Authorization header ${UPSTREAM_MARKER}` } };
+      default:
+        return {
+          status: 401,
+          body: openAiError(`Incorrect API key provided. ${UPSTREAM_MARKER}`, 'invalid_request_error', 'invalid_api_key'),
+        };
+    }
+  }
+
+  private chat(req: EmulatorRequest): EmulatorReply {
+    const body = req.body as Record<string, unknown> | undefined;
+    if (!body || typeof body !== 'object') return badRequest('We could not parse the JSON body of your request.', null);
+    if (this.options.flavour === 'mistral') {
+      const extra = Object.keys(body).find((k) => !MISTRAL_CHAT_KEYS.has(k));
+      if (extra) return mistralExtraKey(extra);
+    }
+    if (typeof body.model !== 'string') return badRequest("you must provide a model parameter", 'model');
+    if (!Array.isArray(body.messages) || body.messages.length === 0) {
+      return badRequest("Missing required parameter: 'messages'.", 'messages');
+    }
+    for (const message of body.messages as Array<Record<string, unknown>>) {
+      if (!message || typeof message.role !== 'string' || !('content' in message)) {
+        return badRequest("Invalid value for 'messages': each message needs a role and content.", 'messages');
+      }
+    }
+    if (!this.options.chatModels.includes(body.model)) return this.unknownModel(body.model);
+
+    const last = (body.messages as Array<{ content: unknown }>).at(-1)!;
+    const text = `echo: ${String(last.content)}`;
+    const usage = { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 };
+    if (body.stream === true) {
+      const includeUsage = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
+      // OpenAI sends usage in an extra chunk on request; Mistral always puts it on the finishing chunk.
+      const chunks = this.options.flavour === 'mistral'
+        ? streamChunks(body.model, text, undefined, usage)
+        : streamChunks(body.model, text, includeUsage ? usage : undefined);
+      return { chunks, headers: { 'content-type': 'text/event-stream' } };
+    }
+    return {
+      body: {
+        id: 'chatcmpl-emulated',
+        object: 'chat.completion',
+        created: 1_700_000_000,
+        model: body.model,
+        choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
+        usage,
+      },
+    };
+  }
+
+  private embeddings(req: EmulatorRequest): EmulatorReply {
+    const body = req.body as Record<string, unknown> | undefined;
+    if (!body || typeof body !== 'object') return badRequest('We could not parse the JSON body of your request.', null);
+    if (this.options.flavour === 'mistral') {
+      const extra = Object.keys(body).find((k) => !MISTRAL_EMBED_KEYS.has(k));
+      if (extra) return mistralExtraKey(extra);
+    }
+    if (typeof body.model !== 'string') return badRequest('you must provide a model parameter', 'model');
+    const inputs = typeof body.input === 'string' ? [body.input] : body.input;
+    if (!Array.isArray(inputs) || inputs.length === 0 || inputs.some((i) => typeof i !== 'string')) {
+      return badRequest("'input' must be a string or a non-empty array of strings.", 'input');
+    }
+    const format = body.encoding_format ?? 'float';
+    if (format !== 'float' && format !== 'base64') return badRequest("'encoding_format' must be float or base64.", 'encoding_format');
+    if (!this.options.embeddingModels.includes(body.model)) return this.unknownModel(body.model);
+    return {
+      body: {
+        object: 'list',
+        data: (inputs as string[]).map((text, index) => {
+          const vector = vectorFor(text, this.options.dimensions);
+          return { object: 'embedding', index, embedding: format === 'base64' ? toBase64(vector) : vector };
+        }),
+        model: body.model,
+        usage: { prompt_tokens: inputs.length, total_tokens: inputs.length },
+      },
+    };
+  }
+
+  private featureExtraction(req: EmulatorRequest): EmulatorReply {
+    const model = req.params.model;
+    if (!this.options.embeddingModels.includes(model)) {
+      return { status: 404, body: { error: `Model ${model} does not exist ${UPSTREAM_MARKER}` } };
+    }
+    const inputs = (req.body as { inputs?: unknown } | undefined)?.inputs;
+    if (typeof inputs === 'string') return { body: vectorFor(inputs, this.options.dimensions) };
+    if (!Array.isArray(inputs) || inputs.some((i) => typeof i !== 'string')) {
+      return { status: 400, body: { error: `Input should be a valid string ${UPSTREAM_MARKER}` } };
+    }
+    return { body: (inputs as string[]).map((text) => vectorFor(text, this.options.dimensions)) };
+  }
+
+  private models(): EmulatorReply {
+    const ids = this.options.flavour === 'huggingface'
+      ? this.options.chatModels
+      : [...this.options.chatModels, ...(this.hasEmbeddings ? this.options.embeddingModels : [])];
+    return {
+      body: { object: 'list', data: ids.map((id) => ({ id, object: 'model', created: 1_700_000_000, owned_by: 'emulator' })) },
+    };
+  }
+
+  private get hasEmbeddings(): boolean {
+    return this.options.flavour !== 'deepseek' && this.options.flavour !== 'xai';
+  }
+
+  private unknownModel(model: string): EmulatorReply {
+    if (this.options.flavour === 'mistral') {
+      return {
+        status: 400,
+        body: { object: 'error', message: `Invalid model: ${model} ${UPSTREAM_MARKER}`, type: 'invalid_model', param: null, code: '1500' },
+      };
+    }
+    return {
+      status: 404,
+      body: openAiError(
+        `The model \`${model}\` does not exist or you do not have access to it. ${UPSTREAM_MARKER}`,
+        'invalid_request_error',
+        'model_not_found',
+      ),
+    };
+  }
+}
+
+function openAiError(message: string, type: string, code: string | null, param: string | null = null) {
+  return { error: { message, type, param, code } };
+}
+
+function badRequest(message: string, param: string | null): EmulatorReply {
+  return { status: 400, body: openAiError(`${message} ${UPSTREAM_MARKER}`, 'invalid_request_error', null, param) };
+}
+
+function mistralExtraKey(key: string): EmulatorReply {
+  return {
+    status: 422,
+    body: {
+      object: 'error',
+      message: {
+        detail: [{ type: 'extra_forbidden', loc: ['body', key], msg: `Extra inputs are not permitted ${UPSTREAM_MARKER}`, input: null }],
+      },
+      type: 'invalid_request_error',
+      param: null,
+      code: null,
+    },
+  };
+}
+
+function rateLimitHeaders(): Record<string, string> {
+  return {
+    'x-ratelimit-limit-requests': '60',
+    'x-ratelimit-remaining-requests': '59',
+    'x-ratelimit-reset-requests': '1s',
+  };
+}
+
+/** Deterministic unit-ish vector per text, so tests can compare inputs with outputs. */
+export function vectorFor(text: string, dimensions: number): number[] {
+  const vector: number[] = [];
+  for (let i = 0; i < dimensions; i++) {
+    let hash = 17 + i;
+    for (const ch of text) hash = (hash * 31 + ch.charCodeAt(0)) % 10_007;
+    // Exactly representable in float32, so base64 and float answers decode to the same numbers.
+    vector.push(hash / 16_384);
+  }
+  return vector;
+}
+
+function toBase64(vector: number[]): string {
+  const buffer = Buffer.alloc(vector.length * 4);
+  vector.forEach((value, i) => buffer.writeFloatLE(value, i * 4));
+  return buffer.toString('base64');
+}
+
+function streamChunks(model: string, text: string, usage: object | undefined, finishUsage?: object): string[] {
+  const base = { id: 'chatcmpl-emulated', object: 'chat.completion.chunk', created: 1_700_000_000, model };
+  const words = text.split(/(?<= )/);
+  const frames = [
+    { ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] },
+    ...words.map((word) => ({ ...base, choices: [{ index: 0, delta: { content: word }, finish_reason: null }] })),
+    { ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], ...(finishUsage ? { usage: finishUsage } : {}) },
+    ...(usage ? [{ ...base, choices: [], usage }] : []),
+  ];
+  return [...frames.map((frame) => `data: ${JSON.stringify(frame)}\n\n`), 'data: [DONE]\n\n'];
+}

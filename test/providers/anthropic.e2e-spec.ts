@@ -1,0 +1,449 @@
+import {
+  ANTHROPIC_DEFAULT_MAX_TOKENS,
+  ANTHROPIC_VERSION,
+  AnthropicProvider,
+} from '../../src/ai/providers/anthropic.provider';
+import { createProvider } from '../../src/ai/providers/provider-factory';
+import type { GenerateStreamChunk, ProviderSettings } from '../../src/ai/providers/ai-provider.interface';
+import {
+  AuthenticationError,
+  CapabilityNotSupportedError,
+  ConnectionError,
+  InvalidRequestError,
+  InvalidResponseError,
+  ModelNotAvailableError,
+  ProviderError,
+  RateLimitError,
+  TimeoutError,
+  TollgateError,
+} from '../../src/ai/errors';
+import {
+  ANTHROPIC_BODY_MARKER,
+  ANTHROPIC_EMULATOR_KEY,
+  AnthropicEmulator,
+  anthropicError,
+  startAnthropicEmulator,
+} from '../emulators/anthropic-emulator';
+
+describe('AnthropicProvider against the Anthropic emulator', () => {
+  let emulator: AnthropicEmulator;
+  const providers: AnthropicProvider[] = [];
+
+  const create = (overrides: Partial<ProviderSettings> = {}): AnthropicProvider => {
+    const provider = new AnthropicProvider({
+      name: 'anthropic',
+      kind: 'anthropic',
+      url: emulator.url,
+      apiKey: ANTHROPIC_EMULATOR_KEY,
+      timeoutMs: 2000,
+      ...overrides,
+    });
+    providers.push(provider);
+    return provider;
+  };
+
+  /** Runs `call`, expects it to fail with `type`, and proves the message carries neither body nor key. */
+  const expectSanitized = async <T extends TollgateError>(
+    call: Promise<unknown>,
+    type: abstract new (...args: never[]) => T,
+  ): Promise<T> => {
+    const error = await call.then(
+      () => {
+        throw new Error('expected a failure');
+      },
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(type);
+    const message = (error as Error).message;
+    expect(message).not.toContain(ANTHROPIC_BODY_MARKER);
+    expect(message).not.toContain(ANTHROPIC_EMULATOR_KEY);
+    expect(message).not.toContain('127.0.0.1');
+    return error as T;
+  };
+
+  const ask = { messages: [{ role: 'user' as const, content: 'Hi' }] };
+
+  beforeAll(async () => {
+    emulator = await startAnthropicEmulator();
+  });
+  afterEach(async () => {
+    emulator.server.reset();
+    emulator.options.streamError = undefined;
+    await Promise.all(providers.splice(0).map((p) => p.close()));
+  });
+  afterAll(() => emulator.close());
+
+  describe('generate', () => {
+    it('puts system messages in the top-level system field and applies the max_tokens default', async () => {
+      const result = await create().generate({
+        messages: [
+          { role: 'system', content: 'Be brief.' },
+          { role: 'user', content: 'Hi' },
+          { role: 'assistant', content: 'Hello' },
+          { role: 'user', content: 'Again' },
+        ],
+      });
+
+      expect(result).toEqual({
+        text: 'Hello from the Anthropic emulator',
+        model: 'claude-sonnet-4-5',
+        finishReason: 'end_turn',
+        usage: { inputTokens: expect.any(Number), outputTokens: 5, totalTokens: expect.any(Number) },
+      });
+      const sent = emulator.server.requestsTo('/v1/messages');
+      expect(sent).toHaveLength(1);
+      expect(sent[0].headers['x-api-key']).toBe(ANTHROPIC_EMULATOR_KEY);
+      expect(sent[0].headers['anthropic-version']).toBe(ANTHROPIC_VERSION);
+      expect(sent[0].headers['content-type']).toBe('application/json');
+      expect(sent[0].headers.authorization).toBeUndefined();
+      // Exact body: no sampling parameters were given, so none are sent.
+      expect(sent[0].body).toEqual({
+        model: 'claude-sonnet-4-5',
+        max_tokens: ANTHROPIC_DEFAULT_MAX_TOKENS,
+        system: 'Be brief.',
+        messages: [
+          { role: 'user', content: 'Hi' },
+          { role: 'assistant', content: 'Hello' },
+          { role: 'user', content: 'Again' },
+        ],
+      });
+    });
+
+    it('maps the given options and a per-call model', async () => {
+      await create({ chatModel: 'claude-haiku-4-5' }).generate({
+        ...ask,
+        model: 'claude-opus-4-1',
+        maxTokens: 50,
+        temperature: 0.2,
+        topP: 0.9,
+        stop: ['END'],
+      });
+      expect(emulator.server.lastRequest?.body).toEqual({
+        model: 'claude-opus-4-1',
+        max_tokens: 50,
+        messages: [{ role: 'user', content: 'Hi' }],
+        temperature: 0.2,
+        top_p: 0.9,
+        stop_sequences: ['END'],
+      });
+    });
+
+    it('joins several system messages and uses the configured chat model', async () => {
+      await create({ chatModel: 'claude-haiku-4-5' }).generate({
+        messages: [
+          { role: 'system', content: 'One.' },
+          { role: 'system', content: 'Two.' },
+          { role: 'user', content: 'Hi' },
+        ],
+      });
+      const body = emulator.server.lastRequest?.body as Record<string, unknown>;
+      expect(body.system).toBe('One.\n\nTwo.');
+      expect(body.model).toBe('claude-haiku-4-5');
+    });
+
+    it('refuses a request with only system messages without calling upstream', async () => {
+      await expectSanitized(create().generate({ messages: [{ role: 'system', content: 'x' }] }), InvalidRequestError);
+      expect(emulator.server.requests).toHaveLength(0);
+    });
+
+    it('streams text deltas and one final chunk', async () => {
+      const chunks: GenerateStreamChunk[] = [];
+      for await (const chunk of create().generateStream({ ...ask, maxTokens: 10 })) chunks.push(chunk);
+
+      expect(
+        chunks
+          .filter((c) => !c.done)
+          .map((c) => (c as { text: string }).text)
+          .join(''),
+      ).toBe('Hello from the Anthropic emulator');
+      expect(chunks[chunks.length - 1]).toEqual({
+        done: true,
+        model: 'claude-sonnet-4-5',
+        finishReason: 'end_turn',
+        usage: { inputTokens: expect.any(Number), outputTokens: 5, totalTokens: expect.any(Number) },
+      });
+      expect(emulator.server.lastRequest?.body).toMatchObject({ stream: true, max_tokens: 10 });
+      expect(emulator.server.lastRequest?.headers.accept).toBe('text/event-stream');
+    });
+
+    it('refuses a stream that ends before message_stop, or a malformed event', async () => {
+      const consume = async () => {
+        for await (const chunk of create().generateStream(ask)) void chunk;
+      };
+      emulator.server.inject({ kind: 'status', status: 200, body: 'event: ping\ndata: {"type":"ping"}\n\n' });
+      await expectSanitized(consume(), InvalidResponseError);
+      emulator.server.inject({
+        kind: 'status',
+        status: 200,
+        body: `event: message_start\ndata: {${ANTHROPIC_BODY_MARKER}\n\n`,
+      });
+      await expectSanitized(consume(), InvalidResponseError);
+    });
+
+    it('turns a mid-stream overloaded error event into a ProviderError', async () => {
+      emulator.options.streamError = 'overloaded_error';
+      const consume = async () => {
+        for await (const chunk of create().generateStream(ask)) void chunk;
+      };
+      const error = await expectSanitized(consume(), ProviderError);
+      expect(error.status).toBe(529);
+    });
+  });
+
+  describe('embeddings', () => {
+    it('reports no embedding capability and refuses embed without an upstream call', async () => {
+      const provider = create();
+      expect(provider.capabilities).toMatchObject({ generate: true, embeddings: false, batchEmbeddings: false });
+      await expectSanitized(provider.embed(), CapabilityNotSupportedError);
+      expect(emulator.server.requests).toHaveLength(0);
+    });
+  });
+
+  describe('models', () => {
+    it('lists models across pages', async () => {
+      const models = await create().listModels();
+      expect(models).toEqual([
+        { id: 'claude-sonnet-4-5', provider: 'anthropic' },
+        { id: 'claude-haiku-4-5', provider: 'anthropic' },
+        { id: 'claude-opus-4-1', provider: 'anthropic' },
+      ]);
+      expect(emulator.server.lastRequest?.query.get('limit')).toBe('1000');
+    });
+
+    it('follows has_more with after_id', async () => {
+      const many = await startAnthropicEmulator({ models: Array.from({ length: 1500 }, (_, i) => `claude-${i}`) });
+      try {
+        const models = await create({ url: many.url }).listModels();
+        expect(models).toHaveLength(1500);
+        expect(many.server.requests.map((r) => r.query.get('after_id'))).toEqual([null, 'claude-999']);
+      } finally {
+        await many.close();
+      }
+    });
+
+    it('rejects a list without data as an invalid response', async () => {
+      emulator.server.inject({ kind: 'status', status: 200, body: { models: [] } });
+      await expectSanitized(create().listModels(), InvalidResponseError);
+    });
+  });
+
+  describe('health', () => {
+    it('is healthy when the configured model exists', async () => {
+      const health = await create().healthCheck();
+      expect(health).toMatchObject({
+        provider: 'anthropic',
+        kind: 'anthropic',
+        status: 'healthy',
+        reachable: true,
+        ready: true,
+        model: 'claude-sonnet-4-5',
+      });
+      expect(emulator.server.lastRequest?.path).toBe('/v1/models/claude-sonnet-4-5');
+    });
+
+    it('is unhealthy when the model is unknown', async () => {
+      const health = await create({ chatModel: 'claude-nope' }).healthCheck();
+      expect(health).toMatchObject({ status: 'unhealthy', reachable: true, ready: false });
+      expect(health.error).not.toContain(ANTHROPIC_BODY_MARKER);
+    });
+
+    it('is unhealthy with a wrong key, without leaking it', async () => {
+      const health = await create({ apiKey: 'sk-ant-wrong-key' }).healthCheck();
+      expect(health).toMatchObject({ status: 'unhealthy', reachable: true, ready: false });
+      expect(health.error).not.toContain('sk-ant-wrong-key');
+      expect(health.error).not.toContain(ANTHROPIC_BODY_MARKER);
+    });
+
+    it('is unavailable when the server is down', async () => {
+      const gone = await startAnthropicEmulator();
+      await gone.close();
+      const health = await create({ url: gone.url }).healthCheck();
+      expect(health).toMatchObject({ status: 'unavailable', reachable: false, ready: false });
+    });
+  });
+
+  describe('errors', () => {
+    it('maps a wrong key (401 authentication_error) to AuthenticationError', async () => {
+      const error = await expectSanitized(create({ apiKey: 'sk-ant-wrong-key' }).generate(ask), AuthenticationError);
+      expect(error.message).not.toContain('sk-ant-wrong-key');
+      expect(error.message).toContain('authentication_error');
+    });
+
+    it('maps 403 permission_error to AuthenticationError', async () => {
+      emulator.server.failNext(403, { body: anthropicError('permission_error', 'not allowed') });
+      await expectSanitized(create().generate(ask), AuthenticationError);
+    });
+
+    it('maps 404 not_found_error for the model to ModelNotAvailableError', async () => {
+      const error = await expectSanitized(
+        create().generate({ ...ask, model: 'claude-missing' }),
+        ModelNotAvailableError,
+      );
+      expect(error.message).toContain("'claude-missing'");
+    });
+
+    it('maps 429 rate_limit_error with retry-after to RateLimitError', async () => {
+      emulator.server.rateLimitNext('7', { body: anthropicError('rate_limit_error', 'slow down') });
+      const error = await expectSanitized(create().generate(ask), RateLimitError);
+      expect(error.retryAfterMs).toBe(7000);
+    });
+
+    it.each([
+      [500, 'api_error'],
+      [529, 'overloaded_error'],
+    ])('maps %i %s to ProviderError with the status', async (status, type) => {
+      emulator.server.failNext(status, { body: anthropicError(type, 'upstream trouble') });
+      const error = await expectSanitized(create().generate(ask), ProviderError);
+      expect(error.status).toBe(status);
+      expect(error.message).toContain(type);
+    });
+
+    it('maps a 400 invalid_request_error to a non-retryable ProviderError', async () => {
+      emulator.server.failNext(400, { body: anthropicError('invalid_request_error', 'prompt is too long') });
+      const error = await expectSanitized(create().generate(ask), ProviderError);
+      expect(error.status).toBe(400);
+    });
+
+    it('ignores an error type that is not a plain token', async () => {
+      emulator.server.failNext(500, { body: { type: 'error', error: { type: `<${ANTHROPIC_BODY_MARKER}>` } } });
+      const error = await expectSanitized(create().generate(ask), ProviderError);
+      expect(error.message).toBe('anthropic: upstream returned 500');
+    });
+
+    it('maps malformed JSON to InvalidResponseError', async () => {
+      emulator.server.malformedNext();
+      await expectSanitized(create().generate(ask), InvalidResponseError);
+    });
+
+    it('maps a 200 without content blocks, or a text block without text, to InvalidResponseError', async () => {
+      emulator.server.inject({ kind: 'status', status: 200, body: { type: 'message', content: 'nope' } });
+      await expectSanitized(create().generate(ask), InvalidResponseError);
+      emulator.server.inject({ kind: 'status', status: 200, body: { type: 'message', content: [{ type: 'text' }] } });
+      await expectSanitized(create().generate(ask), InvalidResponseError);
+    });
+
+    it('keeps only text blocks of a mixed answer', async () => {
+      emulator.server.inject({
+        kind: 'status',
+        status: 200,
+        body: {
+          type: 'message',
+          model: 'claude-sonnet-4-5',
+          content: [
+            { type: 'thinking', thinking: 'hmm' },
+            { type: 'text', text: 'a' },
+            { type: 'text', text: 'b' },
+          ],
+          stop_reason: 'max_tokens',
+        },
+      });
+      expect(await create().generate(ask)).toEqual({
+        text: 'ab',
+        model: 'claude-sonnet-4-5',
+        finishReason: 'max_tokens',
+      });
+    });
+
+    it('maps a connection reset to ConnectionError', async () => {
+      emulator.server.resetNext();
+      await expectSanitized(create().generate(ask), ConnectionError);
+    });
+
+    it('maps a slow upstream to TimeoutError and aborts the upstream request', async () => {
+      emulator.server.delayNext(Infinity);
+      await expectSanitized(create({ timeoutMs: 150 }).generate(ask), TimeoutError);
+      await emulator.server.waitForAbort();
+      expect(emulator.server.lastRequest?.aborted).toBe(true);
+    });
+
+    it('refuses to start without an API key', () => {
+      expect(() => create({ apiKey: undefined })).toThrow(TollgateError);
+    });
+  });
+
+  describe('the emulator rejects malformed requests like the real API', () => {
+    const post = (body: unknown, headers: Record<string, string> = {}) =>
+      fetch(`${emulator.url}/v1/messages`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-api-key': ANTHROPIC_EMULATOR_KEY,
+          'anthropic-version': ANTHROPIC_VERSION,
+          ...headers,
+        },
+        body: JSON.stringify(body),
+      });
+
+    it('400 invalid_request_error without max_tokens', async () => {
+      const response = await post({ model: 'claude-sonnet-4-5', messages: [{ role: 'user', content: 'Hi' }] });
+      expect(response.status).toBe(400);
+      expect(await response.json()).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
+    });
+
+    it('400 invalid_request_error for a system-role message', async () => {
+      const response = await post({
+        model: 'claude-sonnet-4-5',
+        max_tokens: 5,
+        messages: [{ role: 'system', content: 'x' }],
+      });
+      expect(response.status).toBe(400);
+      const body = (await response.json()) as { error: { message: string } };
+      expect(body.error.message).toContain('top-level `system` parameter');
+    });
+
+    it('400 without the anthropic-version header', async () => {
+      const response = await fetch(`${emulator.url}/v1/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': ANTHROPIC_EMULATOR_KEY },
+        body: JSON.stringify({
+          model: 'claude-sonnet-4-5',
+          max_tokens: 5,
+          messages: [{ role: 'user', content: 'Hi' }],
+        }),
+      });
+      expect(response.status).toBe(400);
+    });
+
+    it('401 authentication_error without x-api-key', async () => {
+      const response = await post({}, { 'x-api-key': '' });
+      expect(response.status).toBe(401);
+      expect(await response.json()).toMatchObject({ error: { type: 'authentication_error' } });
+    });
+
+    it('sends rate-limit headers on success', async () => {
+      const response = await post({
+        model: 'claude-sonnet-4-5',
+        max_tokens: 5,
+        messages: [{ role: 'user', content: 'Hi' }],
+      });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('anthropic-ratelimit-requests-remaining')).toBe('49');
+    });
+  });
+
+  it('describes itself without the API key', () => {
+    const described = create().describe();
+    expect(JSON.stringify(described)).not.toContain(ANTHROPIC_EMULATOR_KEY);
+    expect(described).toMatchObject({
+      kind: 'anthropic',
+      chatModel: 'claude-sonnet-4-5',
+      anthropicVersion: '2023-06-01',
+    });
+  });
+
+  it('is registered in the provider factory', async () => {
+    const provider = createProvider({
+      name: 'by-factory',
+      kind: 'anthropic',
+      url: emulator.url,
+      timeoutMs: 2000,
+      apiKey: ANTHROPIC_EMULATOR_KEY,
+    });
+    try {
+      expect(provider).toBeInstanceOf(AnthropicProvider);
+      expect(provider.name).toBe('by-factory');
+    } finally {
+      await provider.close();
+    }
+  });
+});

@@ -1,0 +1,483 @@
+import { GeminiProvider } from '../../src/ai/providers/gemini.provider';
+import { createProvider } from '../../src/ai/providers/provider-factory';
+import type { GenerateStreamChunk, ProviderSettings } from '../../src/ai/providers/ai-provider.interface';
+import {
+  AuthenticationError,
+  ConnectionError,
+  InvalidRequestError,
+  InvalidResponseError,
+  ModelNotAvailableError,
+  ProviderError,
+  RateLimitError,
+  TimeoutError,
+  TollgateError,
+} from '../../src/ai/errors';
+import {
+  GEMINI_BODY_MARKER,
+  GEMINI_EMULATOR_KEY,
+  GeminiEmulator,
+  geminiError,
+  startGeminiEmulator,
+  vectorFor,
+} from '../emulators/gemini-emulator';
+
+describe('GeminiProvider against the Gemini emulator', () => {
+  let emulator: GeminiEmulator;
+  const providers: GeminiProvider[] = [];
+
+  const create = (overrides: Partial<ProviderSettings> = {}): GeminiProvider => {
+    const provider = new GeminiProvider({
+      name: 'gemini',
+      kind: 'gemini',
+      url: emulator.url,
+      apiKey: GEMINI_EMULATOR_KEY,
+      timeoutMs: 2000,
+      ...overrides,
+    });
+    providers.push(provider);
+    return provider;
+  };
+
+  const expectSanitized = async <T extends TollgateError>(
+    call: Promise<unknown>,
+    type: abstract new (...args: never[]) => T,
+  ): Promise<T> => {
+    const error = await call.then(
+      () => {
+        throw new Error('expected a failure');
+      },
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(type);
+    const message = (error as Error).message;
+    expect(message).not.toContain(GEMINI_BODY_MARKER);
+    expect(message).not.toContain(GEMINI_EMULATOR_KEY);
+    expect(message).not.toContain('127.0.0.1');
+    return error as T;
+  };
+
+  const ask = { messages: [{ role: 'user' as const, content: 'Hi' }] };
+
+  const collect = async (stream: AsyncIterable<GenerateStreamChunk>): Promise<GenerateStreamChunk[]> => {
+    const chunks: GenerateStreamChunk[] = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    return chunks;
+  };
+
+  beforeAll(async () => {
+    emulator = await startGeminiEmulator();
+  });
+  afterEach(async () => {
+    emulator.server.reset();
+    emulator.options.streamErrorCode = undefined;
+    await Promise.all(providers.splice(0).map((p) => p.close()));
+  });
+  afterAll(() => emulator.close());
+
+  describe('generate', () => {
+    it('sends systemInstruction and contents with the key in x-goog-api-key', async () => {
+      const result = await create().generate({
+        messages: [
+          { role: 'system', content: 'Be brief.' },
+          { role: 'user', content: 'Hi' },
+          { role: 'assistant', content: 'Hello' },
+          { role: 'user', content: 'Again' },
+        ],
+      });
+
+      expect(result).toEqual({
+        text: 'Hello from the Gemini emulator',
+        model: 'gemini-2.5-flash',
+        finishReason: 'STOP',
+        usage: { inputTokens: expect.any(Number), outputTokens: 5, totalTokens: expect.any(Number) },
+      });
+      const sent = emulator.server.requestsTo('/v1beta/models/gemini-2.5-flash:generateContent');
+      expect(sent).toHaveLength(1);
+      expect(sent[0].headers['x-goog-api-key']).toBe(GEMINI_EMULATOR_KEY);
+      expect(sent[0].query.get('key')).toBeNull();
+      // No options were given, so no generationConfig is sent.
+      expect(sent[0].body).toEqual({
+        systemInstruction: { parts: [{ text: 'Be brief.' }] },
+        contents: [
+          { role: 'user', parts: [{ text: 'Hi' }] },
+          { role: 'model', parts: [{ text: 'Hello' }] },
+          { role: 'user', parts: [{ text: 'Again' }] },
+        ],
+      });
+    });
+
+    it('maps options to generationConfig and honours a per-call model', async () => {
+      await create().generate({
+        ...ask,
+        model: 'models/gemini-2.5-pro',
+        maxTokens: 64,
+        temperature: 0.3,
+        topP: 0.8,
+        stop: ['END'],
+      });
+      const sent = emulator.server.lastRequest;
+      expect(sent?.path).toBe('/v1beta/models/gemini-2.5-pro:generateContent');
+      expect(sent?.body).toEqual({
+        contents: [{ role: 'user', parts: [{ text: 'Hi' }] }],
+        generationConfig: { maxOutputTokens: 64, temperature: 0.3, topP: 0.8, stopSequences: ['END'] },
+      });
+    });
+
+    it('refuses a request with only system messages without calling upstream', async () => {
+      await expectSanitized(create().generate({ messages: [{ role: 'system', content: 'x' }] }), InvalidRequestError);
+      expect(emulator.server.requests).toHaveLength(0);
+    });
+
+    it('returns empty text for a candidate stopped without content', async () => {
+      emulator.server.inject({
+        kind: 'status',
+        status: 200,
+        body: { candidates: [{ finishReason: 'SAFETY', index: 0 }] },
+      });
+      const result = await create().generate(ask);
+      expect(result).toMatchObject({ text: '', finishReason: 'SAFETY', model: 'gemini-2.5-flash' });
+    });
+
+    it('skips thought parts', async () => {
+      emulator.server.inject({
+        kind: 'status',
+        status: 200,
+        body: { candidates: [{ content: { parts: [{ text: 'thinking', thought: true }, { text: 'answer' }] } }] },
+      });
+      expect((await create().generate(ask)).text).toBe('answer');
+    });
+
+    it('streams SSE partial responses and one final chunk', async () => {
+      const chunks = await collect(create().generateStream({ ...ask, maxTokens: 20 }));
+      expect(
+        chunks
+          .filter((c) => !c.done)
+          .map((c) => (c as { text: string }).text)
+          .join(''),
+      ).toBe('Hello from the Gemini emulator');
+      expect(chunks[chunks.length - 1]).toEqual({
+        done: true,
+        model: 'gemini-2.5-flash',
+        finishReason: 'STOP',
+        usage: { inputTokens: expect.any(Number), outputTokens: 5, totalTokens: expect.any(Number) },
+      });
+      const sent = emulator.server.lastRequest;
+      expect(sent?.path).toBe('/v1beta/models/gemini-2.5-flash:streamGenerateContent');
+      expect(sent?.query.get('alt')).toBe('sse');
+      expect(sent?.headers['x-goog-api-key']).toBe(GEMINI_EMULATOR_KEY);
+      expect(sent?.body).toEqual({
+        contents: [{ role: 'user', parts: [{ text: 'Hi' }] }],
+        generationConfig: { maxOutputTokens: 20 },
+      });
+    });
+
+    it('maps an error event after the 200 to the matching error class', async () => {
+      emulator.options.streamErrorCode = 503;
+      const error = await expectSanitized(collect(create().generateStream(ask)), ProviderError);
+      expect(error.status).toBe(503);
+    });
+
+    it('refuses a stream cut short before a finish reason', async () => {
+      emulator.server.inject({
+        kind: 'status',
+        status: 200,
+        body: 'data: {"candidates":[{"content":{"parts":[{"text":"par"}]}}]}\n\n',
+      });
+      await expectSanitized(collect(create().generateStream(ask)), InvalidResponseError);
+    });
+
+    it('refuses a malformed stream event', async () => {
+      emulator.server.inject({ kind: 'status', status: 200, body: `data: {"candidates": [${GEMINI_BODY_MARKER}\n\n` });
+      await expectSanitized(collect(create().generateStream(ask)), InvalidResponseError);
+    });
+
+    it('reports a blocked prompt as a non-retryable ProviderError', async () => {
+      emulator.server.inject({ kind: 'status', status: 200, body: { promptFeedback: { blockReason: 'SAFETY' } } });
+      const error = await expectSanitized(create().generate(ask), ProviderError);
+      expect(error.status).toBe(400);
+      expect(error.message).toContain('SAFETY');
+    });
+  });
+
+  describe('embeddings', () => {
+    it('embeds a single input through batchEmbedContents', async () => {
+      const result = await create().embed({ inputs: ['alpha'] });
+      expect(result).toEqual({ embeddings: [vectorFor('alpha', 8)], model: 'gemini-embedding-001' });
+      const sent = emulator.server.requests;
+      expect(sent).toHaveLength(1);
+      expect(sent[0].path).toBe('/v1beta/models/gemini-embedding-001:batchEmbedContents');
+      expect(sent[0].body).toEqual({
+        requests: [{ model: 'models/gemini-embedding-001', content: { parts: [{ text: 'alpha' }] } }],
+      });
+    });
+
+    it('embeds a batch in ONE upstream call, in input order', async () => {
+      const inputs = ['one', 'two', 'three'];
+      const result = await create().embed({ inputs });
+      expect(result.embeddings).toEqual(inputs.map((t) => vectorFor(t, 8)));
+      expect(emulator.server.requests).toHaveLength(1);
+      expect((emulator.server.lastRequest?.body as { requests: unknown[] }).requests).toHaveLength(3);
+    });
+
+    it('requests the configured dimension and accepts vectors of that length', async () => {
+      const result = await create({ embeddingDimensions: 4 }).embed({ inputs: ['a', 'b'] });
+      expect(result.embeddings.every((v) => v.length === 4)).toBe(true);
+      const requests = (emulator.server.lastRequest?.body as { requests: Array<Record<string, unknown>> }).requests;
+      expect(requests.map((r) => r.outputDimensionality)).toEqual([4, 4]);
+    });
+
+    it('refuses a wrong-length vector instead of padding or truncating it', async () => {
+      emulator.server.inject({ kind: 'status', status: 200, body: { embeddings: [{ values: [0.1, 0.2, 0.3] }] } });
+      const error = await expectSanitized(
+        create({ embeddingDimensions: 4 }).embed({ inputs: ['a'] }),
+        InvalidResponseError,
+      );
+      expect(error.message).toContain('3-dimension embeddings, expected 4');
+    });
+
+    it('refuses a response with fewer vectors than inputs, or none at all', async () => {
+      emulator.server.inject({ kind: 'status', status: 200, body: { embeddings: [{ values: [0.1] }] } });
+      await expectSanitized(create().embed({ inputs: ['a', 'b'] }), InvalidResponseError);
+      emulator.server.inject({ kind: 'status', status: 200, body: { embedding: { values: [0.1] } } });
+      await expectSanitized(create().embed({ inputs: ['a'] }), InvalidResponseError);
+    });
+
+    it('refuses vectors of mixed lengths or with non-numbers', async () => {
+      emulator.server.inject({
+        kind: 'status',
+        status: 200,
+        body: { embeddings: [{ values: [0.1, 0.2] }, { values: [0.1] }] },
+      });
+      await expectSanitized(create().embed({ inputs: ['a', 'b'] }), InvalidResponseError);
+      emulator.server.inject({ kind: 'status', status: 200, body: { embeddings: [{ values: [0.1, 'x'] }] } });
+      await expectSanitized(create().embed({ inputs: ['a'] }), InvalidResponseError);
+    });
+
+    it('refuses an empty batch without calling upstream', async () => {
+      await expectSanitized(create().embed({ inputs: [] }), InvalidRequestError);
+      expect(emulator.server.requests).toHaveLength(0);
+    });
+
+    it('refuses a non-positive configured dimension at construction', () => {
+      expect(() => create({ embeddingDimensions: 0 })).toThrow(TollgateError);
+    });
+
+    it('maps an unknown embedding model to ModelNotAvailableError', async () => {
+      await expectSanitized(create().embed({ inputs: ['a'], model: 'text-embedding-missing' }), ModelNotAvailableError);
+    });
+  });
+
+  describe('models', () => {
+    it('lists models without the models/ prefix', async () => {
+      expect(await create().listModels()).toEqual([
+        { id: 'gemini-2.5-flash', provider: 'gemini' },
+        { id: 'gemini-2.5-pro', provider: 'gemini' },
+        { id: 'gemini-embedding-001', provider: 'gemini' },
+      ]);
+    });
+
+    it('follows nextPageToken', async () => {
+      const many = await startGeminiEmulator({ chatModels: Array.from({ length: 1200 }, (_, i) => `gemini-${i}`) });
+      try {
+        const models = await create({ url: many.url }).listModels();
+        expect(models).toHaveLength(1201);
+        expect(many.server.requests.map((r) => r.query.get('pageToken'))).toEqual([null, '1000']);
+      } finally {
+        await many.close();
+      }
+    });
+
+    it('rejects a model list that is not an object, or whose models are not an array', async () => {
+      emulator.server.inject({ kind: 'status', status: 200, body: { models: 'x' } });
+      await expectSanitized(create().listModels(), InvalidResponseError);
+      emulator.server.inject({ kind: 'status', status: 200, body: ['x'] });
+      await expectSanitized(create().listModels(), InvalidResponseError);
+    });
+
+    it('treats an empty account answer as no models', async () => {
+      emulator.server.inject({ kind: 'status', status: 200, body: {} });
+      expect(await create().listModels()).toEqual([]);
+    });
+  });
+
+  describe('health', () => {
+    it('is healthy when both configured models exist', async () => {
+      const health = await create().healthCheck();
+      expect(health).toMatchObject({
+        provider: 'gemini',
+        kind: 'gemini',
+        status: 'healthy',
+        reachable: true,
+        ready: true,
+      });
+      expect(emulator.server.requests.map((r) => r.path)).toEqual([
+        '/v1beta/models/gemini-2.5-flash',
+        '/v1beta/models/gemini-embedding-001',
+      ]);
+    });
+
+    it('is unhealthy when a configured model is missing', async () => {
+      const health = await create({ embeddingModel: 'missing-embedder' }).healthCheck();
+      expect(health).toMatchObject({ status: 'unhealthy', reachable: true, ready: false });
+      expect(health.error).toContain("'missing-embedder'");
+      expect(health.error).not.toContain(GEMINI_BODY_MARKER);
+    });
+
+    it('is unavailable when the server is down', async () => {
+      const gone = await startGeminiEmulator();
+      await gone.close();
+      const health = await create({ url: gone.url }).healthCheck();
+      expect(health).toMatchObject({ status: 'unavailable', reachable: false, ready: false });
+    });
+  });
+
+  describe('errors', () => {
+    it('maps a wrong key (400 API_KEY_INVALID) to AuthenticationError', async () => {
+      const error = await expectSanitized(create({ apiKey: 'AIzaWrongKey' }).generate(ask), AuthenticationError);
+      expect(error.message).not.toContain('AIzaWrongKey');
+      expect(emulator.server.lastRequest?.headers['x-goog-api-key']).toBe('AIzaWrongKey');
+    });
+
+    it('maps 403 PERMISSION_DENIED to AuthenticationError', async () => {
+      emulator.server.failNext(403, { body: geminiError(403, 'PERMISSION_DENIED', 'denied') });
+      await expectSanitized(create().generate(ask), AuthenticationError);
+    });
+
+    it('maps 404 NOT_FOUND for the model to ModelNotAvailableError', async () => {
+      const error = await expectSanitized(
+        create({ chatModel: 'gemini-missing' }).generate(ask),
+        ModelNotAvailableError,
+      );
+      expect(error.message).toContain("'gemini-missing'");
+    });
+
+    it('maps 429 RESOURCE_EXHAUSTED with Retry-After to RateLimitError', async () => {
+      emulator.server.rateLimitNext('3', { body: geminiError(429, 'RESOURCE_EXHAUSTED', 'quota') });
+      const error = await expectSanitized(create().generate(ask), RateLimitError);
+      expect(error.retryAfterMs).toBe(3000);
+    });
+
+    it('reads the RetryInfo retryDelay when there is no Retry-After header', async () => {
+      emulator.server.failNext(429, {
+        body: geminiError(429, 'RESOURCE_EXHAUSTED', 'quota', [
+          { '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '37s' },
+        ]),
+      });
+      const error = await expectSanitized(create().embed({ inputs: ['a'] }), RateLimitError);
+      expect(error.retryAfterMs).toBe(37000);
+    });
+
+    it.each([
+      [500, 'INTERNAL'],
+      [503, 'UNAVAILABLE'],
+    ])('maps %i %s to ProviderError with the status', async (status, code) => {
+      emulator.server.failNext(status, { body: geminiError(status, code, 'trouble') });
+      const error = await expectSanitized(create().generate(ask), ProviderError);
+      expect(error.status).toBe(status);
+      expect(error.message).toContain(code);
+    });
+
+    it('maps another 400 INVALID_ARGUMENT to a non-retryable ProviderError', async () => {
+      emulator.server.failNext(400, { body: geminiError(400, 'INVALID_ARGUMENT', 'bad') });
+      const error = await expectSanitized(create().generate(ask), ProviderError);
+      expect(error.status).toBe(400);
+    });
+
+    it('maps malformed JSON to InvalidResponseError', async () => {
+      emulator.server.malformedNext();
+      await expectSanitized(create().generate(ask), InvalidResponseError);
+    });
+
+    it('maps a 200 without candidates, or a candidate without parts, to InvalidResponseError', async () => {
+      emulator.server.inject({ kind: 'status', status: 200, body: { candidates: [] } });
+      await expectSanitized(create().generate(ask), InvalidResponseError);
+      emulator.server.inject({ kind: 'status', status: 200, body: { candidates: [{ content: { role: 'model' } }] } });
+      await expectSanitized(create().generate(ask), InvalidResponseError);
+    });
+
+    it('maps a connection reset to ConnectionError', async () => {
+      emulator.server.resetNext();
+      await expectSanitized(create().embed({ inputs: ['a'] }), ConnectionError);
+    });
+
+    it('maps a slow upstream to TimeoutError and aborts the upstream request', async () => {
+      emulator.server.delayNext(Infinity);
+      await expectSanitized(create({ timeoutMs: 150 }).generate(ask), TimeoutError);
+      await emulator.server.waitForAbort();
+      expect(emulator.server.lastRequest?.aborted).toBe(true);
+    });
+
+    it('refuses to start without an API key', () => {
+      expect(() => create({ apiKey: undefined })).toThrow(TollgateError);
+    });
+  });
+
+  describe('the emulator rejects malformed requests like the real API', () => {
+    const post = (path: string, body: unknown, key = GEMINI_EMULATOR_KEY) =>
+      fetch(`${emulator.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-goog-api-key': key },
+        body: JSON.stringify(body),
+      });
+
+    it('400 INVALID_ARGUMENT on empty contents', async () => {
+      const response = await post('/models/gemini-2.5-flash:generateContent', { contents: [] });
+      expect(response.status).toBe(400);
+      expect(await response.json()).toMatchObject({ error: { code: 400, status: 'INVALID_ARGUMENT' } });
+    });
+
+    it('400 INVALID_ARGUMENT on an unknown generationConfig field', async () => {
+      const response = await post('/models/gemini-2.5-flash:generateContent', {
+        contents: [{ role: 'user', parts: [{ text: 'Hi' }] }],
+        generationConfig: { max_tokens: 5 },
+      });
+      expect(response.status).toBe(400);
+    });
+
+    it('400 API_KEY_INVALID for a wrong key', async () => {
+      const response = await post('/models/gemini-2.5-flash:generateContent', {}, 'wrong');
+      expect(response.status).toBe(400);
+      expect(await response.json()).toMatchObject({ error: { details: [{ reason: 'API_KEY_INVALID' }] } });
+    });
+
+    it('streams a JSON array without alt=sse', async () => {
+      const response = await post('/models/gemini-2.5-flash:streamGenerateContent', {
+        contents: [{ role: 'user', parts: [{ text: 'Hi' }] }],
+      });
+      expect(Array.isArray(await response.json())).toBe(true);
+    });
+
+    it('400 when a batch request names another model', async () => {
+      const response = await post('/models/gemini-embedding-001:batchEmbedContents', {
+        requests: [{ model: 'models/other', content: { parts: [{ text: 'a' }] } }],
+      });
+      expect(response.status).toBe(400);
+    });
+  });
+
+  it('describes itself without the API key', () => {
+    const described = create({ chatModel: 'models/gemini-2.5-pro' }).describe();
+    expect(JSON.stringify(described)).not.toContain(GEMINI_EMULATOR_KEY);
+    expect(described).toMatchObject({
+      kind: 'gemini',
+      chatModel: 'gemini-2.5-pro',
+      embeddingModel: 'gemini-embedding-001',
+    });
+  });
+
+  it('is registered in the provider factory', async () => {
+    const provider = createProvider({
+      name: 'by-factory',
+      kind: 'gemini',
+      url: emulator.url,
+      timeoutMs: 2000,
+      apiKey: GEMINI_EMULATOR_KEY,
+    });
+    try {
+      expect(provider).toBeInstanceOf(GeminiProvider);
+      expect(provider.name).toBe('by-factory');
+    } finally {
+      await provider.close();
+    }
+  });
+});
