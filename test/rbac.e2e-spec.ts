@@ -5,30 +5,23 @@ import {
   All,
   Controller,
   Get,
-  Inject,
-  Injectable,
   Logger,
   Module,
   SetMetadata,
-  type CanActivate,
   type DynamicModule,
-  type ExecutionContext,
 } from '@nestjs/common';
-import { APP_GUARD } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import type { Cache } from 'cache-manager';
 import { Pool } from 'pg';
 import type { AuthModuleOptions, CacheStoreOptions, CacheStoreSetting } from '../src/auth/auth-module-options.interface';
-import { AUTH_OPTIONS, PERMISSIONS_STORE, RBAC_STORE, SKIP_AUTH_KEY } from '../src/auth/auth.constants';
+import { AuthModule } from '../src/auth/auth.module';
+import { PERMISSIONS_STORE, RBAC_STORE, SKIP_AUTH_KEY } from '../src/auth/auth.constants';
 import { generationTokenKey } from '../src/auth/rbac/permission-cache';
-import { rbacProviders } from '../src/auth/rbac/rbac.providers';
-import { RbacGuard } from '../src/auth/rbac/rbac.guard';
 import { RbacService } from '../src/auth/rbac/rbac.service';
-import { setAuthContext } from '../src/auth/request-context';
 
 /**
- * RBAC over HTTP (seed 4.2, 4.3 and section 3) for every store kind, on the real servers.
+ * RBAC over HTTP through the real AuthModule (seed 4.2, 4.3 and section 3) for every store kind, on the real servers.
  * Isolation on shared servers: a record key unique to this run (the permission-cache generation is
  * scoped by it) and a Postgres table of its own.
  */
@@ -117,54 +110,6 @@ interface StoreConfig {
   permissionsCacheStoreOptions?: CacheStoreOptions;
 }
 
-/** Stand-in for the JWT guard: verifies HS256, extracts roles per DECISIONS.md A8, stores the context. */
-@Injectable()
-class TestJwtGuard implements CanActivate {
-  canActivate(context: ExecutionContext): boolean {
-    const request = context.switchToHttp().getRequest();
-    const header: string | undefined = request.headers.authorization;
-    if (!header) return true;
-    const [head, body, signature] = header.slice(7).split('.');
-    const expected = createHmac('sha256', SECRET).update(`${head}.${body}`).digest('base64url');
-    if (signature !== expected) return false;
-    const payload = JSON.parse(Buffer.from(body, 'base64url').toString());
-    const claim = ['role_ids', 'roles', 'role', 'user_roles'].map((name) => payload[name]).find((v) => v != null);
-    const roleIds = (claim === undefined ? [] : Array.isArray(claim) ? claim : [claim]).map(String);
-    setAuthContext(request, { payload, userId: payload.user_id, pathnameSlugs: [], roleIds });
-    return true;
-  }
-}
-
-function testAuthModule(options: AuthModuleOptions): DynamicModule {
-  return {
-    module: class TestAuthModule {},
-    providers: [
-      {
-        provide: AUTH_OPTIONS,
-        useValue: {
-          pathnameSlugPattern: /^\/api\/v1\/([^/]+)\//,
-          rbacEnabled: true,
-          cachedPermissionsTtl: 1800,
-          rbacRecordKey: 'permissions',
-          rbacRecordRefreshMs: 1000,
-          forbiddenResponse: { error: 'Access denied', status: 403 },
-          unauthorizedResponse: { error: 'Authentication required', status: 401 },
-          responseCodes: true,
-          debugMode: false,
-          trustProxy: false,
-          rbacCacheStoreOptions: {},
-          permissionsCacheStoreOptions: {},
-          ...options,
-        },
-      },
-      ...rbacProviders,
-      { provide: APP_GUARD, useClass: TestJwtGuard },
-      { provide: APP_GUARD, useExisting: RbacGuard },
-    ],
-    exports: [RbacService, RBAC_STORE, PERMISSIONS_STORE],
-  };
-}
-
 interface Harness {
   app: NestFastifyApplication;
   rbac: RbacService;
@@ -185,7 +130,7 @@ async function boot(
   harnessCount += 1;
   const recordKey = `rbac-e2e-${RUN}-${harnessCount}`;
   const options = { jwtSecret: SECRET, ...config, rbacRecordKey: recordKey, cachedPermissionsTtl: TTL, ...overrides };
-  @Module({ imports: [...imports, testAuthModule(options)], controllers: [RoutesController] })
+  @Module({ imports: [...imports, AuthModule.forRoot({ ...options, rbacEnabled: true })], controllers: [RoutesController] })
   class AppModule {}
   const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
   const app = moduleRef.createNestApplication<NestFastifyApplication>(new FastifyAdapter());

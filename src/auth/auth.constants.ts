@@ -8,3 +8,5 @@ export const SKIP_AUTH_KEY = 'tollgate:skip-auth';
 /** Namespace prefixes, so the permission cache can be cleared without touching other keys. */
 export const RBAC_NAMESPACE = 'tollgate:rbac';
 export const PERMISSIONS_NAMESPACE = 'tollgate:perm';
+/** Seed 2.1: the first capture group is the sub-tenant slug. */
+export const DEFAULT_PATHNAME_SLUG_PATTERN = '^/api/v1/([^/]+)/';

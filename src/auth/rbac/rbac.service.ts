@@ -6,18 +6,18 @@ import type {
   CacheStoreSetting,
   ResolvedAuthOptions,
 } from '../auth-module-options.interface';
-import { AUTH_OPTIONS, PERMISSIONS_NAMESPACE, PERMISSIONS_STORE, RBAC_NAMESPACE, RBAC_STORE } from '../auth.constants';
+import { AUTH_OPTIONS, DEFAULT_PATHNAME_SLUG_PATTERN, PERMISSIONS_NAMESPACE, PERMISSIONS_STORE, RBAC_NAMESPACE, RBAC_STORE } from '../auth.constants';
 import type { AuthContext } from '../request-context';
 import { createCacheStore, readStrict, type CacheStoreHandle } from '../stores/cache-store.factory';
 import { PermissionCache, permissionEntryKey } from './permission-cache';
 import { compilePermissions, isAuthorized, type CompiledPermissions } from './permission-matcher';
 import { parseRbacRecord, serializeRbacRecord, type RbacRecord } from './rbac-record';
-import { deriveResourcePath, requestPathOf } from './resource-path';
+import { requestHost, requestPathOf } from '../request-parts';
+import { deriveResourcePath } from './resource-path';
 
 export const DEFAULT_RBAC_RECORD_KEY = 'permissions';
 export const DEFAULT_RBAC_RECORD_REFRESH_MS = 1000;
 export const DEFAULT_CACHED_PERMISSIONS_TTL = 1800;
-const DEFAULT_SLUG_PATTERN = /^\/api\/v1\/([^/]+)\//;
 /** A store that stays down is reported again at this interval, not on every refresh. */
 const UNAVAILABLE_LOG_INTERVAL_MS = 30_000;
 
@@ -74,13 +74,6 @@ function deny(code: 'rbac_denied' | 'rbac_unavailable', detail: string): RbacDec
   return { allowed: false, code, detail };
 }
 
-function firstHeader(value: string | string[] | undefined): string | undefined {
-  const first = Array.isArray(value) ? value[0] : value;
-  if (!first) return undefined;
-  const comma = first.indexOf(',');
-  return (comma < 0 ? first : first.slice(0, comma)).trim() || undefined;
-}
-
 /**
  * RBAC authorization (seed 4.2, DECISIONS.md A8), and the record's administration for the CLI.
  *
@@ -111,7 +104,7 @@ export class RbacService {
     this.recordKey = options.rbacRecordKey ?? DEFAULT_RBAC_RECORD_KEY;
     this.refreshMs = options.rbacRecordRefreshMs ?? DEFAULT_RBAC_RECORD_REFRESH_MS;
     this.ttlSeconds = options.cachedPermissionsTtl ?? DEFAULT_CACHED_PERMISSIONS_TTL;
-    this.slugPattern = options.pathnameSlugPattern ?? DEFAULT_SLUG_PATTERN;
+    this.slugPattern = options.pathnameSlugPattern ?? new RegExp(DEFAULT_PATHNAME_SLUG_PATTERN);
     this.trustProxy = options.trustProxy ?? false;
     this.permissions = new PermissionCache(permissionsStore, this.ttlSeconds, {
       scope: this.recordKey,
@@ -165,7 +158,7 @@ export class RbacService {
     const method = request.method.toLowerCase();
     const path = requestPathOf(request.url);
     const nowSeconds = Math.floor(now / 1000);
-    const entryKey = permissionEntryKey(context.userId, this.hostOf(request), path, method);
+    const entryKey = permissionEntryKey(context.userId, requestHost(request.headers, this.trustProxy), path, method);
     if (await this.permissions.lookup(entryKey, state.record.lastUpdate, nowSeconds, now)) return ALLOW_CACHED;
 
     const resource = deriveResourcePath(request.url, this.slugPattern);
@@ -244,11 +237,6 @@ export class RbacService {
     const health: RbacHealth = { ready: false, rbacStore, permissionsStore, record };
     health.ready = rbacStore === 'up' && permissionsStore === 'up' && record === 'ok';
     return health;
-  }
-
-  private hostOf(request: AuthRequest): string {
-    const forwarded = this.trustProxy ? firstHeader(request.headers['x-forwarded-host']) : undefined;
-    return (forwarded ?? firstHeader(request.headers.host) ?? '').toLowerCase();
   }
 
   /** One store read per refresh interval, shared by every request waiting on it. */

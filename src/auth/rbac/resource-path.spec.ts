@@ -1,14 +1,6 @@
-import { deriveResourcePath, requestPathOf } from './resource-path';
+import { deriveResourcePath } from './resource-path';
 
 const DEFAULT = /^\/api\/v1\/([^/]+)\//;
-
-describe('requestPathOf', () => {
-  it('drops the query and fragment', () => {
-    expect(requestPathOf('/a/b?x=1#f')).toBe('/a/b');
-    expect(requestPathOf('/a/b#f?x')).toBe('/a/b');
-    expect(requestPathOf('/a/b')).toBe('/a/b');
-  });
-});
 
 describe('deriveResourcePath', () => {
   it.each([

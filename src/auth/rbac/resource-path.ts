@@ -1,3 +1,5 @@
+import { normalizePath, requestPathOf } from '../request-parts';
+
 /**
  * The resource path RBAC permissions are matched against (DECISIONS.md A8). Pure.
  *
@@ -5,35 +7,6 @@
  */
 
 const API_VERSION_PREFIX = /^\/api\/v\d+\//;
-const UNRESERVED_ESCAPE = /%(2[dDeE]|3[0-9]|[46][1-9a-fA-F]|[57][0-9aA]|5[fF]|7[eE])/g;
-
-/** Request path without query string or fragment. */
-export function requestPathOf(url: string): string {
-  let end = url.length;
-  const query = url.indexOf('?');
-  if (query >= 0) end = query;
-  const hash = url.indexOf('#');
-  if (hash >= 0 && hash < end) end = hash;
-  return end === url.length ? url : url.slice(0, end);
-}
-
-/**
- * Same spelling rules as the slug check: escaped unreserved characters decoded and repeated slashes
- * collapsed, so `%61dmin` or `a//b` cannot dodge a literal permission. Returns undefined for `.`/`..`
- * segments, which a permission must never be matched against (they could climb out of a prefix).
- */
-function normalize(path: string): string | undefined {
-  let normalized = path.includes('%')
-    ? path.replace(UNRESERVED_ESCAPE, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))
-    : path;
-  if (normalized.includes('//')) normalized = normalized.replace(/\/{2,}/g, '/');
-  if (normalized.includes('.')) {
-    for (const segment of normalized.split('/')) {
-      if (segment === '.' || segment === '..') return undefined;
-    }
-  }
-  return normalized;
-}
 
 function trimSlashes(path: string): string {
   let start = 0;
@@ -49,7 +22,7 @@ function trimSlashes(path: string): string {
  * Returns undefined when the path holds dot segments (the caller denies).
  */
 export function deriveResourcePath(url: string, slugPattern: RegExp): string | undefined {
-  const path = normalize(requestPathOf(url));
+  const path = normalizePath(requestPathOf(url));
   if (path === undefined) return undefined;
   // A global or sticky pattern keeps state in lastIndex; reset it so every request starts clean.
   slugPattern.lastIndex = 0;

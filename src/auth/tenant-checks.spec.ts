@@ -1,0 +1,75 @@
+import { checkPathnameSlug, checkSubdomain, checkTenantHeader, slugOf, subdomainOf } from './tenant-checks';
+
+const PATTERN = /^\/api\/v1\/([^/]+)\//;
+
+describe('subdomainOf', () => {
+  it.each([
+    ['acme.example.com', 'acme'],
+    ['ACME.Example.com:8443', 'acme'],
+    ['a.b.example.co.uk', 'a'],
+    ['acme.example.com.', 'acme'],
+  ])('%s -> %s', (host, expected) => {
+    expect(subdomainOf(host)).toBe(expected);
+  });
+
+  it.each(['example.com', 'localhost', 'localhost:3000', '127.0.0.1', '10.0.0.1:80', '[::1]:3000', '', '.example.com'])(
+    '%s has none',
+    (host) => {
+      expect(subdomainOf(host)).toBeUndefined();
+    },
+  );
+});
+
+describe('checkSubdomain', () => {
+  it('passes a case-insensitive match', () => {
+    expect(checkSubdomain('Acme', 'acme.example.com')).toBeUndefined();
+  });
+
+  it('fails another subdomain, a missing claim and a host without subdomain, without naming the claim value', () => {
+    const other = checkSubdomain('globex', 'acme.example.com');
+    expect(other).toEqual({ code: 'subdomain_mismatch', detail: expect.not.stringContaining('globex') });
+    expect(checkSubdomain(undefined, 'acme.example.com')?.code).toBe('subdomain_mismatch');
+    expect(checkSubdomain('acme', 'example.com')?.code).toBe('subdomain_mismatch');
+  });
+});
+
+describe('slugOf / checkPathnameSlug', () => {
+  it('takes the first capture group of the normalised path', () => {
+    expect(slugOf('/api/v1/north/sales?x=1', PATTERN)).toBe('north');
+    expect(slugOf('//api//v1/%6eorth/sales', PATTERN)).toBe('north');
+    expect(slugOf('/other/path', PATTERN)).toBeUndefined();
+    expect(slugOf('/api/v1/north/../south/x', PATTERN)).toBeNull();
+  });
+
+  it('allows listed slugs case-insensitively and passes paths without a slug', () => {
+    expect(checkPathnameSlug(['North'], '/api/v1/north/x', PATTERN)).toBeUndefined();
+    expect(checkPathnameSlug([], '/health', PATTERN)).toBeUndefined();
+  });
+
+  it('denies unlisted slugs and dot segments', () => {
+    expect(checkPathnameSlug(['north'], '/api/v1/south/x', PATTERN)?.code).toBe('slug_denied');
+    expect(checkPathnameSlug(['north'], '/api/v1/north/./x', PATTERN)?.code).toBe('invalid_path');
+  });
+
+  it('is not fooled by a global pattern keeping lastIndex', () => {
+    const global = /^\/api\/v1\/([^/]+)\//g;
+    expect(slugOf('/api/v1/north/x', global)).toBe('north');
+    expect(slugOf('/api/v1/north/x', global)).toBe('north');
+  });
+});
+
+describe('checkTenantHeader', () => {
+  it('compares the trimmed header with the claim as strings', () => {
+    expect(checkTenantHeader(42, ' 42 ', 'X-Tenant-Id')).toBeUndefined();
+    expect(checkTenantHeader('t-1', ['t-1', 't-2'], 'X-Tenant-Id')).toBeUndefined();
+  });
+
+  it('fails a missing header, another tenant and a missing claim', () => {
+    expect(checkTenantHeader(42, undefined, 'X-Tenant-Id')).toEqual({
+      code: 'tenant_mismatch',
+      detail: 'the X-Tenant-Id header is missing',
+    });
+    expect(checkTenantHeader(42, '43', 'X-Tenant-Id')?.code).toBe('tenant_mismatch');
+    expect(checkTenantHeader(undefined, '42', 'X-Tenant-Id')?.code).toBe('tenant_mismatch');
+  });
+});

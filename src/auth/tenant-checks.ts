@@ -1,0 +1,67 @@
+/**
+ * The two-level tenant checks (seed 4.1 step 3, DECISIONS.md A5) as pure functions. Each returns
+ * undefined when the request passes, or the denial code and the human reason (logged, never sent
+ * outside debug mode: it may name claim values).
+ */
+import type { DenialCode } from './auth-denial';
+import { normalizePath, requestPathOf } from './request-parts';
+
+export interface TenantCheckFailure {
+  code: DenialCode;
+  detail: string;
+}
+
+const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
+
+/** `acme.example.com:8443` -> `acme`; hosts of fewer than three labels, IPs and `localhost` have none. */
+export function subdomainOf(host: string): string | undefined {
+  if (host.startsWith('[')) return undefined;
+  const colon = host.lastIndexOf(':');
+  const name = (colon >= 0 ? host.slice(0, colon) : host).toLowerCase().replace(/\.$/, '');
+  if (IPV4.test(name)) return undefined;
+  const firstDot = name.indexOf('.');
+  if (firstDot <= 0 || name.indexOf('.', firstDot + 1) < 0) return undefined;
+  return name.slice(0, firstDot);
+}
+
+export function checkSubdomain(claim: string | undefined, host: string): TenantCheckFailure | undefined {
+  const actual = subdomainOf(host);
+  if (actual === undefined) return { code: 'subdomain_mismatch', detail: `the host "${host}" has no subdomain` };
+  if (claim === undefined || claim.toLowerCase() !== actual) {
+    return { code: 'subdomain_mismatch', detail: `subdomain "${actual}" does not match the token's subdomain claim` };
+  }
+  return undefined;
+}
+
+/** The slug the pattern's first capture group finds in the normalised path; null when the path holds dot segments. */
+export function slugOf(url: string, pattern: RegExp): string | undefined | null {
+  const path = normalizePath(requestPathOf(url));
+  if (path === undefined) return null;
+  // A global or sticky pattern keeps state in lastIndex; every request starts clean.
+  pattern.lastIndex = 0;
+  const match = pattern.exec(path);
+  return match?.[1] || undefined;
+}
+
+/** A path the pattern does not match has no slug and passes (DECISIONS.md A5). */
+export function checkPathnameSlug(allowed: readonly string[], url: string, pattern: RegExp): TenantCheckFailure | undefined {
+  const slug = slugOf(url, pattern);
+  if (slug === null) return { code: 'invalid_path', detail: 'the path contains . or .. segments' };
+  if (slug === undefined) return undefined;
+  const wanted = slug.toLowerCase();
+  if (allowed.some((entry) => entry.toLowerCase() === wanted)) return undefined;
+  return { code: 'slug_denied', detail: `slug "${slug}" is not among the token's pathname_slugs` };
+}
+
+export function checkTenantHeader(
+  claim: string | number | undefined,
+  header: string | string[] | undefined,
+  headerName: string,
+): TenantCheckFailure | undefined {
+  const value = (Array.isArray(header) ? header[0] : header)?.trim();
+  if (!value) return { code: 'tenant_mismatch', detail: `the ${headerName} header is missing` };
+  if (claim === undefined || String(claim) !== value) {
+    return { code: 'tenant_mismatch', detail: `the ${headerName} header does not match the token's tenant claim` };
+  }
+  return undefined;
+}

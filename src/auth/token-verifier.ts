@@ -1,0 +1,78 @@
+import { JsonWebTokenError, JwtService, NotBeforeError, TokenExpiredError } from '@nestjs/jwt';
+import type { DenialCode } from './auth-denial';
+import type { JwtPayload, ResolvedAuthOptions } from './auth-module-options.interface';
+
+export type VerifyResult = { ok: true; payload: JwtPayload } | { ok: false; code: DenialCode; detail: string };
+
+type VerifierOptions = Pick<
+  ResolvedAuthOptions,
+  'jwtAlgorithm' | 'verificationKey' | 'clockTolerance' | 'requireExp' | 'issuer' | 'audience' | 'maxTokenBytes'
+>;
+
+/** jsonwebtoken's messages for a token that is not a well-formed JWS. */
+const MALFORMED = new Set(['jwt malformed', 'invalid token', 'jwt signature is required', 'jwt must be provided']);
+
+/**
+ * One verifier per configured key (DECISIONS.md A2): the KeyObject is built once at start, and only the
+ * configured algorithm verifies, so `alg: none` or an HS token against an RS key never get through.
+ */
+export class TokenVerifier {
+  private readonly jwt: JwtService;
+
+  constructor(private readonly options: VerifierOptions) {
+    this.jwt = new JwtService({
+      publicKey: options.verificationKey as never,
+      verifyOptions: {
+        algorithms: [options.jwtAlgorithm],
+        clockTolerance: options.clockTolerance,
+        issuer: options.issuer as string | [string, ...string[]] | undefined,
+        audience: options.audience as string | [string, ...string[]] | undefined,
+      },
+    });
+  }
+
+  verify(token: string, nowSeconds = Math.floor(Date.now() / 1000)): VerifyResult {
+    // Tokens are base64url (ASCII): characters are bytes, and nothing this long is decoded.
+    if (token.length > this.options.maxTokenBytes) {
+      return { ok: false, code: 'token_too_large', detail: `the token is longer than ${this.options.maxTokenBytes} bytes` };
+    }
+    let payload: unknown;
+    try {
+      payload = this.jwt.verify(token, { clockTimestamp: nowSeconds } as never);
+    } catch (error) {
+      return classify(error);
+    }
+    if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
+      return { ok: false, code: 'malformed_token', detail: 'the token payload is not a JSON object' };
+    }
+    const claims = payload as JwtPayload;
+    if (claims.exp === undefined && this.options.requireExp) {
+      return { ok: false, code: 'invalid_claims', detail: 'the token has no exp claim' };
+    }
+    if (claims.iat !== undefined) {
+      if (typeof claims.iat !== 'number') return { ok: false, code: 'invalid_claims', detail: 'the iat claim is not a number' };
+      if (claims.iat > nowSeconds + this.options.clockTolerance) {
+        return { ok: false, code: 'token_not_active', detail: 'the token was issued in the future (iat)' };
+      }
+    }
+    return { ok: true, payload: claims };
+  }
+}
+
+function classify(error: unknown): VerifyResult {
+  if (error instanceof TokenExpiredError) return { ok: false, code: 'token_expired', detail: 'the token has expired' };
+  if (error instanceof NotBeforeError) return { ok: false, code: 'token_not_active', detail: 'the token is not valid yet (nbf)' };
+  const message = error instanceof JsonWebTokenError ? error.message : '';
+  if (message === 'invalid signature') return { ok: false, code: 'invalid_signature', detail: 'the signature does not verify' };
+  if (message === 'invalid algorithm') {
+    return { ok: false, code: 'invalid_algorithm', detail: 'the token is signed with another algorithm than the configured one' };
+  }
+  if (message.startsWith('jwt issuer invalid')) return { ok: false, code: 'invalid_issuer', detail: 'the issuer (iss) is not accepted' };
+  if (message.startsWith('jwt audience invalid')) return { ok: false, code: 'invalid_audience', detail: 'the audience (aud) is not accepted' };
+  if (message === 'invalid exp value' || message === 'invalid nbf value') {
+    return { ok: false, code: 'invalid_claims', detail: `the ${message.slice(8, 11)} claim is not a number` };
+  }
+  if (MALFORMED.has(message)) return { ok: false, code: 'malformed_token', detail: 'the token is not a well-formed JWT' };
+  // Parse errors of the header or payload JSON, key/algorithm mismatches: never echo the library's text.
+  return { ok: false, code: 'malformed_token', detail: 'the token cannot be decoded' };
+}
