@@ -1,0 +1,286 @@
+/**
+ * The one client over every registered provider: generation, embeddings, models, capabilities and
+ * health. Retries, fallback and `service.request` events live here, once, for every adapter
+ * (DECISIONS.md B2, B6); adapters only speak their wire format.
+ */
+import {
+  CapabilityNotSupportedError,
+  InvalidRequestError,
+  isFallbackEligible,
+  TollgateError,
+} from '../errors';
+import type {
+  AiProvider,
+  HealthResult,
+  ModelInfo,
+  ProviderCapabilities,
+  ProviderKind,
+  TokenUsage,
+} from '../providers/ai-provider.interface';
+import { BUILT_IN_SENSITIVE_KEYS, type ContextItem, redactSensitive, renderContextItems } from '../prompts/context-rendering';
+import { buildMessages, templatesFor } from '../prompts/prompt-templates';
+import type { AiClientOptions } from './ai-client.options';
+import type { ProviderRegistry } from './provider-registry';
+import { callWithRetry, type Sleep } from './retry';
+import { type EventSink, type ServiceOperation, ServiceRequestPublisher } from './service-request.events';
+
+export interface CallOptions {
+  /** Registration name; the default provider when omitted. */
+  provider?: string;
+  /** `false` turns fallback off for this call (seed: enable_fallback). */
+  enableFallback?: boolean;
+  signal?: AbortSignal;
+}
+
+export interface GenerateOptions extends CallOptions {
+  /** Model for the named (or default) provider; fallback providers use their own configured model. */
+  model?: string;
+  maxTokens?: number;
+  temperature?: number;
+  topP?: number;
+  stop?: string[];
+  /** Replaces the configured system prompt for this call. */
+  systemPrompt?: string;
+}
+
+export interface EmbeddingOptions extends CallOptions {
+  /** Model for the named (or default) provider; fallback providers use their own configured model. */
+  model?: string;
+}
+
+export interface GenerateResponse {
+  response: string;
+  /** The provider that actually answered (differs from the requested one after a fallback). */
+  provider: string;
+  model: string;
+  finishReason?: string;
+  usage?: TokenUsage;
+}
+
+export interface EmbeddingResponse {
+  embedding: number[];
+  provider: string;
+  model: string;
+  dimensions: number;
+}
+
+export interface BatchEmbeddingResponse {
+  embeddings: number[][];
+  provider: string;
+  model: string;
+  dimensions: number;
+}
+
+export interface ModelListing {
+  models: ModelInfo[];
+  /** Providers whose listing failed, with Tollgate's sanitized message. */
+  errors: Array<{ provider: string; type: string; message: string }>;
+}
+
+export interface ProviderCapabilityInfo {
+  provider: string;
+  kind: ProviderKind;
+  capabilities: ProviderCapabilities;
+}
+
+/** Test seams: the wait between retries and the jitter source. */
+export interface AiClientHooks {
+  sleep?: Sleep;
+  random?: () => number;
+}
+
+type Capability = 'generate' | 'embeddings';
+
+export class AiClient {
+  private readonly publisher: ServiceRequestPublisher;
+  private healthCache?: { at: number; results: Promise<HealthResult[]> };
+
+  constructor(
+    private readonly registry: ProviderRegistry,
+    private readonly options: AiClientOptions,
+    events?: EventSink,
+    private readonly hooks: AiClientHooks = {},
+  ) {
+    if (registry.names().length > 0) registry.get(options.defaultProvider);
+    for (const name of options.fallback.providers ?? []) registry.get(name);
+    this.publisher = new ServiceRequestPublisher(events);
+  }
+
+  get defaultProvider(): string {
+    return this.options.defaultProvider;
+  }
+
+  providerNames(): string[] {
+    return this.registry.names();
+  }
+
+  /** Text generation with the prompt templates of whichever provider answers. */
+  async generateResponse(prompt: string, contextItems: readonly ContextItem[] = [], options: GenerateOptions = {}): Promise<GenerateResponse> {
+    if (typeof prompt !== 'string' || prompt.trim() === '') throw new InvalidRequestError('prompt must be a non-empty string');
+    const context = renderContextItems(contextItems, this.options.context);
+    const { result, provider } = await this.withFallback('generate', 'generate', options, (candidate, primary) => {
+      const templates = templatesFor(this.options.prompts, candidate.name);
+      if (options.systemPrompt !== undefined) templates.systemPrompt = options.systemPrompt;
+      return candidate.generate({
+        messages: buildMessages(templates, prompt, context),
+        model: primary ? options.model : undefined,
+        maxTokens: options.maxTokens,
+        temperature: options.temperature,
+        topP: options.topP,
+        stop: options.stop,
+        signal: options.signal,
+      });
+    });
+    return {
+      response: result.text,
+      provider: provider.name,
+      model: result.model,
+      ...(result.finishReason !== undefined ? { finishReason: result.finishReason } : {}),
+      ...(result.usage !== undefined ? { usage: result.usage } : {}),
+    };
+  }
+
+  async generateEmbedding(text: string, options: EmbeddingOptions = {}): Promise<EmbeddingResponse> {
+    if (typeof text !== 'string' || text === '') throw new InvalidRequestError('input must be a non-empty string');
+    const batch = await this.embed([text], options);
+    return { embedding: batch.embeddings[0], provider: batch.provider, model: batch.model, dimensions: batch.dimensions };
+  }
+
+  /** One upstream call for the whole batch where the provider takes arrays. */
+  async generateEmbeddings(texts: readonly string[], options: EmbeddingOptions = {}): Promise<BatchEmbeddingResponse> {
+    const max = this.options.limits.maxBatchInputs;
+    if (!Array.isArray(texts) || texts.length < 1 || texts.length > max) {
+      throw new InvalidRequestError(`inputs must hold 1 to ${max} texts`);
+    }
+    const empty = texts.findIndex((text) => typeof text !== 'string' || text === '');
+    if (empty !== -1) throw new InvalidRequestError(`inputs[${empty}] must be a non-empty string`);
+    return this.embed(texts, options);
+  }
+
+  /** One provider's health (no retry, no fallback: it reports on exactly that provider). */
+  healthCheck(providerName?: string): Promise<HealthResult> {
+    const provider = this.registry.get(providerName ?? this.options.defaultProvider);
+    return this.publisher.track({ provider: provider.name, operation: 'health', attempt: 1 }, () => provider.healthCheck());
+  }
+
+  healthCheckAll(): Promise<HealthResult[]> {
+    return Promise.all(this.registry.names().map((name) => this.healthCheck(name)));
+  }
+
+  /** Health of every provider, reused for `healthCacheMs` so readiness probes never fan out into provider calls. */
+  cachedHealth(): Promise<HealthResult[]> {
+    const now = Date.now();
+    if (!this.healthCache || now - this.healthCache.at >= this.options.healthCacheMs) {
+      this.healthCache = { at: now, results: this.healthCheckAll() };
+    }
+    return this.healthCache.results;
+  }
+
+  /** Models of one provider (its failure is the caller's error), or of all (failures are listed, not fatal). */
+  async listModels(providerName?: string, signal?: AbortSignal): Promise<ModelListing> {
+    if (providerName !== undefined) {
+      const provider = this.registry.get(providerName);
+      return { models: await this.retrying(provider, 'list_models', signal, () => provider.listModels(signal)), errors: [] };
+    }
+    const providers = this.registry.list();
+    const outcomes = await Promise.allSettled(
+      providers.map((provider) => this.retrying(provider, 'list_models', signal, () => provider.listModels(signal))),
+    );
+    const listing: ModelListing = { models: [], errors: [] };
+    outcomes.forEach((outcome, index) => {
+      if (outcome.status === 'fulfilled') {
+        listing.models.push(...outcome.value);
+        return;
+      }
+      const { name } = providers[index];
+      const error = outcome.reason;
+      listing.errors.push(
+        error instanceof TollgateError
+          ? { provider: name, type: error.type, message: error.message }
+          : { provider: name, type: 'internal_error', message: `${name}: model listing failed` },
+      );
+    });
+    return listing;
+  }
+
+  capabilities(): ProviderCapabilityInfo[] {
+    return this.registry.list().map((provider) => ({
+      provider: provider.name,
+      kind: provider.kind,
+      capabilities: { ...provider.capabilities },
+    }));
+  }
+
+  /** Provider settings for display: never a key, and nothing under a sensitive name (DECISIONS.md B4). */
+  describeProviders(): Array<Record<string, unknown>> {
+    const sensitive = [...BUILT_IN_SENSITIVE_KEYS, ...this.options.sensitiveKeys];
+    return this.registry.list().map((provider) => ({
+      ...(redactSensitive(provider.describe(), sensitive) as Record<string, unknown>),
+      default: provider.name === this.options.defaultProvider,
+    }));
+  }
+
+  close(): Promise<void> {
+    return this.registry.close();
+  }
+
+  private async embed(texts: readonly string[], options: EmbeddingOptions): Promise<BatchEmbeddingResponse> {
+    const { result, provider } = await this.withFallback('embeddings', 'embed', options, (candidate, primary) =>
+      candidate.embed({ inputs: [...texts], model: primary ? options.model : undefined, signal: options.signal }),
+    );
+    return { embeddings: result.embeddings, provider: provider.name, model: result.model, dimensions: result.embeddings[0].length };
+  }
+
+  /**
+   * Tries the requested provider (with retries), then, on a fallback-eligible error, each candidate that has
+   * the capability. A candidate's own failure of any kind moves on to the next; when every one fails, the
+   * requested provider's error is the one reported.
+   */
+  private async withFallback<T>(
+    capability: Capability,
+    operation: ServiceOperation,
+    options: CallOptions,
+    call: (provider: AiProvider, primary: boolean) => Promise<T>,
+  ): Promise<{ result: T; provider: AiProvider }> {
+    const primary = this.registry.get(options.provider ?? this.options.defaultProvider);
+    if (!primary.capabilities[capability]) {
+      throw new CapabilityNotSupportedError(`${primary.name}: ${primary.kind} does not support ${capabilityLabel(capability)}`, {
+        provider: primary.name,
+      });
+    }
+    try {
+      return { result: await this.retrying(primary, operation, options.signal, () => call(primary, true)), provider: primary };
+    } catch (error) {
+      if (options.enableFallback === false || !this.options.fallback.enabled || !isFallbackEligible(error)) throw error;
+      for (const candidate of this.fallbackCandidates(primary, capability)) {
+        if (options.signal?.aborted) break;
+        try {
+          return { result: await this.retrying(candidate, operation, options.signal, () => call(candidate, false)), provider: candidate };
+        } catch {
+          // Any failure of a fallback candidate moves on to the next one (DECISIONS.md B2).
+        }
+      }
+      throw error;
+    }
+  }
+
+  private fallbackCandidates(primary: AiProvider, capability: Capability): AiProvider[] {
+    const names = this.options.fallback.providers ?? this.registry.names();
+    return names
+      .filter((name) => name !== primary.name)
+      .map((name) => this.registry.get(name))
+      .filter((provider) => provider.capabilities[capability]);
+  }
+
+  private retrying<T>(provider: AiProvider, operation: ServiceOperation, signal: AbortSignal | undefined, call: () => Promise<T>): Promise<T> {
+    return callWithRetry(
+      (attempt) => this.publisher.track({ provider: provider.name, operation, attempt }, call),
+      this.options.retry,
+      { sleep: this.hooks.sleep, random: this.hooks.random, signal },
+    );
+  }
+}
+
+function capabilityLabel(capability: Capability): string {
+  return capability === 'embeddings' ? 'embeddings' : 'text generation';
+}

@@ -1,0 +1,51 @@
+/**
+ * The registered providers, by name, in registration order (the default fallback order). Each registration
+ * is its own adapter instance with its own connection pool, so two of one kind never share state.
+ */
+import { TollgateError, UnknownProviderError } from '../errors';
+import type { AiProvider, ProviderSettings } from '../providers/ai-provider.interface';
+import { createProvider } from '../providers/provider-factory';
+
+export class ProviderRegistry {
+  private readonly providers = new Map<string, AiProvider>();
+
+  constructor(providers: Iterable<AiProvider> = []) {
+    for (const provider of providers) this.add(provider);
+  }
+
+  static fromSettings(settings: readonly ProviderSettings[]): ProviderRegistry {
+    return new ProviderRegistry(settings.map((entry) => createProvider(entry)));
+  }
+
+  add(provider: AiProvider): void {
+    if (this.providers.has(provider.name)) {
+      throw new TollgateError(`provider '${provider.name}' is registered twice; registration names must be unique`);
+    }
+    this.providers.set(provider.name, provider);
+  }
+
+  has(name: string): boolean {
+    return this.providers.has(name);
+  }
+
+  get(name: string): AiProvider {
+    const provider = this.providers.get(name);
+    if (!provider) {
+      // The name is the caller's own input, already restricted to a safe alphabet by the API's DTOs.
+      throw new UnknownProviderError(`unknown provider '${name}' (registered: ${this.names().join(', ') || 'none'})`);
+    }
+    return provider;
+  }
+
+  names(): string[] {
+    return [...this.providers.keys()];
+  }
+
+  list(): AiProvider[] {
+    return [...this.providers.values()];
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled(this.list().map((provider) => provider.close()));
+  }
+}
