@@ -3,9 +3,7 @@
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-# The lock lists only the Linux builds of @swc/core, which npm ci may call "out of sync"; npm install
-# then installs the same locked versions.
-RUN npm ci --no-audit --no-fund || npm install --no-audit --no-fund
+RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json nest-cli.json ./
 COPY config ./config
 COPY src ./src
