@@ -80,7 +80,7 @@ function toStoreOptions(section: StoreOptionsSection): CacheStoreOptions {
  * The options for `AuthModule.forRoot()`; the server needs a verification key, the CLI's rbac commands do not.
  * For RS/PS/ES a `jwt_public_key` alone is enough: it is then the verification key.
  */
-export function requireAuthModuleOptions(config: TollgateConfig): AuthModuleOptions {
+export function requireAuthModuleOptions(config: Pick<TollgateConfig, 'auth' | 'file'>): AuthModuleOptions {
   const auth = config.auth;
   if (!auth) throw new ConfigError(['auth: is not configured (add an auth: section or set JWT_SECRET)']);
   const jwtSecret = auth.jwtSecret ?? (typeof auth.jwtPublicKey === 'string' ? auth.jwtPublicKey : undefined);

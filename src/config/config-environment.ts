@@ -6,13 +6,15 @@ export interface EnvironmentBinding {
   path: string[];
 }
 
-/** Later sections append their variables here (e.g. `<PROVIDER>_API_KEY` -> providers.<name>.api_key). */
+/** Fixed variables; provider variables (`<KIND>_API_KEY`, ...) depend on the document, see provider-environment.ts. */
 export const ENVIRONMENT_BINDINGS: readonly EnvironmentBinding[] = [
   { variable: 'PORT', path: ['server', 'port'] },
   { variable: 'HOST', path: ['server', 'host'] },
   { variable: 'TOLLGATE_BODY_LIMIT', path: ['server', 'body_limit'] },
   { variable: 'TOLLGATE_BASE_PATH', path: ['server', 'base_path'] },
   { variable: 'JWT_SECRET', path: ['auth', 'jwt_secret'] },
+  { variable: 'API_TOKEN', path: ['api', 'token'] },
+  { variable: 'TOLLGATE_DEFAULT_PROVIDER', path: ['ai', 'default_provider'] },
 ];
 
 /** The bound variables that are set (empty counts as unset), as overrides. */

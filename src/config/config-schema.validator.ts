@@ -35,6 +35,8 @@ export function validateDocument(document: unknown): SchemaProblem[] {
   for (const error of validate.errors ?? []) {
     // The `if` keyword only says "the then-branch failed"; the branch's own error is reported too.
     if (error.keyword === 'if') continue;
+    // A bad key name is reported once, by its propertyNames error, not again by the inner pattern check.
+    if (error.propertyName !== undefined) continue;
     const problem = describe(error);
     const key = `${problem.path.join('\u0000')}\u0001${problem.message}`;
     if (seen.has(key)) continue;
@@ -61,6 +63,8 @@ function describe(error: ErrorObject): SchemaProblem {
     }
     case 'required':
       return { path: [...path, String(params.missingProperty)], message: requiredMessage(path, error) };
+    case 'propertyNames':
+      return { path, message: `provider name "${String(params.propertyName)}" must use letters, digits, "_" or "-"` };
     case 'enum':
       return { path, message: `must be one of ${(params.allowedValues as unknown[]).join(', ')}` };
     case 'const':
@@ -86,6 +90,7 @@ function patternMessage(path: string[]): string {
   const parent = path[path.length - 2];
   if (last === 'base_path') return 'must be empty or a path like /gateway (no trailing slash)';
   if (last === 'tenant_id_header_name') return 'must be a valid HTTP header name';
+  if (last === 'url' && path[0] === 'providers') return 'must be an http:// or https:// URL';
   if (last === 'url') return 'must be a URL such as redis://host:6379 or postgres://user@host/db';
   if (last === 'table') return 'must be a plain SQL identifier (letters, digits, underscore)';
   if (parent === 'servers') return 'must be host:port';

@@ -1,12 +1,14 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseDocument } from 'yaml';
+import { toAiSettings } from './ai-config.mapper';
 import { toAuthSettings } from './auth-config.mapper';
 import { CONFIG_FILE_VARIABLE, DEFAULT_CONFIG_FILE, DEFAULT_SERVER_CONFIG } from './config.defaults';
 import { ConfigError, formatKeyPath } from './config.error';
 import type { ConfigDocument, ConfigOverride, TollgateConfig } from './config.types';
 import { environmentOverrides } from './config-environment';
 import { resolveReferences } from './config-references';
+import { providerEnvironmentOverrides } from './provider-environment';
 import { formatProblem, validateDocument } from './config-schema.validator';
 
 export interface LoadConfigOptions {
@@ -31,12 +33,13 @@ export function loadConfig(options: LoadConfigOptions = {}): TollgateConfig {
   const fromFile: Record<string, unknown> = file ? readDocument(file, resolve(cwd, file), env) : { version: 1 };
   const document = structuredClone(fromFile);
   applyOverrides(document, environmentOverrides(env));
+  applyOverrides(document, providerEnvironmentOverrides(env, fromFile));
   applyOverrides(document, options.overrides ?? []);
 
   // Cross-key rules (e.g. rbac_enabled needs its stores) can only be checked once every layer is in.
   const merged = validateDocument(document);
   if (merged.length) throw new ConfigError(merged.map((problem) => `${file ?? 'configuration'}: ${formatProblem(problem)}`));
-  return toConfig(document as unknown as ConfigDocument, file);
+  return toConfig(document as unknown as ConfigDocument, file, cwd);
 }
 
 /** `--config`, else TOLLGATE_CONFIG, else config/tollgate.yaml when it exists, else none (defaults only). */
@@ -107,7 +110,7 @@ function getPath(source: Record<string, unknown>, path: string[]): unknown {
   return path.reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], source);
 }
 
-function toConfig(document: ConfigDocument, file: string | undefined): TollgateConfig {
+function toConfig(document: ConfigDocument, file: string | undefined, cwd: string): TollgateConfig {
   const server = document.server ?? {};
   return {
     file,
@@ -118,6 +121,7 @@ function toConfig(document: ConfigDocument, file: string | undefined): TollgateC
       basePath: server.base_path ?? DEFAULT_SERVER_CONFIG.basePath,
     },
     auth: document.auth ? toAuthSettings(document.auth) : undefined,
+    ai: toAiSettings(document, { source: file ?? 'configuration', filePath: file ? resolve(cwd, file) : undefined, cwd }),
     document,
   };
 }

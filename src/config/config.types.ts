@@ -1,13 +1,61 @@
 import type { AuthModuleOptions } from '../auth/auth-module-options.interface';
+import type { ProviderKind, ProviderSettings } from '../ai/providers/ai-provider.interface';
+import type { PromptTemplateSet } from '../ai/prompts/prompt-templates';
 
 /**
  * The YAML document as written (snake_case keys), after `_env` / `${VAR}` references are resolved.
- * Later sections (providers, ai, api, prompts) are added here and in config/tollgate.schema.json.
+ * Every section is described in config/tollgate.schema.json.
  */
 export interface ConfigDocument {
   version: 1;
   server?: ServerSection;
   auth?: AuthSection;
+  ai?: AiSection;
+  providers?: Record<string, ProviderSection>;
+  prompts?: PromptsSection;
+  api?: ApiSection;
+}
+
+/** Seed 001 section 2.1 plus DECISIONS.md B2/B3 settings; times in seconds as the seed gives them. */
+export interface AiSection {
+  default_provider?: string;
+  timeout?: number;
+  retry_attempts?: number;
+  retry_delay?: number;
+  enable_fallback?: boolean;
+  fallback_providers?: string[];
+  sensitive_keys?: string[];
+  excluded_context_fields?: string[];
+  health_cache_ttl?: number;
+  max_batch_inputs?: number;
+}
+
+/** Seed 001 section 2.2. */
+export interface ProviderSection {
+  kind?: ProviderKind;
+  url?: string;
+  api_key?: string;
+  chat_model?: string;
+  embedding_model?: string;
+  model?: string;
+  timeout?: number;
+  embedding_dimensions?: number;
+}
+
+export interface PromptTemplatesSection {
+  system_prompt?: string;
+  with_context?: string;
+  without_context?: string;
+}
+
+export interface PromptsSection extends PromptTemplatesSection {
+  file?: string;
+  providers?: Record<string, PromptTemplatesSection>;
+}
+
+export interface ApiSection {
+  auth?: ApiAuthMode;
+  token?: string;
 }
 
 export interface ServerSection {
@@ -75,6 +123,25 @@ export interface ServerConfig {
 /** AuthModule options as configured; `jwtSecret` may still be missing (the CLI's rbac commands need none). */
 export type AuthSettings = Omit<AuthModuleOptions, 'jwtSecret'> & { jwtSecret?: string };
 
+export type ApiAuthMode = 'token' | 'jwt' | 'none';
+
+/** The AI gateway as configured: registrations resolved, defaults applied, times in milliseconds. */
+export interface AiSettings {
+  /** In registration order (the default fallback order). */
+  providers: ProviderSettings[];
+  defaultProvider: string;
+  retryAttempts: number;
+  retryDelayMs: number;
+  enableFallback: boolean;
+  fallbackProviders?: string[];
+  sensitiveKeys: string[];
+  excludedContextFields: string[];
+  healthCacheMs: number;
+  maxBatchInputs: number;
+  prompts: PromptTemplateSet;
+  api: { auth: ApiAuthMode; token?: string };
+}
+
 /** What the rest of the application reads: typed, camelCase, defaults applied. */
 export interface TollgateConfig {
   /** The YAML file the values came from, as the user named it; undefined when only defaults and environment apply. */
@@ -82,6 +149,7 @@ export interface TollgateConfig {
   server: ServerConfig;
   /** Present when an `auth:` section or JWT_SECRET configures the AuthModule. */
   auth?: AuthSettings;
+  ai: AiSettings;
   /** The merged document, for sections whose modules map them themselves. */
   document: ConfigDocument;
 }

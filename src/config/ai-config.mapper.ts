@@ -1,0 +1,138 @@
+/**
+ * `ai:`, `providers:`, `prompts:` and `api:` sections (snake_case, validated, environment applied) ->
+ * AiSettings. Rules the schema cannot express (kind from the name, required URL, registered names)
+ * are checked here, with the key in the message.
+ */
+import { dirname, resolve } from 'node:path';
+import { PROVIDER_KINDS, type ProviderKind, type ProviderSettings } from '../ai/providers/ai-provider.interface';
+import { DEFAULT_EXCLUDED_CONTEXT_FIELDS } from '../ai/prompts/context-rendering';
+import {
+  DEFAULT_PROMPT_TEMPLATES,
+  loadPromptTemplatesFile,
+  type PromptTemplates,
+  type PromptTemplateSet,
+  PromptTemplatesFileError,
+} from '../ai/prompts/prompt-templates';
+import { ConfigError } from './config.error';
+import type { AiSettings, ConfigDocument, PromptTemplatesSection, ProviderSection } from './config.types';
+
+/** DECISIONS.md B1 and B3. */
+export const DEFAULT_AI_SETTINGS = Object.freeze({
+  timeoutSeconds: 30,
+  retryAttempts: 3,
+  retryDelaySeconds: 1,
+  defaultProvider: 'ollama',
+  healthCacheSeconds: 5,
+  maxBatchInputs: 32,
+});
+
+export interface AiConfigContext {
+  /** Label of the configuration source, for messages. */
+  source: string;
+  /** The configuration file's absolute path, when there is one (prompts.file is relative to it). */
+  filePath?: string;
+  cwd: string;
+}
+
+export function toAiSettings(document: ConfigDocument, context: AiConfigContext): AiSettings {
+  const problems: string[] = [];
+  const ai = document.ai ?? {};
+  const timeoutSeconds = ai.timeout ?? DEFAULT_AI_SETTINGS.timeoutSeconds;
+
+  const providers: ProviderSettings[] = [];
+  for (const [name, section] of Object.entries(document.providers ?? {})) {
+    const settings = toProviderSettings(name, section, timeoutSeconds, problems);
+    if (settings) providers.push(settings);
+  }
+  // Nothing configured: the local model server at its default address (DECISIONS.md B1).
+  if (providers.length === 0 && document.providers === undefined) {
+    providers.push({ name: 'ollama', kind: 'ollama', timeoutMs: timeoutSeconds * 1000 });
+  }
+  const names = providers.map((p) => p.name);
+
+  const defaultProvider =
+    ai.default_provider ?? (names.includes(DEFAULT_AI_SETTINGS.defaultProvider) ? DEFAULT_AI_SETTINGS.defaultProvider : names[0]);
+  if (ai.default_provider !== undefined && !names.includes(ai.default_provider)) {
+    problems.push(`ai.default_provider: '${ai.default_provider}' is not a registered provider (registered: ${names.join(', ') || 'none'})`);
+  }
+  (ai.fallback_providers ?? []).forEach((name, index) => {
+    if (!names.includes(name)) problems.push(`ai.fallback_providers[${index}]: '${name}' is not a registered provider`);
+  });
+
+  const apiAuth = document.api?.auth ?? 'token';
+  if (apiAuth === 'jwt' && !document.auth) {
+    problems.push('api.auth: jwt needs the AuthModule configured (an auth: section or JWT_SECRET)');
+  }
+
+  const prompts = toPromptTemplateSet(document, context, problems);
+  if (problems.length) throw new ConfigError(problems.map((problem) => `${context.source}: ${problem}`));
+
+  return {
+    providers,
+    defaultProvider: defaultProvider ?? DEFAULT_AI_SETTINGS.defaultProvider,
+    retryAttempts: ai.retry_attempts ?? DEFAULT_AI_SETTINGS.retryAttempts,
+    retryDelayMs: Math.round((ai.retry_delay ?? DEFAULT_AI_SETTINGS.retryDelaySeconds) * 1000),
+    enableFallback: ai.enable_fallback ?? true,
+    ...(ai.fallback_providers ? { fallbackProviders: ai.fallback_providers } : {}),
+    sensitiveKeys: ai.sensitive_keys ?? [],
+    excludedContextFields: ai.excluded_context_fields ?? [...DEFAULT_EXCLUDED_CONTEXT_FIELDS],
+    healthCacheMs: Math.round((ai.health_cache_ttl ?? DEFAULT_AI_SETTINGS.healthCacheSeconds) * 1000),
+    maxBatchInputs: ai.max_batch_inputs ?? DEFAULT_AI_SETTINGS.maxBatchInputs,
+    prompts: prompts ?? { ...DEFAULT_PROMPT_TEMPLATES, providers: {} },
+    api: { auth: apiAuth, ...(document.api?.token !== undefined ? { token: document.api.token } : {}) },
+  };
+}
+
+function toProviderSettings(name: string, section: ProviderSection, timeoutSeconds: number, problems: string[]): ProviderSettings | undefined {
+  const kind = section.kind ?? (PROVIDER_KINDS.includes(name as ProviderKind) ? (name as ProviderKind) : undefined);
+  if (!kind) {
+    problems.push(`providers.${name}.kind: is required (the name '${name}' is not a provider kind: ${PROVIDER_KINDS.join(', ')})`);
+    return undefined;
+  }
+  if (kind === 'openai_compatible' && section.url === undefined) {
+    problems.push(`providers.${name}.url: is required for kind openai_compatible`);
+    return undefined;
+  }
+  const chatModel = section.chat_model ?? section.model;
+  return {
+    name,
+    kind,
+    timeoutMs: Math.round((section.timeout ?? timeoutSeconds) * 1000),
+    ...(section.url !== undefined ? { url: section.url } : {}),
+    ...(section.api_key !== undefined ? { apiKey: section.api_key } : {}),
+    ...(chatModel !== undefined ? { chatModel } : {}),
+    ...(section.embedding_model !== undefined ? { embeddingModel: section.embedding_model } : {}),
+    ...(section.embedding_dimensions !== undefined ? { embeddingDimensions: section.embedding_dimensions } : {}),
+  };
+}
+
+/** Built-in templates, then the file, then the inline keys (per provider likewise). */
+function toPromptTemplateSet(document: ConfigDocument, context: AiConfigContext, problems: string[]): PromptTemplateSet | undefined {
+  const section = document.prompts ?? {};
+  const set: PromptTemplateSet = { ...DEFAULT_PROMPT_TEMPLATES, providers: {} };
+  if (section.file !== undefined) {
+    const base = context.filePath ? dirname(context.filePath) : context.cwd;
+    try {
+      const loaded = loadPromptTemplatesFile(resolve(base, section.file), section.file);
+      Object.assign(set, loaded.shared);
+      set.providers = loaded.providers;
+    } catch (error) {
+      if (!(error instanceof PromptTemplatesFileError)) throw error;
+      problems.push(`prompts.file: ${error.message}`);
+      return undefined;
+    }
+  }
+  Object.assign(set, templatesOf(section));
+  for (const [name, templates] of Object.entries(section.providers ?? {})) {
+    set.providers[name] = { ...set.providers[name], ...templatesOf(templates) };
+  }
+  return set;
+}
+
+function templatesOf(section: PromptTemplatesSection): Partial<PromptTemplates> {
+  return {
+    ...(section.system_prompt !== undefined ? { systemPrompt: section.system_prompt } : {}),
+    ...(section.with_context !== undefined ? { withContext: section.with_context } : {}),
+    ...(section.without_context !== undefined ? { withoutContext: section.without_context } : {}),
+  };
+}

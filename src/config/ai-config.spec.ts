@@ -1,0 +1,181 @@
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import schema from '../../config/tollgate.schema.json';
+import { DEFAULT_EXCLUDED_CONTEXT_FIELDS } from '../ai/prompts/context-rendering';
+import { DEFAULT_AI_SETTINGS } from './ai-config.mapper';
+import { ConfigError } from './config.error';
+import { loadConfig } from './config.loader';
+
+describe('AI configuration (ai, providers, prompts, api)', () => {
+  let dir: string;
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'tollgate-ai-config-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  function write(name: string, text: string): string {
+    const path = join(dir, name);
+    mkdirSync(join(path, '..'), { recursive: true });
+    writeFileSync(path, text);
+    return name;
+  }
+
+  function problemsOf(run: () => unknown): string[] {
+    try {
+      run();
+    } catch (error) {
+      if (error instanceof ConfigError) return error.problems;
+      throw error;
+    }
+    throw new Error('expected a ConfigError');
+  }
+
+  it('defaults: ollama on its default address, 30 s timeout, 3 retries, 1 s delay, fallback on, token auth', () => {
+    const { ai } = loadConfig({ cwd: dir, env: {} });
+    expect(ai.providers).toEqual([{ name: 'ollama', kind: 'ollama', timeoutMs: 30_000 }]);
+    expect(ai).toMatchObject({
+      defaultProvider: 'ollama',
+      retryAttempts: 3,
+      retryDelayMs: 1000,
+      enableFallback: true,
+      healthCacheMs: 5000,
+      maxBatchInputs: 32,
+      api: { auth: 'token' },
+    });
+    expect(ai.api.token).toBeUndefined();
+  });
+
+  it('registers a hosted provider from the environment only when its key is set', () => {
+    expect(loadConfig({ cwd: dir, env: { OPENAI_CHAT_MODEL: 'gpt-x' } }).ai.providers.map((p) => p.name)).toEqual(['ollama']);
+    const { ai } = loadConfig({
+      cwd: dir,
+      env: { OPENAI_API_KEY: 'sk-1', OPENAI_CHAT_MODEL: 'gpt-x', OPENAI_EMBEDDING_MODEL: 'emb', ANTHROPIC_API_KEY: 'ak', DEEPSEEK_API_KEY: 'dk', DEEPSEEK_EMBEDDING_MODEL: 'ignored' },
+    });
+    expect(ai.providers).toEqual([
+      { name: 'openai', kind: 'openai', apiKey: 'sk-1', chatModel: 'gpt-x', embeddingModel: 'emb', timeoutMs: 30_000 },
+      { name: 'anthropic', kind: 'anthropic', apiKey: 'ak', timeoutMs: 30_000 },
+      { name: 'deepseek', kind: 'deepseek', apiKey: 'dk', timeoutMs: 30_000 },
+    ]);
+    // Something is registered, so the local server is not added implicitly; the first one is the default.
+    expect(ai.defaultProvider).toBe('openai');
+  });
+
+  it('registers ollama from OLLAMA_* and openai_compatible from its URL; _MODEL is the chat model', () => {
+    const { ai } = loadConfig({
+      cwd: dir,
+      env: { OLLAMA_URL: 'http://10.0.0.5:11434', OLLAMA_EMBEDDING_DIMENSIONS: '768', OPENAI_COMPATIBLE_URL: 'http://127.0.0.1:8000/v1', OPENAI_COMPATIBLE_MODEL: 'qwen' },
+    });
+    expect(ai.providers).toEqual([
+      { name: 'ollama', kind: 'ollama', url: 'http://10.0.0.5:11434', embeddingDimensions: 768, timeoutMs: 30_000 },
+      { name: 'openai_compatible', kind: 'openai_compatible', url: 'http://127.0.0.1:8000/v1', chatModel: 'qwen', timeoutMs: 30_000 },
+    ]);
+    expect(ai.defaultProvider).toBe('ollama');
+  });
+
+  it('reads YAML with references; environment beats YAML; flags beat environment', () => {
+    write(
+      'tollgate.yaml',
+      [
+        'version: 1',
+        'ai: { timeout: 10, retry_attempts: 1, retry_delay: 0.25, default_provider: local, fallback_providers: [openai] }',
+        'providers:',
+        '  local: { kind: openai_compatible, url: "${LOCAL_URL:-http://127.0.0.1:9000/v1}", chat_model: m1, timeout: 2 }',
+        '  openai: { api_key_env: MY_OPENAI_KEY, chat_model: yaml-model }',
+        'api: { token_env: MY_TOKEN }',
+      ].join('\n'),
+    );
+    const env = { MY_OPENAI_KEY: 'sk-yaml', OPENAI_CHAT_MODEL: 'env-model', MY_TOKEN: 'tok-1' };
+    const { ai } = loadConfig({ cwd: dir, env, configPath: 'tollgate.yaml' });
+    expect(ai.providers).toEqual([
+      { name: 'local', kind: 'openai_compatible', url: 'http://127.0.0.1:9000/v1', chatModel: 'm1', timeoutMs: 2000 },
+      { name: 'openai', kind: 'openai', apiKey: 'sk-yaml', chatModel: 'env-model', timeoutMs: 10_000 },
+    ]);
+    expect(ai).toMatchObject({ defaultProvider: 'local', retryAttempts: 1, retryDelayMs: 250, fallbackProviders: ['openai'], api: { auth: 'token', token: 'tok-1' } });
+
+    const flagged = loadConfig({
+      cwd: dir,
+      env: { ...env, API_TOKEN: 'tok-env' },
+      configPath: 'tollgate.yaml',
+      overrides: [{ source: '--chat-model', path: ['providers', 'openai', 'chat_model'], value: 'flag-model' }],
+    }).ai;
+    expect(flagged.providers[1].chatModel).toBe('flag-model');
+    expect(flagged.api.token).toBe('tok-env');
+  });
+
+  it('loads prompt templates from a file next to the configuration, inline keys winning', () => {
+    write('conf/prompts.yaml', 'system_prompt: |\n  From the file.\nwith_context: "F {context} {prompt}"\nproviders:\n  ollama:\n    system_prompt: Ollama file.\n');
+    write('conf/tollgate.yaml', 'version: 1\nprompts:\n  file: prompts.yaml\n  with_context: "Inline {context} {prompt}"\n  providers:\n    ollama: { without_context: "O {prompt}" }\n');
+    const { prompts } = loadConfig({ cwd: dir, env: {}, configPath: 'conf/tollgate.yaml' }).ai;
+    expect(prompts).toMatchObject({
+      systemPrompt: 'From the file.\n',
+      withContext: 'Inline {context} {prompt}',
+      providers: { ollama: { systemPrompt: 'Ollama file.', withoutContext: 'O {prompt}' } },
+    });
+  });
+
+  it('names the file and the key for schema errors', () => {
+    write('bad.yaml', [
+      'version: 1',
+      'ai: { retry_attempts: -1, timeout: fast, retry_dely: 1 }',
+      'providers:',
+      '  openai: { kind: openia, url: ftp://x }',
+      '  "bad name": {}',
+      'api: { auth: basic }',
+    ].join('\n'));
+    expect(problemsOf(() => loadConfig({ cwd: dir, env: {}, configPath: 'bad.yaml' }))).toEqual(
+      expect.arrayContaining([
+        'bad.yaml: ai.retry_attempts: must be >= 0',
+        'bad.yaml: ai.timeout: must be a number',
+        'bad.yaml: ai.retry_dely: unknown key (did you mean retry_delay?)',
+        expect.stringMatching(/^bad\.yaml: providers\.openai\.kind: must be one of ollama, openai, /),
+        'bad.yaml: providers.openai.url: must be an http:// or https:// URL',
+        'bad.yaml: providers: provider name "bad name" must use letters, digits, "_" or "-"',
+        'bad.yaml: api.auth: must be one of token, jwt, none',
+      ]),
+    );
+  });
+
+  it('names the key for rules beyond the schema', () => {
+    write('rules.yaml', [
+      'version: 1',
+      'ai: { default_provider: nope, fallback_providers: [ollama, ghost] }',
+      'providers:',
+      '  ollama: {}',
+      '  mine: { chat_model: x }',
+      '  compat: { kind: openai_compatible }',
+      'api: { auth: jwt }',
+      'prompts: { file: missing.yaml }',
+    ].join('\n'));
+    expect(problemsOf(() => loadConfig({ cwd: dir, env: {}, configPath: 'rules.yaml' }))).toEqual([
+      "rules.yaml: providers.mine.kind: is required (the name 'mine' is not a provider kind: ollama, openai, anthropic, gemini, mistral, huggingface, deepseek, xai, openai_compatible)",
+      'rules.yaml: providers.compat.url: is required for kind openai_compatible',
+      "rules.yaml: ai.default_provider: 'nope' is not a registered provider (registered: ollama)",
+      "rules.yaml: ai.fallback_providers[1]: 'ghost' is not a registered provider",
+      'rules.yaml: api.auth: jwt needs the AuthModule configured (an auth: section or JWT_SECRET)',
+      'rules.yaml: prompts.file: missing.yaml: cannot read the file (ENOENT)',
+    ]);
+  });
+
+  it('names the environment variable when its value is invalid', () => {
+    expect(problemsOf(() => loadConfig({ cwd: dir, env: { OLLAMA_EMBEDDING_DIMENSIONS: 'many' } }))).toEqual([
+      'OLLAMA_EMBEDDING_DIMENSIONS: providers.ollama.embedding_dimensions: must be an integer',
+    ]);
+    expect(problemsOf(() => loadConfig({ cwd: dir, env: { OPENAI_API_KEY: 'k', OPENAI_URL: 'localhost:1' } }))).toEqual([
+      'OPENAI_URL: providers.openai.url: must be an http:// or https:// URL',
+    ]);
+  });
+
+  it("the schema's documented defaults are the built-in ones", () => {
+    const ai = schema.definitions.ai.properties;
+    expect({
+      timeoutSeconds: ai.timeout.default,
+      retryAttempts: ai.retry_attempts.default,
+      retryDelaySeconds: ai.retry_delay.default,
+      healthCacheSeconds: ai.health_cache_ttl.default,
+      maxBatchInputs: ai.max_batch_inputs.default,
+    }).toEqual({ ...DEFAULT_AI_SETTINGS, defaultProvider: undefined });
+    expect(ai.excluded_context_fields.default).toEqual(DEFAULT_EXCLUDED_CONTEXT_FIELDS);
+  });
+});

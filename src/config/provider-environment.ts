@@ -1,0 +1,60 @@
+/**
+ * Provider registration from the environment (seed 001 section 2.2): `<KIND>_API_KEY`, `_URL`,
+ * `_CHAT_MODEL`, `_EMBEDDING_MODEL`, `_MODEL` and `_EMBEDDING_DIMENSIONS` fill the entry named after
+ * the kind. They always override that entry when the YAML has it; otherwise they create it only when
+ * the kind's registering variable is set: the key for hosted kinds, the URL for openai_compatible,
+ * any OLLAMA_* variable for the local server.
+ */
+import { PROVIDER_KINDS, type ProviderKind } from '../ai/providers/ai-provider.interface';
+import type { ConfigOverride } from './config.types';
+
+const FIELDS = [
+  ['API_KEY', 'api_key'],
+  ['URL', 'url'],
+  ['CHAT_MODEL', 'chat_model'],
+  ['EMBEDDING_MODEL', 'embedding_model'],
+  ['MODEL', 'model'],
+  ['EMBEDDING_DIMENSIONS', 'embedding_dimensions'],
+] as const;
+
+/** The generation-only kinds take no embedding settings. */
+const GENERATION_ONLY = new Set<ProviderKind>(['anthropic', 'deepseek', 'xai']);
+
+export function providerVariablePrefix(kind: ProviderKind): string {
+  return kind.toUpperCase();
+}
+
+/** `OPENAI_API_KEY`, ... for every kind, e.g. for documentation and `tollgate config example`. */
+export function providerVariables(kind: ProviderKind): string[] {
+  return fieldsOf(kind).map(([suffix]) => `${providerVariablePrefix(kind)}_${suffix}`);
+}
+
+export function providerEnvironmentOverrides(env: NodeJS.ProcessEnv, document: Record<string, unknown>): ConfigOverride[] {
+  const configured = (document.providers ?? {}) as Record<string, unknown>;
+  const overrides: ConfigOverride[] = [];
+  for (const kind of PROVIDER_KINDS) {
+    const prefix = providerVariablePrefix(kind);
+    const set = fieldsOf(kind).flatMap(([suffix, key]) => {
+      const variable = `${prefix}_${suffix}`;
+      const value = env[variable];
+      return value === undefined || value === '' ? [] : [{ source: variable, path: ['providers', kind, key], value }];
+    });
+    if (set.length === 0) continue;
+    if (Object.prototype.hasOwnProperty.call(configured, kind) || registers(kind, set.map((o) => o.source))) overrides.push(...set);
+  }
+  return overrides;
+}
+
+function registers(kind: ProviderKind, variables: string[]): boolean {
+  const prefix = providerVariablePrefix(kind);
+  if (kind === 'ollama') return variables.length > 0;
+  if (kind === 'openai_compatible') return variables.includes(`${prefix}_URL`);
+  return variables.includes(`${prefix}_API_KEY`);
+}
+
+function fieldsOf(kind: ProviderKind) {
+  return FIELDS.filter(([suffix]) => {
+    if (kind === 'ollama' && suffix === 'API_KEY') return false;
+    return !(GENERATION_ONLY.has(kind) && suffix.startsWith('EMBEDDING'));
+  });
+}
