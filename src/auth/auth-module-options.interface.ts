@@ -102,6 +102,8 @@ export interface AuthModuleOptions {
   skipPreflight?: boolean;
   tokenCookieName?: string;
   maxTokenBytes?: number;
+  /** How many verified tokens to remember so repeat requests skip the signature check (0 = none). */
+  verifiedTokenCacheSize?: number;
   allowWeakSecret?: boolean;
   /** Register both guards as APP_GUARD (default true); false leaves them to `@UseGuards()`. */
   global?: boolean;
@@ -141,6 +143,7 @@ export interface ResolvedAuthOptions {
   skipPreflight: boolean;
   tokenCookieName?: string;
   maxTokenBytes: number;
+  verifiedTokenCacheSize: number;
   allowWeakSecret: boolean;
   global: boolean;
 }

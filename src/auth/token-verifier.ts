@@ -6,18 +6,46 @@ export type VerifyResult = { ok: true; payload: JwtPayload } | { ok: false; code
 
 type VerifierOptions = Pick<
   ResolvedAuthOptions,
-  'jwtAlgorithm' | 'verificationKey' | 'clockTolerance' | 'requireExp' | 'issuer' | 'audience' | 'maxTokenBytes'
+  | 'jwtAlgorithm'
+  | 'verificationKey'
+  | 'clockTolerance'
+  | 'requireExp'
+  | 'issuer'
+  | 'audience'
+  | 'maxTokenBytes'
+  | 'verifiedTokenCacheSize'
 >;
+
+/** A payload that verified; only its time claims are checked again on later requests. */
+interface VerifiedToken {
+  result: { ok: true; payload: JwtPayload };
+  exp?: number;
+  nbf?: number;
+}
 
 /** jsonwebtoken's messages for a token that is not a well-formed JWS. */
 const MALFORMED = new Set(['jwt malformed', 'invalid token', 'jwt signature is required', 'jwt must be provided']);
 
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
+}
+
 /**
  * One verifier per configured key (DECISIONS.md A2): the KeyObject is built once at start, and only the
  * configured algorithm verifies, so `alg: none` or an HS token against an RS key never get through.
+ *
+ * Tokens that verified are remembered (bounded, oldest first out) by their exact text, signature
+ * included, so a client's next request skips the signature check while exp/nbf are still checked
+ * against the clock. Failures are never remembered. Remembered payloads are frozen: every request that
+ * presents the token shares the object.
  */
 export class TokenVerifier {
   private readonly jwt: JwtService;
+  private readonly verified = new Map<string, VerifiedToken>();
 
   constructor(private readonly options: VerifierOptions) {
     this.jwt = new JwtService({
@@ -36,6 +64,9 @@ export class TokenVerifier {
     if (token.length > this.options.maxTokenBytes) {
       return { ok: false, code: 'token_too_large', detail: `the token is longer than ${this.options.maxTokenBytes} bytes` };
     }
+    const known = this.verified.get(token);
+    if (known) return this.timeFailure(known.exp, known.nbf, nowSeconds) ?? known.result;
+
     let payload: unknown;
     try {
       payload = this.jwt.verify(token, { clockTimestamp: nowSeconds } as never);
@@ -55,7 +86,24 @@ export class TokenVerifier {
         return { ok: false, code: 'token_not_active', detail: 'the token was issued in the future (iat)' };
       }
     }
-    return { ok: true, payload: claims };
+    const result = { ok: true as const, payload: deepFreeze(claims) };
+    this.remember(token, { result, exp: claims.exp as number | undefined, nbf: claims.nbf as number | undefined });
+    return result;
+  }
+
+  /** jsonwebtoken's own rules for a token verified earlier: expired at exp + tolerance, active from nbf - tolerance. */
+  private timeFailure(exp: number | undefined, nbf: number | undefined, nowSeconds: number): VerifyResult | undefined {
+    const tolerance = this.options.clockTolerance;
+    if (exp !== undefined && nowSeconds >= exp + tolerance) return { ok: false, code: 'token_expired', detail: 'the token has expired' };
+    if (nbf !== undefined && nbf > nowSeconds + tolerance) return { ok: false, code: 'token_not_active', detail: 'the token is not valid yet (nbf)' };
+    return undefined;
+  }
+
+  private remember(token: string, entry: VerifiedToken): void {
+    const limit = this.options.verifiedTokenCacheSize;
+    if (limit === 0) return;
+    if (this.verified.size >= limit) this.verified.delete(this.verified.keys().next().value as string);
+    this.verified.set(token, entry);
   }
 }
 
