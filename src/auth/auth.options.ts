@@ -14,6 +14,7 @@ import { cacheStoreErrors } from './stores/cache-store.factory';
 
 export const DEFAULT_TENANT_ID_HEADER = 'X-Tenant-Id';
 export const DEFAULT_MAX_TOKEN_BYTES = 8192;
+export const DEFAULT_VERIFIED_TOKEN_CACHE_SIZE = 10_000;
 export const MIN_HS_SECRET_BYTES = 32;
 export const DEFAULT_PAYLOAD_MAPPING: Readonly<PayloadMapping> = Object.freeze({
   userId: 'user_id',
@@ -32,7 +33,7 @@ const OPTION_NAMES: ReadonlySet<string> = new Set<keyof AuthModuleOptions>([
   'rbacCacheStoreOptions', 'permissionsCacheStore', 'permissionsCacheStoreOptions', 'cachedPermissionsTtl',
   'rbacRecordKey', 'rbacRecordRefreshMs', 'unauthorizedResponse', 'forbiddenResponse', 'responseCodes',
   'customPayloadValidator', 'debugMode', 'clockTolerance', 'requireExp', 'issuer', 'audience', 'trustProxy',
-  'skipPreflight', 'tokenCookieName', 'maxTokenBytes', 'allowWeakSecret', 'global',
+  'skipPreflight', 'tokenCookieName', 'maxTokenBytes', 'verifiedTokenCacheSize', 'allowWeakSecret', 'global',
 ]);
 
 const BOOLEAN_OPTIONS = [
@@ -127,6 +128,12 @@ function verificationKey(options: AuthModuleOptions, algorithm: JwtAlgorithm, al
     return undefined;
   }
   return key;
+}
+
+/** A PEM string or an asymmetric KeyObject: the secret was meant for an RS/PS/ES algorithm. */
+function looksAsymmetric(secret: unknown): boolean {
+  if (secret instanceof KeyObject) return secret.type !== 'secret';
+  return typeof secret === 'string' && secret.includes('-----BEGIN');
 }
 
 function stringListErrors(name: string, value: unknown): string[] {
@@ -236,6 +243,10 @@ export function resolveAuthOptions(input: AuthModuleOptions, env: NodeJS.Process
   }
   const allowWeakSecret = options.allowWeakSecret === true;
   const key = knownAlgorithm ? verificationKey(options, algorithm, allowWeakSecret, problems) : undefined;
+  // An unknown algorithm must not hide a missing or weak secret: one start-up names every problem.
+  if (!knownAlgorithm && options.jwtPublicKey === undefined && !looksAsymmetric(options.jwtSecret)) {
+    verificationKey(options, 'HS256', allowWeakSecret, problems);
+  }
 
   const headerName = options.tenantIdHeaderName ?? DEFAULT_TENANT_ID_HEADER;
   if (typeof headerName !== 'string' || !HTTP_TOKEN.test(headerName)) problems.push('tenantIdHeaderName must be an HTTP header name');
@@ -250,6 +261,7 @@ export function resolveAuthOptions(input: AuthModuleOptions, env: NodeJS.Process
   problems.push(...integerError('cachedPermissionsTtl', options.cachedPermissionsTtl, 1, 31_536_000));
   problems.push(...integerError('rbacRecordRefreshMs', options.rbacRecordRefreshMs, 0, 60_000));
   problems.push(...integerError('maxTokenBytes', options.maxTokenBytes, 256, 1_048_576));
+  problems.push(...integerError('verifiedTokenCacheSize', options.verifiedTokenCacheSize, 0, 1_000_000));
   if (options.rbacRecordKey !== undefined && (typeof options.rbacRecordKey !== 'string' || options.rbacRecordKey === '')) {
     problems.push('rbacRecordKey must be a non-empty string');
   }
@@ -298,6 +310,7 @@ export function resolveAuthOptions(input: AuthModuleOptions, env: NodeJS.Process
     skipPreflight: options.skipPreflight ?? true,
     tokenCookieName: options.tokenCookieName,
     maxTokenBytes: options.maxTokenBytes ?? DEFAULT_MAX_TOKEN_BYTES,
+    verifiedTokenCacheSize: options.verifiedTokenCacheSize ?? DEFAULT_VERIFIED_TOKEN_CACHE_SIZE,
     allowWeakSecret,
     global: options.global ?? true,
   };
