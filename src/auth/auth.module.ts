@@ -1,10 +1,12 @@
 import {
   Logger,
   Module,
+  type CanActivate,
   type DynamicModule,
   type FactoryProvider,
   type ModuleMetadata,
   type Provider,
+  type Type,
 } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import type { AuthModuleOptions, ResolvedAuthOptions } from './auth-module-options.interface';
@@ -44,22 +46,20 @@ function resolved(input: AuthModuleOptions): ResolvedAuthOptions {
 @Module({})
 export class AuthModule {
   static forRoot(options: AuthModuleOptions): DynamicModule {
-    return AuthModule.build([{ provide: AUTH_MODULE_INPUT, useValue: options }], options?.global ?? true, []);
+    const global = options?.global ?? true;
+    // Known up front here: without RBAC, requests need not pass through a guard that only says yes.
+    const guards = global ? (options?.rbacEnabled === true ? [JwtTenantGuard, RbacGuard] : [JwtTenantGuard]) : [];
+    return AuthModule.build([{ provide: AUTH_MODULE_INPUT, useValue: options }], guards, []);
   }
 
   static forRootAsync(options: AuthModuleAsyncOptions): DynamicModule {
     const input: Provider = { provide: AUTH_MODULE_INPUT, useFactory: options.useFactory, inject: options.inject ?? [] };
-    return AuthModule.build([input], options.global ?? true, options.imports ?? []);
+    return AuthModule.build([input], options.global === false ? [] : [JwtTenantGuard, RbacGuard], options.imports ?? []);
   }
 
-  private static build(input: Provider[], registerGuards: boolean, imports: ModuleMetadata['imports']): DynamicModule {
-    const guards: Provider[] = registerGuards
-      ? [
-          // Nest runs APP_GUARDs in registration order: authentication first, then RBAC.
-          { provide: APP_GUARD, useExisting: JwtTenantGuard },
-          { provide: APP_GUARD, useExisting: RbacGuard },
-        ]
-      : [];
+  /** `appGuards` in order: Nest runs APP_GUARDs in registration order, authentication first, then RBAC. */
+  private static build(input: Provider[], appGuards: Type<CanActivate>[], imports: ModuleMetadata['imports']): DynamicModule {
+    const guards: Provider[] = appGuards.map((guard) => ({ provide: APP_GUARD, useExisting: guard }));
     return {
       module: AuthModule,
       global: true,
