@@ -1,8 +1,12 @@
 import { type DynamicModule, Logger, Module, type OnApplicationShutdown, type Type } from '@nestjs/common';
+import { EventEmitterModule } from '@nestjs/event-emitter';
+import { AiModule } from './ai/ai.module';
+import type { AuthModuleOptions } from './auth/auth-module-options.interface';
 import { AuthModule } from './auth/auth.module';
 import { requireAuthModuleOptions } from './config/auth-config.mapper';
 import { TollgateConfigModule } from './config/config.module';
 import type { TollgateConfig } from './config/config.types';
+import { AiReadiness } from './server/ai-readiness';
 import { AuthContextController } from './server/auth-context.controller';
 import { AuthReadiness } from './server/auth-readiness';
 import { HealthController } from './server/health.controller';
@@ -12,12 +16,16 @@ import { ReadinessService } from './server/readiness.service';
 @Module({})
 export class AppModule implements OnApplicationShutdown {
   static forRoot(config: TollgateConfig): DynamicModule {
-    const imports: DynamicModule[] = [TollgateConfigModule.forRoot(config)];
+    const imports: DynamicModule[] = [
+      TollgateConfigModule.forRoot(config),
+      EventEmitterModule.forRoot(),
+      AiModule.forRoot(config.ai),
+    ];
     const controllers: Type[] = [HealthController];
-    const providers: Type[] = [ReadinessService];
+    const providers: Type[] = [ReadinessService, AiReadiness];
     // The guard is mounted only when an auth: section or JWT_SECRET configures it (DECISIONS.md B3).
     if (config.auth) {
-      imports.push(AuthModule.forRoot(requireAuthModuleOptions(config)));
+      imports.push(AuthModule.forRoot(withApiAuthExemption(requireAuthModuleOptions(config), config)));
       controllers.push(AuthContextController);
       if (config.auth.rbacEnabled) providers.push(AuthReadiness);
     }
@@ -34,4 +42,13 @@ export class AppModule implements OnApplicationShutdown {
   onApplicationShutdown(signal?: string): void {
     new Logger('Tollgate').log(`stopped${signal ? ` (${signal})` : ''}`);
   }
+}
+
+/**
+ * Unless `api.auth: jwt`, the /v1 API answers to its own auth hook (token or none), so the JWT guard
+ * steps aside for it (DECISIONS.md B3).
+ */
+function withApiAuthExemption(options: AuthModuleOptions, config: TollgateConfig): AuthModuleOptions {
+  if (config.ai.api.auth === 'jwt') return options;
+  return { ...options, skipPaths: [...(options.skipPaths ?? []), `${config.server.basePath}/v1/*`] };
 }

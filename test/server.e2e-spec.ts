@@ -8,6 +8,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
+import { type OllamaEmulator, startOllamaEmulator } from './emulators/ollama-emulator';
+
 const ROOT = resolve(__dirname, '..');
 const MAIN = join(ROOT, 'dist', 'src', 'main.js');
 
@@ -18,13 +20,15 @@ interface Server {
 }
 
 let work: string;
+/** /readyz needs one ready AI provider: the servers here point their default (ollama) at this emulator. */
+let ollama: OllamaEmulator;
 const running = new Set<ChildProcess>();
 
 /** Starts the server in a scratch directory with PORT=0 and waits for its "listening on" line. */
 function startServer(env: NodeJS.ProcessEnv = {}, args: string[] = []): Promise<Server> {
   const child = spawn(process.execPath, [MAIN, ...args], {
     cwd: work,
-    env: { PATH: process.env.PATH, NO_COLOR: '1', PORT: '0', ...env },
+    env: { PATH: process.env.PATH, NO_COLOR: '1', PORT: '0', OLLAMA_URL: ollama.url, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.add(child);
@@ -74,15 +78,17 @@ function signHs256(payload: Record<string, unknown>, secret: string): string {
   return `${head}.${createHmac('sha256', secret).update(head).digest('base64url')}`;
 }
 
-beforeAll(() => {
+beforeAll(async () => {
   const build = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build-if-stale.js')], { cwd: ROOT, stdio: 'inherit' });
   expect(build.status).toBe(0);
   work = mkdtempSync(join(tmpdir(), 'tollgate-server-'));
+  ollama = await startOllamaEmulator();
 }, 120_000);
 
-afterAll(() => {
+afterAll(async () => {
   for (const child of running) child.kill('SIGKILL');
   rmSync(work, { recursive: true, force: true });
+  await ollama.close();
 });
 
 describe('server without any configuration', () => {
@@ -105,10 +111,10 @@ describe('server without any configuration', () => {
     expect(await response.json()).toEqual({ status: 'ok' });
   });
 
-  it('GET /readyz answers 200 with nothing to wait for', async () => {
+  it('GET /readyz answers 200 once the default provider is ready', async () => {
     const response = await fetch(`${server.url}/readyz`);
     expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({ status: 'ready', checks: {} });
+    expect(await response.json()).toEqual({ status: 'ready', checks: { providers: 'ok' } });
   });
 
   it('does not mount /auth/context when auth is off', async () => {
@@ -120,8 +126,9 @@ describe('server without any configuration', () => {
     const over = await fetch(`${server.url}/healthz`, { method: 'POST', headers, body: `"${'a'.repeat(1024 * 1024 - 1)}"` });
     expect(over.status).toBe(413);
     const at = await fetch(`${server.url}/healthz`, { method: 'POST', headers, body: `"${'a'.repeat(1024 * 1024 - 2)}"` });
-    // Within the limit the body is read, and the request meets the router: no POST route here.
-    expect(at.status).toBe(404);
+    // Within the limit the body is read, and the request meets the router: GET only here, so 405.
+    expect(at.status).toBe(405);
+    expect(at.headers.get('allow')).toBe('GET');
   });
 
   it('answers 413 for an over-limit body sent without Content-Length (chunked)', async () => {
@@ -296,7 +303,7 @@ describe('server with RBAC on a Redis store (127.0.0.1:6379)', () => {
   it('/readyz is 503 until an RBAC record exists, then 200 once `tollgate rbac load` stored one', async () => {
     const before = await fetch(`${server.url}/readyz`);
     expect(before.status).toBe(503);
-    expect(await before.json()).toEqual({ status: 'not_ready', checks: { rbac: 'failing' } });
+    expect(await before.json()).toEqual({ status: 'not_ready', checks: { providers: 'ok', rbac: 'failing' } });
 
     const record = join(work, `${recordKey}.json`);
     writeFileSync(record, JSON.stringify({ permissions: { admin: ['*:*'] } }));
@@ -309,6 +316,6 @@ describe('server with RBAC on a Redis store (127.0.0.1:6379)', () => {
 
     const after = await fetch(`${server.url}/readyz`);
     expect(after.status).toBe(200);
-    expect(await after.json()).toEqual({ status: 'ready', checks: { rbac: 'ok' } });
+    expect(await after.json()).toEqual({ status: 'ready', checks: { providers: 'ok', rbac: 'ok' } });
   });
 });

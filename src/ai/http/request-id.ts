@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
-import type { FastifyInstance } from 'fastify';
+import type { IncomingHttpHeaders } from 'node:http';
 
 const VALID_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -12,11 +11,22 @@ export function requestIdFor(header: string | string[] | undefined): string {
 /** FastifyAdapter options: Fastify assigns `request.id` through this, so logs and replies share it. */
 export const requestIdAdapterOptions = {
   requestIdHeader: false as const,
-  genReqId: (request: IncomingMessage) => requestIdFor(request.headers['x-request-id']),
+  genReqId: (request: { headers: IncomingHttpHeaders }) => requestIdFor(request.headers['x-request-id']),
 };
 
+/**
+ * The part of a Fastify instance the hook needs; structural, because @nestjs/platform-fastify may bring
+ * its own copy of Fastify whose types are not the application's.
+ */
+export interface RequestHookHost {
+  addHook(
+    name: 'onRequest',
+    hook: (request: { id: string }, reply: { header(name: string, value: string): unknown }, done: () => void) => void,
+  ): unknown;
+}
+
 /** Every response, including 404s and errors raised before routing, carries x-request-id. */
-export function installRequestIdHeader(fastify: FastifyInstance): void {
+export function installRequestIdHeader(fastify: RequestHookHost): void {
   fastify.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     done();

@@ -1,0 +1,38 @@
+import type { ApiAuthHook } from './http/api-auth.guard';
+import type { PromptTemplateSet } from './prompts/prompt-templates';
+import type { ProviderSettings } from './providers/ai-provider.interface';
+
+/**
+ * Options of `AiModule.forRoot()`. Tollgate's server builds them from the configuration file; a host app
+ * can pass them directly. Times are milliseconds; unset values take DECISIONS.md B1-B3 defaults.
+ */
+export interface AiModuleOptions {
+  /** Registrations in fallback order; names must be unique. */
+  providers: ProviderSettings[];
+  /** Default: `ollama` when registered, else the first registration. */
+  defaultProvider?: string;
+  /** Retries after the first try (default 3). */
+  retryAttempts?: number;
+  /** Wait before the first retry (default 1000). */
+  retryDelayMs?: number;
+  /** Default true; a call can still disable fallback for itself. */
+  enableFallback?: boolean;
+  /** Ordered fallback candidates; default every registration in order. */
+  fallbackProviders?: string[];
+  /** Added to api_key, password, token and secret. */
+  sensitiveKeys?: string[];
+  excludedContextFields?: string[];
+  /** How long /readyz reuses provider health (default 5000). */
+  healthCacheMs?: number;
+  /** Inputs per batch embeddings call (default 32). */
+  maxBatchInputs?: number;
+  prompts?: Partial<PromptTemplateSet>;
+  api?: {
+    /** token (default): bearer token or `hook`; jwt: AuthModule's global guard protects the API; none: no check. */
+    auth?: 'token' | 'jwt' | 'none';
+    /** Expected bearer token; with neither token nor hook every /v1 call is rejected. */
+    token?: string;
+    /** Replaces the bearer-token check: receives the request, returns truthy to allow it. */
+    hook?: ApiAuthHook;
+  };
+}

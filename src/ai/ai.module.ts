@@ -1,0 +1,76 @@
+import { type DynamicModule, Inject, Module, type OnApplicationShutdown, type Provider } from '@nestjs/common';
+import { EventEmitter2 } from '@nestjs/event-emitter';
+import { AI_MODULE_OPTIONS } from './ai.constants';
+import type { AiModuleOptions } from './ai-module-options.interface';
+import { AiClient } from './client/ai-client';
+import type { AiClientOptions } from './client/ai-client.options';
+import { ProviderRegistry } from './client/provider-registry';
+import { API_AUTH_OPTIONS, ApiAuthGuard, type ApiAuthOptions } from './http/api-auth.guard';
+import { V1InfoController } from './http/v1-info.controller';
+import { V1OperationsController } from './http/v1-operations.controller';
+import { DEFAULT_EXCLUDED_CONTEXT_FIELDS } from './prompts/context-rendering';
+import { DEFAULT_PROMPT_TEMPLATES } from './prompts/prompt-templates';
+
+/** Defaults of DECISIONS.md B1-B3, in milliseconds. */
+const DEFAULTS = { retryAttempts: 3, retryDelayMs: 1000, healthCacheMs: 5000, maxBatchInputs: 32 };
+
+export function toClientOptions(options: AiModuleOptions): AiClientOptions {
+  const names = options.providers.map((p) => p.name);
+  return {
+    defaultProvider: options.defaultProvider ?? (names.includes('ollama') ? 'ollama' : (names[0] ?? 'ollama')),
+    retry: { retries: options.retryAttempts ?? DEFAULTS.retryAttempts, baseDelayMs: options.retryDelayMs ?? DEFAULTS.retryDelayMs },
+    fallback: { enabled: options.enableFallback ?? true, providers: options.fallbackProviders },
+    prompts: { ...DEFAULT_PROMPT_TEMPLATES, providers: {}, ...options.prompts },
+    context: {
+      excludedFields: options.excludedContextFields ?? DEFAULT_EXCLUDED_CONTEXT_FIELDS,
+      sensitiveKeys: options.sensitiveKeys ?? [],
+    },
+    sensitiveKeys: options.sensitiveKeys ?? [],
+    limits: { maxBatchInputs: options.maxBatchInputs ?? DEFAULTS.maxBatchInputs },
+    healthCacheMs: options.healthCacheMs ?? DEFAULTS.healthCacheMs,
+  };
+}
+
+function createClient(options: AiModuleOptions, events?: EventEmitter2): AiClient {
+  return new AiClient(ProviderRegistry.fromSettings(options.providers), toClientOptions(options), events);
+}
+
+function apiAuthOptions(options: AiModuleOptions): ApiAuthOptions {
+  const api = options.api ?? {};
+  return { mode: api.auth ?? 'token', token: api.token, hook: api.hook };
+}
+
+/**
+ * The AI gateway: `AiClient` for in-process use and the /v1 REST controllers. `service.request` events go
+ * to the app's EventEmitter2 when `EventEmitterModule.forRoot()` is imported, and always to the
+ * `tollgate:service.request` diagnostics channel.
+ */
+@Module({})
+export class AiModule implements OnApplicationShutdown {
+  constructor(@Inject(AiClient) private readonly client: AiClient) {}
+
+  static forRoot(options: AiModuleOptions): DynamicModule {
+    const providers: Provider[] = [
+      { provide: AI_MODULE_OPTIONS, useValue: options },
+      {
+        provide: AiClient,
+        useFactory: createClient,
+        inject: [AI_MODULE_OPTIONS, { token: EventEmitter2, optional: true }],
+      },
+      { provide: API_AUTH_OPTIONS, useFactory: apiAuthOptions, inject: [AI_MODULE_OPTIONS] },
+      ApiAuthGuard,
+    ];
+    return {
+      module: AiModule,
+      controllers: [V1InfoController, V1OperationsController],
+      providers,
+      exports: [AiClient, AI_MODULE_OPTIONS],
+    };
+  }
+
+  /** Releases every provider's connection pool. */
+  async onApplicationShutdown(): Promise<void> {
+    await this.client.close();
+  }
+}
+

@@ -1,0 +1,25 @@
+import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { AiClient } from '../ai/client/ai-client';
+import { ReadinessService } from './readiness.service';
+
+/**
+ * Ready when at least one provider is ready (DECISIONS.md B3). Health results are reused for the
+ * configured cache time, so probes never fan out into provider calls.
+ */
+@Injectable()
+export class AiReadiness implements OnModuleInit {
+  constructor(
+    private readonly readiness: ReadinessService,
+    private readonly client: AiClient,
+  ) {}
+
+  onModuleInit(): void {
+    this.readiness.register('providers', async () => {
+      const results = await this.client.cachedHealth();
+      if (!results.some((result) => result.ready)) {
+        const states = results.map((result) => `${result.provider} ${result.status}`).join(', ') || 'none registered';
+        throw Object.assign(new Error('no provider ready'), { code: states });
+      }
+    });
+  }
+}
