@@ -2,6 +2,10 @@ import { Module } from '@nestjs/common';
 import { CliConfigService } from './cli-config.service';
 import { CliProgram } from './cli-program';
 import { ConfigCommand } from './config.command';
+import { EmbedCommand } from './embed.command';
+import { GenerateCommand } from './generate.command';
+import { HealthCommand } from './health.command';
+import { ProvidersCommand } from './providers.command';
 import { RbacCommand } from './rbac.command';
 import { SecretCommand } from './secret.command';
 import { ServeCommand } from './serve.command';
@@ -12,6 +16,10 @@ const COMMANDS = [
   ...RbacCommand.registerWithSubCommands(),
   ...ConfigCommand.registerWithSubCommands(),
   ServeCommand,
+  ProvidersCommand,
+  HealthCommand,
+  GenerateCommand,
+  EmbedCommand,
 ];
 
 @Module({

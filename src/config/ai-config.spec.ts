@@ -104,6 +104,17 @@ describe('AI configuration (ai, providers, prompts, api)', () => {
     expect(flagged.api.token).toBe('tok-env');
   });
 
+  it('a flag that configures a hosted kind lets its other variables apply without the key variable', () => {
+    const { ai } = loadConfig({
+      cwd: dir,
+      env: { OPENAI_URL: 'http://127.0.0.1:9/v1', OPENAI_CHAT_MODEL: 'gpt-x' },
+      overrides: [{ source: '--api-key', path: ['providers', 'openai', 'api_key'], value: 'sk-flag' }],
+    });
+    expect(ai.providers).toEqual([
+      { name: 'openai', kind: 'openai', url: 'http://127.0.0.1:9/v1', apiKey: 'sk-flag', chatModel: 'gpt-x', timeoutMs: 30_000 },
+    ]);
+  });
+
   it('loads prompt templates from a file next to the configuration, inline keys winning', () => {
     write('conf/prompts.yaml', 'system_prompt: |\n  From the file.\nwith_context: "F {context} {prompt}"\nproviders:\n  ollama:\n    system_prompt: Ollama file.\n');
     write('conf/tollgate.yaml', 'version: 1\nprompts:\n  file: prompts.yaml\n  with_context: "Inline {context} {prompt}"\n  providers:\n    ollama: { without_context: "O {prompt}" }\n');

@@ -33,7 +33,7 @@ export function loadConfig(options: LoadConfigOptions = {}): TollgateConfig {
   const fromFile: Record<string, unknown> = file ? readDocument(file, resolve(cwd, file), env) : { version: 1 };
   const document = structuredClone(fromFile);
   applyOverrides(document, environmentOverrides(env));
-  applyOverrides(document, providerEnvironmentOverrides(env, fromFile));
+  applyOverrides(document, providerEnvironmentOverrides(env, fromFile, options.overrides));
   applyOverrides(document, options.overrides ?? []);
 
   // Cross-key rules (e.g. rbac_enabled needs its stores) can only be checked once every layer is in.

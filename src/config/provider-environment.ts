@@ -29,8 +29,17 @@ export function providerVariables(kind: ProviderKind): string[] {
   return fieldsOf(kind).map(([suffix]) => `${providerVariablePrefix(kind)}_${suffix}`);
 }
 
-export function providerEnvironmentOverrides(env: NodeJS.ProcessEnv, document: Record<string, unknown>): ConfigOverride[] {
-  const configured = (document.providers ?? {}) as Record<string, unknown>;
+/**
+ * `document` is the YAML as written; `flags` are command-line overrides, which count as configuring the
+ * entry they touch (so `--provider openai --api-key K` still picks up OPENAI_URL and OPENAI_CHAT_MODEL).
+ */
+export function providerEnvironmentOverrides(
+  env: NodeJS.ProcessEnv,
+  document: Record<string, unknown>,
+  flags: readonly ConfigOverride[] = [],
+): ConfigOverride[] {
+  const configured = new Set(Object.keys((document.providers ?? {}) as Record<string, unknown>));
+  for (const flag of flags) if (flag.path[0] === 'providers' && flag.path[1] !== undefined) configured.add(flag.path[1]);
   const overrides: ConfigOverride[] = [];
   for (const kind of PROVIDER_KINDS) {
     const prefix = providerVariablePrefix(kind);
@@ -40,7 +49,7 @@ export function providerEnvironmentOverrides(env: NodeJS.ProcessEnv, document: R
       return value === undefined || value === '' ? [] : [{ source: variable, path: ['providers', kind, key], value }];
     });
     if (set.length === 0) continue;
-    if (Object.prototype.hasOwnProperty.call(configured, kind) || registers(kind, set.map((o) => o.source))) overrides.push(...set);
+    if (configured.has(kind) || registers(kind, set.map((o) => o.source))) overrides.push(...set);
   }
   return overrides;
 }

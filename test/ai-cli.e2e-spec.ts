@@ -1,0 +1,270 @@
+/**
+ * The AI commands of the real CLI (node dist/src/cli.js) as subprocesses against loopback emulators:
+ * output in both formats, every option, stdin input, exit codes and `tollgate: <message>` errors.
+ * Subprocesses run asynchronously so the emulators in this process keep answering.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { CONFIG_SCHEMA_ID } from '../src/config/config-schema.validator';
+import { OpenAiEmulator, UPSTREAM_MARKER, vectorFor } from './emulators/openai-emulator';
+
+const ROOT = resolve(__dirname, '..');
+const CLI = join(ROOT, 'dist', 'src', 'cli.js');
+const KEY = 'sk-cli-test-KEY-7781';
+
+interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+let work: string;
+let openai: OpenAiEmulator;
+let deepseek: OpenAiEmulator;
+
+/** The environment that registers both emulators (openai first, so it is the default). */
+const providerEnv = (): NodeJS.ProcessEnv => ({
+  OPENAI_API_KEY: KEY,
+  OPENAI_URL: openai.url,
+  OPENAI_CHAT_MODEL: 'gpt-test',
+  OPENAI_EMBEDDING_MODEL: 'embed-test',
+  DEEPSEEK_API_KEY: KEY,
+  DEEPSEEK_URL: deepseek.url,
+  DEEPSEEK_CHAT_MODEL: 'deepseek-chat',
+});
+
+function tollgate(args: string[], env: NodeJS.ProcessEnv = providerEnv(), stdin?: string): Promise<Run> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      cwd: work,
+      env: { PATH: process.env.PATH, ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    child.on('error', reject);
+    child.on('close', (status) => {
+      clearTimeout(timer);
+      resolvePromise({ status, stdout, stderr });
+    });
+    child.stdin.end(stdin ?? '');
+  });
+}
+
+function expectNoLeak(run: Run): void {
+  for (const text of [run.stdout, run.stderr]) {
+    expect(text).not.toContain(KEY);
+    expect(text).not.toContain(UPSTREAM_MARKER);
+  }
+}
+
+beforeAll(async () => {
+  const build = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build-if-stale.js')], { cwd: ROOT, stdio: 'inherit' });
+  expect(build.status).toBe(0);
+  work = mkdtempSync(join(tmpdir(), 'tollgate-ai-cli-'));
+  [openai, deepseek] = await Promise.all([
+    OpenAiEmulator.start({ apiKey: KEY }),
+    OpenAiEmulator.start({ flavour: 'deepseek', apiKey: KEY, chatModels: ['deepseek-chat'] }),
+  ]);
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all([openai.close(), deepseek.close()]);
+  rmSync(work, { recursive: true, force: true });
+});
+
+beforeEach(() => {
+  openai.server.reset();
+  deepseek.server.reset();
+});
+
+describe('tollgate providers', () => {
+  it('lists registrations in order with the default marked, never the key', async () => {
+    const run = await tollgate(['providers']);
+    expect(run.status).toBe(0);
+    const lines = run.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^openai \(openai\) \[default\]  url http:\/\/127\.0\.0\.1:\d+\/v1  chat gpt-test  embeddings embed-test$/);
+    expect(lines[1]).toMatch(/^deepseek \(deepseek\)  url .*  chat deepseek-chat  no embeddings$/);
+    expectNoLeak(run);
+  });
+
+  it('--format json gives the same shape as GET /v1/providers', async () => {
+    const run = await tollgate(['providers', '--format', 'json']);
+    expect(run.status).toBe(0);
+    const body = JSON.parse(run.stdout);
+    expect(body.default_provider).toBe('openai');
+    expect(body.providers[1]).toMatchObject({ name: 'deepseek', kind: 'deepseek', capabilities: { embeddings: false } });
+    expectNoLeak(run);
+  });
+
+  it('registers only the local default when no key is in the environment', async () => {
+    const run = await tollgate(['providers'], {});
+    expect(run.stdout).toBe('ollama (ollama) [default]  url http://localhost:11434  chat llama3.2  embeddings nomic-embed-text\n');
+  });
+});
+
+describe('tollgate health', () => {
+  it('exit 0 when every provider is healthy', async () => {
+    const run = await tollgate(['health']);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/^openai: healthy \(reachable, ready\) model gpt-test [\d.]+ ms\ndeepseek: healthy/);
+  });
+
+  it('exit 1 naming the unhealthy provider; --provider checks one; json output', async () => {
+    deepseek.serverErrorNext(503);
+    const run = await tollgate(['health', '--format', 'json']);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toBe('tollgate: not healthy: deepseek\n');
+    const body = JSON.parse(run.stdout);
+    expect(body.providers[1]).toMatchObject({ provider: 'deepseek', status: 'unhealthy', reachable: true, ready: false });
+    expectNoLeak(run);
+
+    const one = await tollgate(['health', '--provider', 'openai']);
+    expect(one.status).toBe(0);
+    expect(one.stdout).toMatch(/^openai: healthy/);
+    expect(one.stdout).not.toContain('deepseek');
+  });
+});
+
+describe('tollgate generate', () => {
+  it('prints the answer for TEXT', async () => {
+    const run = await tollgate(['generate', 'Say hi']);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toBe('echo: Say hi\n');
+    expect(run.stderr).toBe('');
+  });
+
+  it('reads TEXT from stdin when no argument is given', async () => {
+    const run = await tollgate(['generate', '--format', 'json'], providerEnv(), 'from stdin\n');
+    expect(run.status).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ response: 'echo: from stdin', provider: 'openai', model: 'gpt-test', finish_reason: 'stop' });
+  });
+
+  it('--system-prompt and --prompt-templates-file shape the messages', async () => {
+    writeFileSync(join(work, 'prompts.yaml'), 'system_prompt: From the file.\nwithout_context: |\n  Q: {prompt}\n');
+    await tollgate(['generate', 'x', '--prompt-templates-file', 'prompts.yaml']);
+    expect((openai.server.lastRequest!.body as { messages: unknown }).messages).toEqual([
+      { role: 'system', content: 'From the file.' },
+      { role: 'user', content: 'Q: x\n' },
+    ]);
+    await tollgate(['generate', 'y', '--prompt-templates-file', 'prompts.yaml', '--system-prompt', 'Flag wins.']);
+    expect((openai.server.lastRequest!.body as { messages: Array<{ content: string }> }).messages[0].content).toBe('Flag wins.');
+  });
+
+  it('--provider, --model and --chat-model choose where and what', async () => {
+    const run = await tollgate(['generate', 'hi', '--provider', 'deepseek', '--format', 'json']);
+    expect(JSON.parse(run.stdout).provider).toBe('deepseek');
+    await tollgate(['generate', 'hi', '--chat-model', 'gpt-other']);
+    expect((openai.server.lastRequest!.body as { model: string }).model).toBe('gpt-other');
+    const model = await tollgate(['generate', 'hi', '--model', 'missing-model', '--no-fallback']);
+    expect(model.status).toBe(1);
+    expect(model.stderr).toBe("tollgate: openai: model 'missing-model' is not available (404)\n");
+  });
+
+  it('falls back to the next provider, unless --no-fallback', async () => {
+    openai.serverErrorNext(503);
+    const fallback = await tollgate(['generate', 'hi', '--format', 'json']);
+    expect(fallback.status).toBe(0);
+    expect(JSON.parse(fallback.stdout).provider).toBe('deepseek');
+
+    deepseek.server.reset();
+    openai.serverErrorNext(503);
+    const strict = await tollgate(['generate', 'hi', '--no-fallback']);
+    expect(strict.status).toBe(1);
+    expect(strict.stdout).toBe('');
+    expect(strict.stderr).toBe('tollgate: openai: upstream returned 503\n');
+    expect(deepseek.server.requests).toHaveLength(0);
+    expectNoLeak(strict);
+  });
+
+  it('--api-key and --api-key-env supply the key for a provider the environment did not register', async () => {
+    const env = { OPENAI_URL: openai.url, OPENAI_CHAT_MODEL: 'gpt-test', HIDDEN_KEY: KEY };
+    const direct = await tollgate(['generate', 'k1', '--provider', 'openai', '--api-key', KEY], env);
+    expect(direct.status).toBe(0);
+    const fromEnv = await tollgate(['generate', 'k2', '--provider', 'openai', '--api-key-env', 'HIDDEN_KEY'], env);
+    expect(fromEnv.status).toBe(0);
+    expect(openai.server.requests.map((r) => r.headers.authorization)).toEqual([`Bearer ${KEY}`, `Bearer ${KEY}`]);
+
+    const wrong = await tollgate(['generate', 'k3', '--provider', 'openai', '--api-key', 'sk-wrong'], env);
+    expect(wrong.status).toBe(1);
+    expect(wrong.stderr).toBe('tollgate: openai: upstream rejected the credentials (401)\n');
+  });
+
+  it.each([
+    [['generate', 'x', '--format', 'xml'], /^tollgate: --format must be one of text, json \(got "xml"\)/],
+    [['generate', 'x', '--provider', 'ghost'], /^tollgate: unknown provider 'ghost' \(registered: openai, deepseek\)\n$/],
+    [['generate', 'x', '--api-key-env', 'NOT_SET_ANYWHERE'], /^tollgate: --api-key-env: environment variable NOT_SET_ANYWHERE is not set\n$/],
+    [['generate', 'x', '--api-key-env', 'bad name'], /^tollgate: --api-key-env must be an environment variable name/],
+    [['generate', 'x', '--bogus'], /^tollgate: unknown option '--bogus'/],
+    [['generate', 'a', 'b'], /^tollgate: too many arguments/],
+  ])('usage error %j: exit 2', async (args, message) => {
+    const run = await tollgate(args);
+    expect(run.status).toBe(2);
+    expect(run.stderr).toMatch(message);
+    expect(openai.server.requests).toHaveLength(0);
+  });
+
+  it('empty stdin is a usage error', async () => {
+    const run = await tollgate(['generate'], providerEnv(), '\n');
+    expect(run.status).toBe(2);
+    expect(run.stderr).toBe('tollgate: generate: TEXT is empty\n');
+  });
+
+  it('an unreachable provider is an operation failure (exit 1)', async () => {
+    writeFileSync(join(work, 'no-retry.yaml'), 'version: 1\nai: { retry_attempts: 0 }\n');
+    const run = await tollgate(['generate', 'x', '--no-fallback', '--config', 'no-retry.yaml'], { ...providerEnv(), OPENAI_URL: 'http://127.0.0.1:9/v1' });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toBe('tollgate: openai: could not reach upstream (ECONNREFUSED)\n');
+  });
+});
+
+describe('tollgate embed', () => {
+  it('prints the vector as one JSON line, or the full result with --format json', async () => {
+    const text = await tollgate(['embed', 'vector me']);
+    expect(text.status).toBe(0);
+    expect(JSON.parse(text.stdout)).toEqual(vectorFor('vector me', 4));
+    expect(text.stdout.trim().split('\n')).toHaveLength(1);
+
+    const json = await tollgate(['embed', '--format', 'json'], providerEnv(), 'piped');
+    expect(JSON.parse(json.stdout)).toEqual({ embedding: vectorFor('piped', 4), provider: 'openai', model: 'embed-test', dimensions: 4 });
+  });
+
+  it('--model and --embedding-model pick the embedding model', async () => {
+    await tollgate(['embed', 'a', '--embedding-model', 'embed-test']);
+    expect((openai.server.lastRequest!.body as { model: string }).model).toBe('embed-test');
+    const missing = await tollgate(['embed', 'a', '--model', 'nope-embed', '--no-fallback']);
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toBe("tollgate: openai: model 'nope-embed' is not available (404)\n");
+  });
+
+  it('refuses embeddings on a generation-only provider (exit 1)', async () => {
+    const run = await tollgate(['embed', 'a', '--provider', 'deepseek']);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toBe('tollgate: deepseek: deepseek does not support embeddings\n');
+  });
+});
+
+describe('tollgate config with the AI sections', () => {
+  it('config example starts with the schema line and documents providers, ai, prompts and api', async () => {
+    const run = await tollgate(['config', 'example'], {});
+    expect(run.status).toBe(0);
+    expect(run.stdout.split('\n')[0]).toBe(`# yaml-language-server: $schema=${CONFIG_SCHEMA_ID}`);
+    for (const section of ['ai:', 'providers:', 'prompts:', 'api:']) expect(run.stdout).toMatch(new RegExp(`^${section}`, 'm'));
+  });
+
+  it('config validate names the file and the key of an AI problem', async () => {
+    writeFileSync(join(work, 'bad-ai.yaml'), 'version: 1\nai: { retry_attempts: many }\nproviders:\n  mine: { chat_model: x }\n');
+    const run = await tollgate(['config', 'validate', '--config', 'bad-ai.yaml'], {});
+    expect(run.status).toBe(1);
+    expect(run.stderr).toBe('tollgate: bad-ai.yaml: ai.retry_attempts: must be an integer\n');
+    writeFileSync(join(work, 'bad-kind.yaml'), 'version: 1\nproviders:\n  mine: { chat_model: x }\n');
+    const kind = await tollgate(['config', 'validate', '--config', 'bad-kind.yaml'], {});
+    expect(kind.status).toBe(1);
+    expect(kind.stderr).toMatch(/^tollgate: bad-kind\.yaml: providers\.mine\.kind: is required/);
+  });
+});
