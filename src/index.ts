@@ -35,3 +35,36 @@ export {
   currentUserId,
   currentTenantId,
 } from './auth/request-context';
+
+export { AiModule } from './ai/ai.module';
+export type { AiModuleOptions } from './ai/ai-module-options.interface';
+export {
+  AiClient,
+  type CallOptions,
+  type GenerateOptions,
+  type EmbeddingOptions,
+  type GenerateResponse,
+  type EmbeddingResponse,
+  type BatchEmbeddingResponse,
+} from './ai/client/ai-client';
+export {
+  SERVICE_REQUEST_EVENT,
+  SERVICE_REQUEST_CHANNEL,
+  type ServiceRequestEvent,
+  type ServiceRequestPayload,
+} from './ai/client/service-request.events';
+export {
+  TollgateError,
+  ConnectionError,
+  TimeoutError,
+  AuthenticationError,
+  RateLimitError,
+  ModelNotAvailableError,
+  InvalidResponseError,
+  ProviderError,
+  InvalidRequestError,
+  UnknownProviderError,
+  CapabilityNotSupportedError,
+} from './ai/errors';
+export { ApiExceptionFilter } from './ai/http/api-exception.filter';
+export { installRequestIdHeader, requestIdAdapterOptions } from './ai/http/request-id';
