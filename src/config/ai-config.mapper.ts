@@ -15,6 +15,7 @@ import {
 } from '../ai/prompts/prompt-templates';
 import { ConfigError } from './config.error';
 import type { AiSettings, ConfigDocument, PromptTemplatesSection, ProviderSection } from './config.types';
+import { toDocumentBounds, toSearchSettings } from './search-config.mapper';
 
 /** DECISIONS.md B1 and B3. */
 export const DEFAULT_AI_SETTINGS = Object.freeze({
@@ -66,6 +67,7 @@ export function toAiSettings(document: ConfigDocument, context: AiConfigContext)
 
   const prompts = toPromptTemplateSet(document, context, problems);
   if (problems.length) throw new ConfigError(problems.map((problem) => `${context.source}: ${problem}`));
+  const search = toSearchSettings(document, context.source);
 
   return {
     providers,
@@ -80,6 +82,8 @@ export function toAiSettings(document: ConfigDocument, context: AiConfigContext)
     maxBatchInputs: ai.max_batch_inputs ?? DEFAULT_AI_SETTINGS.maxBatchInputs,
     prompts: prompts ?? { ...DEFAULT_PROMPT_TEMPLATES, providers: {} },
     api: { auth: apiAuth, ...(document.api?.token !== undefined ? { token: document.api.token } : {}) },
+    search,
+    documents: toDocumentBounds(document),
   };
 }
 

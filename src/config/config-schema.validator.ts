@@ -64,7 +64,7 @@ function describe(error: ErrorObject): SchemaProblem {
     case 'required':
       return { path: [...path, String(params.missingProperty)], message: requiredMessage(path, error) };
     case 'propertyNames':
-      return { path, message: `provider name "${String(params.propertyName)}" must use letters, digits, "_" or "-"` };
+      return { path, message: `${path[0] === 'tools' ? 'tool' : 'provider'} name "${String(params.propertyName)}" must use letters, digits, "_" or "-"` };
     case 'enum':
       return { path, message: `must be one of ${(params.allowedValues as unknown[]).join(', ')}` };
     case 'const':
@@ -90,7 +90,9 @@ function patternMessage(path: string[]): string {
   const parent = path[path.length - 2];
   if (last === 'base_path') return 'must be empty or a path like /gateway (no trailing slash)';
   if (last === 'tenant_id_header_name') return 'must be a valid HTTP header name';
-  if (last === 'url' && path[0] === 'providers') return 'must be an http:// or https:// URL';
+  if (last === 'url' && (path[0] === 'providers' || path[0] === 'tools')) return 'must be an http:// or https:// URL';
+  if (last === 'url' && path[0] === 'vector') return 'must be a postgres:// or postgresql:// URL';
+  if (last === 'table' && path[0] === 'vector') return 'must be a lower-case SQL identifier (a-z, digits, underscore; at most 63 characters)';
   if (last === 'url') return 'must be a URL such as redis://host:6379 or postgres://user@host/db';
   if (last === 'table') return 'must be a plain SQL identifier (letters, digits, underscore)';
   if (parent === 'servers') return 'must be host:port';

@@ -9,6 +9,8 @@ import type { ConfigDocument, ConfigOverride, TollgateConfig } from './config.ty
 import { environmentOverrides } from './config-environment';
 import { resolveReferences } from './config-references';
 import { providerEnvironmentOverrides } from './provider-environment';
+import { toVectorSettings } from './search-config.mapper';
+import { toolEnvironmentOverrides } from './tool-environment';
 import { formatProblem, validateDocument } from './config-schema.validator';
 
 export interface LoadConfigOptions {
@@ -34,6 +36,7 @@ export function loadConfig(options: LoadConfigOptions = {}): TollgateConfig {
   const document = structuredClone(fromFile);
   applyOverrides(document, environmentOverrides(env));
   applyOverrides(document, providerEnvironmentOverrides(env, fromFile, options.overrides));
+  applyOverrides(document, toolEnvironmentOverrides(env, fromFile));
   applyOverrides(document, options.overrides ?? []);
 
   // Cross-key rules (e.g. rbac_enabled needs its stores) can only be checked once every layer is in.
@@ -112,6 +115,7 @@ function getPath(source: Record<string, unknown>, path: string[]): unknown {
 
 function toConfig(document: ConfigDocument, file: string | undefined, cwd: string): TollgateConfig {
   const server = document.server ?? {};
+  const context = { source: file ?? 'configuration', filePath: file ? resolve(cwd, file) : undefined, cwd };
   return {
     file,
     server: {
@@ -121,7 +125,8 @@ function toConfig(document: ConfigDocument, file: string | undefined, cwd: strin
       basePath: server.base_path ?? DEFAULT_SERVER_CONFIG.basePath,
     },
     auth: document.auth ? toAuthSettings(document.auth) : undefined,
-    ai: toAiSettings(document, { source: file ?? 'configuration', filePath: file ? resolve(cwd, file) : undefined, cwd }),
+    ai: toAiSettings(document, context),
+    vector: toVectorSettings(document, context),
     document,
   };
 }

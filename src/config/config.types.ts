@@ -1,6 +1,9 @@
 import type { AuthModuleOptions } from '../auth/auth-module-options.interface';
 import type { ProviderKind, ProviderSettings } from '../ai/providers/ai-provider.interface';
 import type { PromptTemplateSet } from '../ai/prompts/prompt-templates';
+import type { DocumentBounds } from '../ai/documents/document-source.interface';
+import type { SearchModuleOptions } from '../ai/tools/search.service';
+import type { VectorStoreSettings } from '../ai/vector/vector-store.interface';
 
 /**
  * The YAML document as written (snake_case keys), after `_env` / `${VAR}` references are resolved.
@@ -14,6 +17,51 @@ export interface ConfigDocument {
   providers?: Record<string, ProviderSection>;
   prompts?: PromptsSection;
   api?: ApiSection;
+  tools?: Record<string, ToolSection>;
+  search?: SearchSection;
+  documents?: DocumentsSection;
+  vector?: VectorSection;
+}
+
+/** One search tool (seed 001 section 2.3); which keys apply depends on `kind`. */
+export interface ToolSection {
+  kind?: 'searxng' | 'searchapi' | 'group';
+  url?: string;
+  api_key?: string;
+  timeout?: number;
+  max_response_bytes?: number;
+  allow_private_network?: boolean;
+  language?: string;
+  categories?: string[];
+  engine?: string;
+  location?: string;
+  hl?: string;
+  gl?: string;
+  tools?: string[];
+}
+
+export interface SearchSection {
+  default_tool?: string;
+  default_limit?: number;
+  max_limit?: number;
+  max_query_chars?: number;
+  timeout?: number;
+  max_response_bytes?: number;
+}
+
+export interface DocumentsSection {
+  max_documents?: number;
+  max_bytes?: number;
+}
+
+export interface VectorSection {
+  backend?: 'pglite' | 'postgres';
+  url?: string;
+  data_dir?: string;
+  table?: string;
+  dimensions?: number;
+  metric?: 'cosine' | 'euclidean' | 'inner_product';
+  max_limit?: number;
 }
 
 /** Seed 001 section 2.1 plus DECISIONS.md B2/B3 settings; times in seconds as the seed gives them. */
@@ -140,6 +188,10 @@ export interface AiSettings {
   maxBatchInputs: number;
   prompts: PromptTemplateSet;
   api: { auth: ApiAuthMode; token?: string };
+  /** Search tools and their bounds. */
+  search: SearchModuleOptions;
+  /** Bounds of JSON document sources. */
+  documents: DocumentBounds;
 }
 
 /** What the rest of the application reads: typed, camelCase, defaults applied. */
@@ -150,6 +202,8 @@ export interface TollgateConfig {
   /** Present when an `auth:` section or JWT_SECRET configures the AuthModule. */
   auth?: AuthSettings;
   ai: AiSettings;
+  /** The vector store `tollgate vector` uses; pglite data_dir resolved to an absolute path. */
+  vector: VectorStoreSettings;
   /** The merged document, for sections whose modules map them themselves. */
   document: ConfigDocument;
 }

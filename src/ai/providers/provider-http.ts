@@ -7,6 +7,7 @@
  */
 import { Agent } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
+import type { LookupFunction } from 'node:net';
 import {
   AuthenticationError,
   ConnectionError,
@@ -51,6 +52,8 @@ export interface ProviderHttpOptions {
   mapError?: UpstreamErrorMapper;
   /** Keep-alive sockets per origin. */
   connections?: number;
+  /** Resolves host names for new connections (search tools refuse internal addresses with it). */
+  lookup?: LookupFunction;
 }
 
 export interface RequestOptions {
@@ -105,7 +108,12 @@ export class ProviderHttp {
     this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     this.errorMapper = options.mapError;
     // Our own signal enforces the timeout (re-armed per chunk for streams), so undici's timers are off.
-    this.agent = new Agent({ connections: options.connections ?? 32, headersTimeout: 0, bodyTimeout: 0 });
+    this.agent = new Agent({
+      connections: options.connections ?? 32,
+      headersTimeout: 0,
+      bodyTimeout: 0,
+      ...(options.lookup ? { connect: { lookup: options.lookup } } : {}),
+    });
   }
 
   getJson<T = unknown>(path: string, options: RequestOptions = {}): Promise<JsonResponse<T>> {
