@@ -1,6 +1,8 @@
+import type { DocumentBounds } from './documents/document-source.interface';
 import type { ApiAuthHook } from './http/api-auth.guard';
 import type { PromptTemplateSet } from './prompts/prompt-templates';
 import type { ProviderSettings } from './providers/ai-provider.interface';
+import type { SearchModuleOptions } from './tools/search.service';
 
 /**
  * Options of `AiModule.forRoot()`. Tollgate's server builds them from the configuration file; a host app
@@ -27,6 +29,10 @@ export interface AiModuleOptions {
   /** Inputs per batch embeddings call (default 32). */
   maxBatchInputs?: number;
   prompts?: Partial<PromptTemplateSet>;
+  /** Search tools and bounds; without tools, /v1/search answers 400 tool_not_configured. */
+  search?: SearchModuleOptions;
+  /** Bounds of the `documents` field of /v1/generate (default 100 documents, 1 MiB). */
+  documents?: DocumentBounds;
   api?: {
     /** token (default): bearer token or `hook`; jwt: AuthModule's global guard protects the API; none: no check. */
     auth?: 'token' | 'jwt' | 'none';

@@ -5,11 +5,15 @@ import type { AiModuleOptions } from './ai-module-options.interface';
 import { AiClient } from './client/ai-client';
 import type { AiClientOptions } from './client/ai-client.options';
 import { ProviderRegistry } from './client/provider-registry';
+import { DEFAULT_DOCUMENT_BOUNDS } from './documents/document-source.interface';
+import { DOCUMENT_BOUNDS } from './documents/documents.constants';
 import { API_AUTH_OPTIONS, ApiAuthGuard, type ApiAuthOptions } from './http/api-auth.guard';
 import { V1InfoController } from './http/v1-info.controller';
 import { V1OperationsController } from './http/v1-operations.controller';
+import { V1SearchController } from './http/v1-search.controller';
 import { DEFAULT_EXCLUDED_CONTEXT_FIELDS } from './prompts/context-rendering';
 import { DEFAULT_PROMPT_TEMPLATES } from './prompts/prompt-templates';
+import { SearchService } from './tools/search.service';
 
 /** Defaults of DECISIONS.md B1-B3, in milliseconds. */
 const DEFAULTS = { retryAttempts: 3, retryDelayMs: 1000, healthCacheMs: 5000, maxBatchInputs: 32 };
@@ -35,19 +39,26 @@ function createClient(options: AiModuleOptions, events?: EventEmitter2): AiClien
   return new AiClient(ProviderRegistry.fromSettings(options.providers), toClientOptions(options), events);
 }
 
+function createSearchService(options: AiModuleOptions, client: AiClient): SearchService {
+  return SearchService.fromOptions(options.search ?? { tools: [] }, client);
+}
+
 function apiAuthOptions(options: AiModuleOptions): ApiAuthOptions {
   const api = options.api ?? {};
   return { mode: api.auth ?? 'token', token: api.token, hook: api.hook };
 }
 
 /**
- * The AI gateway: `AiClient` for in-process use and the /v1 REST controllers. `service.request` events go
- * to the app's EventEmitter2 when `EventEmitterModule.forRoot()` is imported, and always to the
- * `tollgate:service.request` diagnostics channel.
+ * The AI gateway: `AiClient` and `SearchService` for in-process use and the /v1 REST controllers.
+ * `service.request` events go to the app's EventEmitter2 when `EventEmitterModule.forRoot()` is imported,
+ * and always to the `tollgate:service.request` diagnostics channel.
  */
 @Module({})
 export class AiModule implements OnApplicationShutdown {
-  constructor(@Inject(AiClient) private readonly client: AiClient) {}
+  constructor(
+    @Inject(AiClient) private readonly client: AiClient,
+    @Inject(SearchService) private readonly search: SearchService,
+  ) {}
 
   static forRoot(options: AiModuleOptions): DynamicModule {
     const providers: Provider[] = [
@@ -57,20 +68,22 @@ export class AiModule implements OnApplicationShutdown {
         useFactory: createClient,
         inject: [AI_MODULE_OPTIONS, { token: EventEmitter2, optional: true }],
       },
+      { provide: SearchService, useFactory: createSearchService, inject: [AI_MODULE_OPTIONS, AiClient] },
+      { provide: DOCUMENT_BOUNDS, useFactory: (options: AiModuleOptions) => options.documents ?? DEFAULT_DOCUMENT_BOUNDS, inject: [AI_MODULE_OPTIONS] },
       { provide: API_AUTH_OPTIONS, useFactory: apiAuthOptions, inject: [AI_MODULE_OPTIONS] },
       ApiAuthGuard,
     ];
     return {
       module: AiModule,
-      controllers: [V1InfoController, V1OperationsController],
+      controllers: [V1InfoController, V1OperationsController, V1SearchController],
       providers,
-      exports: [AiClient, AI_MODULE_OPTIONS],
+      exports: [AiClient, SearchService, AI_MODULE_OPTIONS],
     };
   }
 
-  /** Releases every provider's connection pool. */
+  /** Releases every provider's and search tool's connection pool. */
   async onApplicationShutdown(): Promise<void> {
-    await this.client.close();
+    await Promise.all([this.client.close(), this.search.close()]);
   }
 }
 

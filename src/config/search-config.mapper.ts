@@ -6,7 +6,9 @@
 import { dirname, resolve } from 'node:path';
 import { DEFAULT_DOCUMENT_BOUNDS, type DocumentBounds } from '../ai/documents/document-source.interface';
 import type { SearchModuleOptions } from '../ai/tools/search.service';
+import { TollgateError } from '../ai/errors';
 import { SEARCH_DEFAULTS, type SearchToolSettings } from '../ai/tools/search-tool.interface';
+import { checkToolUrl } from '../ai/tools/tool-url-guard';
 import type { VectorStoreSettings } from '../ai/vector/vector-store.interface';
 import type { AiConfigContext } from './ai-config.mapper';
 import { ConfigError } from './config.error';
@@ -73,6 +75,14 @@ function toToolSettings(
     return { name, kind: 'group', tools: section.tools };
   }
   misplaced(['tools']);
+  if (section.url !== undefined) {
+    try {
+      checkToolUrl(section.url, section.allow_private_network === true, `${at}.url`);
+    } catch (error) {
+      if (!(error instanceof TollgateError)) throw error;
+      problems.push(error.message);
+    }
+  }
   const common = {
     name,
     timeoutMs: Math.round((section.timeout ?? defaults.timeoutSeconds) * 1000),

@@ -70,6 +70,11 @@ export class GenerateDto {
   @ArrayMaxSize(100)
   context?: Array<Record<string, unknown> | string>;
 
+  /** A JSON document source in the body: objects or strings, bounded by `documents:` (default 100 / 1 MiB). */
+  @IsOptional()
+  @IsArray()
+  documents?: unknown[];
+
   /** Per-call switch for provider fallback (seed: enable_fallback). */
   @IsOptional()
   @IsBoolean()

@@ -2,6 +2,9 @@ import { Body, Controller, HttpCode, Inject, Post, Req, Res, UseFilters, UseGuar
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidRequestError } from '../errors';
 import { AiClient } from '../client/ai-client';
+import type { DocumentBounds } from '../documents/document-source.interface';
+import { DOCUMENT_BOUNDS } from '../documents/documents.constants';
+import { MemoryDocumentSource } from '../documents/memory-document-source';
 import type { ContextItem } from '../prompts/context-rendering';
 import { ApiAuthGuard } from './api-auth.guard';
 import { BatchEmbeddingDto, EmbeddingDto, GenerateDto } from './api-dtos';
@@ -15,12 +18,16 @@ import { createApiValidationPipe } from './api-validation.pipe';
 @UseFilters(ApiExceptionFilter)
 @UsePipes(createApiValidationPipe())
 export class V1OperationsController {
-  constructor(@Inject(AiClient) private readonly client: AiClient) {}
+  constructor(
+    @Inject(AiClient) private readonly client: AiClient,
+    @Inject(DOCUMENT_BOUNDS) private readonly documentBounds: DocumentBounds,
+  ) {}
 
   @Post('generate')
   @HttpCode(200)
   async generate(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() body: GenerateDto) {
-    const result = await this.client.generateResponse(body.prompt, contextItems(body.context), {
+    const documents = body.documents === undefined ? [] : await new MemoryDocumentSource(body.documents, 'documents', this.documentBounds).load();
+    const result = await this.client.generateResponse(body.prompt, [...contextItems(body.context), ...documents], {
       provider: body.provider,
       model: body.model,
       maxTokens: body.max_tokens,

@@ -4,7 +4,7 @@
  * fallback). With no results the prompt is sent without context, through the without_context template.
  */
 import type { AiClient, GenerateOptions, GenerateResponse } from '../client/ai-client';
-import { InvalidRequestError } from '../errors';
+import { InvalidRequestError, UnknownProviderError } from '../errors';
 import type { ContextItem } from '../prompts/context-rendering';
 import { SEARCH_DEFAULTS, type SearchResponse, type SearchResult, type SearchToolSettings } from './search-tool.interface';
 import { ToolNotConfiguredError } from './tool-errors';
@@ -81,6 +81,11 @@ export class SearchService {
   /** Searches, then generates an answer to `query` with the results as context items. */
   async searchAndGenerate(query: string, options: SearchAndGenerateOptions = {}): Promise<SearchAndGenerateResponse> {
     const { tool, limit, enableFallback, signal, ...generate } = options;
+    // A provider that cannot answer is refused before the search tool is paid for.
+    const providers = this.client.providerNames();
+    if (generate.provider !== undefined && !providers.includes(generate.provider)) {
+      throw new UnknownProviderError(`unknown provider '${generate.provider}' (registered: ${providers.join(', ') || 'none'})`);
+    }
     const found = await this.search(query, { tool, limit, enableFallback, signal });
     const generation = await this.client.generateResponse(found.query, toContextItems(found.results), { ...generate, enableFallback, signal });
     return { ...found, generation };

@@ -1,0 +1,48 @@
+import { Body, Controller, HttpCode, Inject, Post, Req, Res, UseFilters, UseGuards, UsePipes } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { SearchService } from '../tools/search.service';
+import { ApiAuthGuard } from './api-auth.guard';
+import { ApiExceptionFilter } from './api-exception.filter';
+import { apiBody, disconnectSignal } from './api-response';
+import { createApiValidationPipe } from './api-validation.pipe';
+import { SearchDto, SearchGenerateDto } from './search-dtos';
+
+/**
+ * Search (no AI call) and search with generation (the route itself is the opt-in); 200 on success,
+ * errors mapped once by ApiExceptionFilter (unknown tool: 400 tool_not_configured).
+ */
+@Controller('v1/search')
+@UseGuards(ApiAuthGuard)
+@UseFilters(ApiExceptionFilter)
+@UsePipes(createApiValidationPipe())
+export class V1SearchController {
+  constructor(@Inject(SearchService) private readonly search: SearchService) {}
+
+  @Post()
+  @HttpCode(200)
+  async find(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() body: SearchDto) {
+    const result = await this.search.search(body.query, {
+      tool: body.tool,
+      limit: body.limit,
+      enableFallback: body.fallback,
+      signal: disconnectSignal(reply),
+    });
+    return apiBody(request, { ...result, count: result.results.length });
+  }
+
+  @Post('generate')
+  @HttpCode(200)
+  async generate(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() body: SearchGenerateDto) {
+    const { generation, ...found } = await this.search.searchAndGenerate(body.query, {
+      tool: body.tool,
+      limit: body.limit,
+      enableFallback: body.fallback,
+      provider: body.provider,
+      model: body.model,
+      maxTokens: body.max_tokens,
+      temperature: body.temperature,
+      signal: disconnectSignal(reply),
+    });
+    return apiBody(request, { ...found, count: found.results.length, ...generation });
+  }
+}
