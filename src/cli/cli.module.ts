@@ -7,6 +7,7 @@ import { GenerateCommand } from './generate.command';
 import { HealthCommand } from './health.command';
 import { ProvidersCommand } from './providers.command';
 import { RbacCommand } from './rbac.command';
+import { SearchCommand } from './search.command';
 import { SecretCommand } from './secret.command';
 import { ServeCommand } from './serve.command';
 
@@ -20,6 +21,7 @@ const COMMANDS = [
   HealthCommand,
   GenerateCommand,
   EmbedCommand,
+  SearchCommand,
 ];
 
 @Module({

@@ -1,6 +1,13 @@
 import { Command, Option } from 'nest-commander';
+import { FileDocumentSource } from '../ai/documents/file-document-source';
 import { snakeCaseKeys } from '../ai/http/api-response';
+import type { ContextItem } from '../ai/prompts/context-rendering';
 import { AiCommand, type AiCommandOptions, inputText, writeJson } from './ai-command.base';
+import { toCliError } from './cli-input-errors';
+
+interface GenerateCommandOptions extends AiCommandOptions {
+  jsonFile?: string;
+}
 
 /** `tollgate generate [TEXT]`: the same generation as POST /v1/generate. */
 @Command({
@@ -24,10 +31,16 @@ export class GenerateCommand extends AiCommand {
     return false;
   }
 
-  async run([argument]: string[], options: AiCommandOptions = {}): Promise<void> {
+  @Option({ flags: '--json-file <path>', description: 'JSON documents (an array of objects or strings) used as context; bounded by documents:' })
+  parseJsonFile(value: string): string {
+    return value;
+  }
+
+  async run([argument]: string[], options: GenerateCommandOptions = {}): Promise<void> {
     const prompt = await inputText(argument, 'generate');
+    const documents = options.jsonFile === undefined ? [] : await this.loadDocuments(options.jsonFile);
     const result = await this.withClient(options, (client, provider) =>
-      client.generateResponse(prompt, [], {
+      client.generateResponse(prompt, documents, {
         provider,
         model: options.model,
         systemPrompt: options.systemPrompt,
@@ -36,5 +49,15 @@ export class GenerateCommand extends AiCommand {
     );
     if (options.format === 'json') writeJson(snakeCaseKeys({ ...result }));
     else process.stdout.write(result.response.endsWith('\n') ? result.response : `${result.response}\n`);
+  }
+
+  /** Bad content or a missing file: exit 2; a file that cannot be read: exit 1. */
+  private async loadDocuments(path: string): Promise<ContextItem[]> {
+    const bounds = this.configs.load(this.command).ai.documents;
+    try {
+      return await new FileDocumentSource(path, '--json-file', bounds).load();
+    } catch (error) {
+      throw toCliError(error);
+    }
   }
 }
