@@ -92,7 +92,7 @@ function patternMessage(path: string[]): string {
   if (last === 'tenant_id_header_name') return 'must be a valid HTTP header name';
   if (last === 'url' && (path[0] === 'providers' || path[0] === 'tools')) return 'must be an http:// or https:// URL';
   if (last === 'url' && path[0] === 'vector') return 'must be a postgres:// or postgresql:// URL';
-  if (last === 'table' && path[0] === 'vector') return 'must be a lower-case SQL identifier (a-z, digits, underscore; at most 63 characters)';
+  if (last === 'table' && path[0] === 'vector') return 'must be a lower-case SQL identifier (a-z, digits, underscore; at most 40 characters)';
   if (last === 'url') return 'must be a URL such as redis://host:6379 or postgres://user@host/db';
   if (last === 'table') return 'must be a plain SQL identifier (letters, digits, underscore)';
   if (parent === 'servers') return 'must be host:port';

@@ -125,7 +125,7 @@ describe('search, documents and vector configuration', () => {
     expect(postgres.vector).toEqual({ backend: 'postgres', url: 'postgres://postgres@127.0.0.1:5432/test' });
     expect(problemsOf(() => load('version: 1\nvector: { backend: postgres }\n'))).toEqual(['tollgate.yaml: vector.url: is required for backend postgres']);
     expect(problemsOf(() => load('version: 1\nvector: { table: "Bad-Name" }\n'))).toEqual([
-      'tollgate.yaml: vector.table: must be a lower-case SQL identifier (a-z, digits, underscore; at most 63 characters)',
+      'tollgate.yaml: vector.table: must be a lower-case SQL identifier (a-z, digits, underscore; at most 40 characters)',
     ]);
   });
 });
