@@ -10,6 +10,7 @@ import { RbacCommand } from './rbac.command';
 import { SearchCommand } from './search.command';
 import { SecretCommand } from './secret.command';
 import { ServeCommand } from './serve.command';
+import { VectorCommand } from './vector.command';
 
 /** A new command is one file plus one entry here (sub-commands through `registerWithSubCommands`). */
 const COMMANDS = [
@@ -22,6 +23,7 @@ const COMMANDS = [
   GenerateCommand,
   EmbedCommand,
   SearchCommand,
+  ...VectorCommand.registerWithSubCommands(),
 ];
 
 @Module({

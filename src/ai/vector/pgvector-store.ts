@@ -150,6 +150,11 @@ export class PgVectorStore implements VectorStore {
     });
   }
 
+  /** Where this store lives, for messages and CLI output (dimensions once known). */
+  info(): { backend: string; table: string; metric: VectorMetric; dimensions?: number } {
+    return { backend: this.options.backend, table: this.table, metric: this.metric, dimensions: this.dimensions };
+  }
+
   close(): Promise<void> {
     return this.sql.close();
   }
