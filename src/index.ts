@@ -68,3 +68,40 @@ export {
 } from './ai/errors';
 export { ApiExceptionFilter } from './ai/http/api-exception.filter';
 export { installRequestIdHeader, requestIdAdapterOptions } from './ai/http/request-id';
+export {
+  SearchService,
+  WEB_SEARCH_TOOL,
+  type SearchModuleOptions,
+  type SearchOptions,
+  type SearchAndGenerateOptions,
+  type SearchAndGenerateResponse,
+} from './ai/tools/search.service';
+export type {
+  SearchTool,
+  SearchResult,
+  SearchResponse,
+  SearchCallOptions,
+  SearchToolSettings,
+  SearxngToolSettings,
+  SearchApiToolSettings,
+  ToolGroupSettings,
+} from './ai/tools/search-tool.interface';
+export { ToolNotConfiguredError } from './ai/tools/tool-errors';
+export { FileDocumentSource } from './ai/documents/file-document-source';
+export { MemoryDocumentSource } from './ai/documents/memory-document-source';
+export { KeyValueDocumentSource } from './ai/documents/key-value-document-source';
+export { DocumentSourceError } from './ai/documents/document-errors';
+export type { DocumentBounds, DocumentSource, KeyValueReader } from './ai/documents/document-source.interface';
+export { PgVectorStore, type PgVectorStoreOptions } from './ai/vector/pgvector-store';
+export { VectorStoreError } from './ai/vector/vector-errors';
+export { createVectorStore } from './ai/vector/vector-store.factory';
+export {
+  VECTOR_METRICS,
+  type VectorMetric,
+  type VectorRecord,
+  type VectorQuery,
+  type VectorMatch,
+  type VectorStore,
+  type VectorBackend,
+  type VectorStoreSettings,
+} from './ai/vector/vector-store.interface';
