@@ -1,3 +1,4 @@
+import type { AgentModuleOptions } from './agent/agent-module-options.interface';
 import type { DocumentBounds } from './documents/document-source.interface';
 import type { ApiAuthHook } from './http/api-auth.guard';
 import type { PromptTemplateSet } from './prompts/prompt-templates';
@@ -33,6 +34,8 @@ export interface AiModuleOptions {
   search?: SearchModuleOptions;
   /** Bounds of the `documents` field of /v1/generate (default 100 documents, 1 MiB). */
   documents?: DocumentBounds;
+  /** Agent limits, audit log, generic tools, telemetry hooks, tool-call veto and the HTTP context hook. */
+  agent?: AgentModuleOptions;
   api?: {
     /** token (default): bearer token or `hook`; jwt: AuthModule's global guard protects the API; none: no check. */
     auth?: 'token' | 'jwt' | 'none';

@@ -1,4 +1,8 @@
 import { type DynamicModule, Inject, Module, type OnApplicationShutdown, type Provider } from '@nestjs/common';
+import { V1AgentController } from './agent/agent.controller';
+import { AGENT_AUDIT_SINK, AGENT_PROVIDERS } from './agent/agent.providers';
+import { AgentService } from './agent/agent.service';
+import type { JsonlAuditSink } from './agent/jsonl-audit-sink';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { AI_MODULE_OPTIONS } from './ai.constants';
 import type { AiModuleOptions } from './ai-module-options.interface';
@@ -49,7 +53,7 @@ function apiAuthOptions(options: AiModuleOptions): ApiAuthOptions {
 }
 
 /**
- * The AI gateway: `AiClient` and `SearchService` for in-process use and the /v1 REST controllers.
+ * The AI gateway: `AiClient`, `SearchService` and `AgentService` for in-process use and the /v1 REST controllers.
  * `service.request` events go to the app's EventEmitter2 when `EventEmitterModule.forRoot()` is imported,
  * and always to the `tollgate:service.request` diagnostics channel.
  */
@@ -58,6 +62,7 @@ export class AiModule implements OnApplicationShutdown {
   constructor(
     @Inject(AiClient) private readonly client: AiClient,
     @Inject(SearchService) private readonly search: SearchService,
+    @Inject(AGENT_AUDIT_SINK) private readonly auditSink: JsonlAuditSink | null,
   ) {}
 
   static forRoot(options: AiModuleOptions): DynamicModule {
@@ -72,18 +77,19 @@ export class AiModule implements OnApplicationShutdown {
       { provide: DOCUMENT_BOUNDS, useFactory: (options: AiModuleOptions) => options.documents ?? DEFAULT_DOCUMENT_BOUNDS, inject: [AI_MODULE_OPTIONS] },
       { provide: API_AUTH_OPTIONS, useFactory: apiAuthOptions, inject: [AI_MODULE_OPTIONS] },
       ApiAuthGuard,
+      ...AGENT_PROVIDERS,
     ];
     return {
       module: AiModule,
-      controllers: [V1InfoController, V1OperationsController, V1SearchController],
+      controllers: [V1InfoController, V1OperationsController, V1SearchController, V1AgentController],
       providers,
-      exports: [AiClient, SearchService, AI_MODULE_OPTIONS],
+      exports: [AiClient, SearchService, AgentService, AI_MODULE_OPTIONS],
     };
   }
 
-  /** Releases every provider's and search tool's connection pool. */
+  /** Releases every provider's and search tool's connection pool; flushes the agent audit log. */
   async onApplicationShutdown(): Promise<void> {
-    await Promise.all([this.client.close(), this.search.close()]);
+    await Promise.all([this.client.close(), this.search.close(), this.auditSink?.close()]);
   }
 }
 

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AgentCommand } from './agent.command';
 import { CliConfigService } from './cli-config.service';
 import { CliProgram } from './cli-program';
 import { ConfigCommand } from './config.command';
@@ -23,6 +24,7 @@ const COMMANDS = [
   GenerateCommand,
   EmbedCommand,
   SearchCommand,
+  AgentCommand,
   ...VectorCommand.registerWithSubCommands(),
 ];
 

@@ -16,6 +16,7 @@ import {
 import { ConfigError } from './config.error';
 import type { AiSettings, ConfigDocument, PromptTemplatesSection, ProviderSection } from './config.types';
 import { toDocumentBounds, toSearchSettings } from './search-config.mapper';
+import { toAgentSettings } from './agent-config.mapper';
 
 /** DECISIONS.md B1 and B3. */
 export const DEFAULT_AI_SETTINGS = Object.freeze({
@@ -84,6 +85,7 @@ export function toAiSettings(document: ConfigDocument, context: AiConfigContext)
     api: { auth: apiAuth, ...(document.api?.token !== undefined ? { token: document.api.token } : {}) },
     search,
     documents: toDocumentBounds(document),
+    agent: toAgentSettings(document, context),
   };
 }
 

@@ -14,6 +14,7 @@ export const ENVIRONMENT_BINDINGS: readonly EnvironmentBinding[] = [
   { variable: 'TOLLGATE_BASE_PATH', path: ['server', 'base_path'] },
   { variable: 'JWT_SECRET', path: ['auth', 'jwt_secret'] },
   { variable: 'API_TOKEN', path: ['api', 'token'] },
+  { variable: 'MCP_TOKEN', path: ['mcp', 'token'] },
   { variable: 'TOLLGATE_DEFAULT_PROVIDER', path: ['ai', 'default_provider'] },
 ];
 

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import { toAiSettings } from './ai-config.mapper';
+import { toMcpSettings } from './agent-config.mapper';
 import { toAuthSettings } from './auth-config.mapper';
 import { CONFIG_FILE_VARIABLE, DEFAULT_CONFIG_FILE, DEFAULT_SERVER_CONFIG } from './config.defaults';
 import { ConfigError, formatKeyPath } from './config.error';
@@ -127,6 +128,7 @@ function toConfig(document: ConfigDocument, file: string | undefined, cwd: strin
     auth: document.auth ? toAuthSettings(document.auth) : undefined,
     ai: toAiSettings(document, context),
     vector: toVectorSettings(document, context),
+    mcp: toMcpSettings(document, context.source),
     document,
   };
 }

@@ -4,6 +4,8 @@ import type { PromptTemplateSet } from '../ai/prompts/prompt-templates';
 import type { DocumentBounds } from '../ai/documents/document-source.interface';
 import type { SearchModuleOptions } from '../ai/tools/search.service';
 import type { VectorStoreSettings } from '../ai/vector/vector-store.interface';
+import type { AgentLimits } from '../ai/agent/agent-limits';
+import type { McpSettings } from '../ai/mcp/mcp-settings';
 
 /**
  * The YAML document as written (snake_case keys), after `_env` / `${VAR}` references are resolved.
@@ -21,6 +23,8 @@ export interface ConfigDocument {
   search?: SearchSection;
   documents?: DocumentsSection;
   vector?: VectorSection;
+  agent?: AgentSection;
+  mcp?: McpSection;
 }
 
 /** One search tool (seed 001 section 2.3); which keys apply depends on `kind`. */
@@ -52,6 +56,29 @@ export interface SearchSection {
 export interface DocumentsSection {
   max_documents?: number;
   max_bytes?: number;
+}
+
+export interface AgentSection {
+  max_loops?: number;
+  max_task_bytes?: number;
+  max_response_bytes?: number;
+  max_context_bytes?: number;
+  max_action_bytes?: number;
+  max_observation_bytes?: number;
+  audit_log?: string;
+}
+
+export interface McpSection {
+  enabled?: boolean;
+  path?: string;
+  auth?: 'token' | 'jwt' | 'none';
+  token?: string;
+  allowed_origins?: string[];
+  max_body_bytes?: number;
+  session_ttl?: number;
+  session_store?: 'memory' | 'redis';
+  redis_url?: string;
+  redis_key_prefix?: string;
 }
 
 export interface VectorSection {
@@ -192,6 +219,8 @@ export interface AiSettings {
   search: SearchModuleOptions;
   /** Bounds of JSON document sources. */
   documents: DocumentBounds;
+  /** Agent limits and the audit log path (absolute). */
+  agent: { limits: AgentLimits; auditLog?: string };
 }
 
 /** What the rest of the application reads: typed, camelCase, defaults applied. */
@@ -204,6 +233,8 @@ export interface TollgateConfig {
   ai: AiSettings;
   /** The vector store `tollgate vector` uses; pglite data_dir resolved to an absolute path. */
   vector: VectorStoreSettings;
+  /** The MCP server (Streamable HTTP and stdio). */
+  mcp: McpSettings;
   /** The merged document, for sections whose modules map them themselves. */
   document: ConfigDocument;
 }
