@@ -1,4 +1,3 @@
-import { userInfo } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { Command, Option } from 'nest-commander';
 import { createAgentService, createAuditSink } from '../ai/agent/agent.providers';
@@ -7,6 +6,7 @@ import { snakeCaseKeys } from '../ai/http/api-response';
 import { SearchService } from '../ai/tools/search.service';
 import { AiCommand, type AiCommandOptions, inputText, writeJson } from './ai-command.base';
 import { OperationError, UsageError } from './cli.errors';
+import { localUser } from './local-user';
 import { toCliError } from './cli-input-errors';
 
 interface AgentCommandOptions extends AiCommandOptions {
@@ -65,13 +65,4 @@ export class AgentCommand extends AiCommand {
 
 function describeActions(result: AgentResult): string {
   return result.actions.map((a) => `loop ${a.loop}: ${a.tool} ${a.outcome}${a.error ? ` (${a.error})` : ''}\n`).join('');
-}
-
-/** The principal of a CLI run: the local account. */
-function localUser(): string {
-  try {
-    return userInfo().username;
-  } catch {
-    return 'cli';
-  }
 }

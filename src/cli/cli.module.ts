@@ -6,6 +6,7 @@ import { ConfigCommand } from './config.command';
 import { EmbedCommand } from './embed.command';
 import { GenerateCommand } from './generate.command';
 import { HealthCommand } from './health.command';
+import { McpCommand } from './mcp.command';
 import { ProvidersCommand } from './providers.command';
 import { RbacCommand } from './rbac.command';
 import { SearchCommand } from './search.command';
@@ -25,6 +26,7 @@ const COMMANDS = [
   EmbedCommand,
   SearchCommand,
   AgentCommand,
+  McpCommand,
   ...VectorCommand.registerWithSubCommands(),
 ];
 
