@@ -1,6 +1,7 @@
 import { type DynamicModule, Logger, Module, type OnApplicationShutdown, type Type } from '@nestjs/common';
 import { EventEmitterModule } from '@nestjs/event-emitter';
 import { AiModule } from './ai/ai.module';
+import { McpModule } from './ai/mcp/mcp.module';
 import type { AuthModuleOptions } from './auth/auth-module-options.interface';
 import { AuthModule } from './auth/auth.module';
 import { requireAuthModuleOptions } from './config/auth-config.mapper';
@@ -16,11 +17,13 @@ import { ReadinessService } from './server/readiness.service';
 @Module({})
 export class AppModule implements OnApplicationShutdown {
   static forRoot(config: TollgateConfig): DynamicModule {
+    const ai = AiModule.forRoot(config.ai);
     const imports: DynamicModule[] = [
       TollgateConfigModule.forRoot(config),
       EventEmitterModule.forRoot(),
-      AiModule.forRoot(config.ai),
+      ai,
     ];
+    if (config.mcp.enabled) imports.push(McpModule.forRoot(config.mcp, ai));
     const controllers: Type[] = [HealthController];
     const providers: Type[] = [ReadinessService, AiReadiness];
     // The guard is mounted only when an auth: section or JWT_SECRET configures it (DECISIONS.md B3).
@@ -49,6 +52,9 @@ export class AppModule implements OnApplicationShutdown {
  * steps aside for it (DECISIONS.md B3).
  */
 function withApiAuthExemption(options: AuthModuleOptions, config: TollgateConfig): AuthModuleOptions {
-  if (config.ai.api.auth === 'jwt') return options;
-  return { ...options, skipPaths: [...(options.skipPaths ?? []), `${config.server.basePath}/v1/*`] };
+  const skipPaths = [...(options.skipPaths ?? [])];
+  if (config.ai.api.auth !== 'jwt') skipPaths.push(`${config.server.basePath}/v1/*`);
+  // Likewise the MCP endpoint answers to its own bearer token unless `mcp.auth: jwt`.
+  if (config.mcp.enabled && config.mcp.auth !== 'jwt') skipPaths.push(`${config.server.basePath}${config.mcp.path}`);
+  return { ...options, skipPaths };
 }
