@@ -134,6 +134,66 @@ describe('ProviderHttp', () => {
     await expect(pending).rejects.toBe(reason);
   });
 
+  it('reads a slow 2xx body within the same timeout and answers TimeoutError when it runs out', async () => {
+    server.route('GET', '/base/slow-json', () => ({ chunks: ['{"a":', '1}'], chunkDelayMs: 300 }));
+    const error = await http.getJson('/slow-json', { timeoutMs: 150 }).catch((e) => e);
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect(error.message).toBe('emu: upstream did not answer within 150 ms');
+    expect((await http.getJson('/slow-json', { timeoutMs: 1000 })).body).toEqual({ a: 1 });
+  });
+
+  it('lets a timeout or a caller abort while an error body is read win over the status', async () => {
+    server.route('GET', '/base/slow-error', () => ({ status: 429, chunks: ['{"error":', '{}}'], chunkDelayMs: 300 }));
+    await expect(http.getJson('/slow-error', { timeoutMs: 150 })).rejects.toBeInstanceOf(TimeoutError);
+    const reason = new Error('stop now');
+    const controller = new AbortController();
+    const pending = http.getJson('/slow-error', { signal: controller.signal });
+    setTimeout(() => controller.abort(reason), 100);
+    await expect(pending).rejects.toBe(reason);
+    await expect(http.getJson('/slow-error')).rejects.toBeInstanceOf(RateLimitError);
+  });
+
+  it('reads at most 64 KiB of an error body and still maps the status', async () => {
+    const bodies: unknown[] = [];
+    const refined = new ProviderHttp({
+      provider: 'emu',
+      baseUrl: `${server.url}/base`,
+      timeoutMs: 1000,
+      mapError: (r) => {
+        bodies.push(r.body);
+        return undefined;
+      },
+    });
+    try {
+      server.failNext(400, { body: { code: 'small' } });
+      await expect(refined.getJson('/items/a')).rejects.toMatchObject({ status: 400 });
+      server.failNext(400, { body: { code: 'big', pad: 'x'.repeat(200 * 1024) } });
+      await expect(refined.getJson('/items/a')).rejects.toMatchObject({ status: 400 });
+      expect(bodies).toEqual([{ code: 'small' }, undefined]);
+      expect((await refined.getJson('/items/a')).body).toEqual({ id: 'a' });
+    } finally {
+      await refined.close();
+    }
+  });
+
+  it('hands an error thrown by the adapter mapper to the caller', async () => {
+    const mapperError = new Error('mapper broke');
+    const refined = new ProviderHttp({
+      provider: 'emu',
+      baseUrl: `${server.url}/base`,
+      timeoutMs: 1000,
+      mapError: () => {
+        throw mapperError;
+      },
+    });
+    try {
+      server.failNext(500);
+      await expect(refined.getJson('/items/a')).rejects.toBe(mapperError);
+    } finally {
+      await refined.close();
+    }
+  });
+
   it('streams SSE events with a per-chunk idle timeout', async () => {
     const response = await http.stream('GET', '/sse', undefined, { timeoutMs: 200 });
     const events = [];

@@ -1,11 +1,11 @@
 /**
- * Shared HTTP client for provider adapters: one keep-alive undici Agent per adapter instance (so two
+ * Shared HTTP client for provider adapters: one keep-alive undici Pool per adapter instance (so two
  * registrations of one kind with different URLs never share state), JSON requests with a combined
  * caller-signal + timeout, bounded bodies, and the translation of transport and status failures into
  * Tollgate's typed errors. Messages are Tollgate's own: upstream bodies, parser messages and hosts never
  * reach them (DECISIONS.md B4).
  */
-import { Agent } from 'undici';
+import { type Dispatcher, errors, Pool, util } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { LookupFunction } from 'node:net';
 import {
@@ -81,9 +81,9 @@ export interface StreamResponse {
 
 export class ProviderHttp {
   readonly provider: string;
-  private readonly origin: string;
   private readonly basePath: string;
-  private readonly agent: Agent;
+  /** One origin per instance, so a Pool: an Agent would only add a per-call origin lookup in front of it. */
+  private readonly pool: Pool;
   /** A true private field: auth headers never show up in inspect() or JSON of the instance. */
   readonly #defaultHeaders: Record<string, string>;
   private readonly timeoutMs: number;
@@ -101,14 +101,13 @@ export class ProviderHttp {
       throw new TollgateError(`${options.provider}: provider url must be http or https`);
     }
     this.provider = options.provider;
-    this.origin = url.origin;
     this.basePath = url.pathname.replace(/\/+$/, '');
     this.#defaultHeaders = { accept: 'application/json', ...options.headers };
     this.timeoutMs = options.timeoutMs;
     this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     this.errorMapper = options.mapError;
-    // Our own signal enforces the timeout (re-armed per chunk for streams), so undici's timers are off.
-    this.agent = new Agent({
+    // Our own timer enforces the timeout (re-armed per chunk for streams), so undici's timers are off.
+    this.pool = new Pool(url.origin, {
       connections: options.connections ?? 32,
       headersTimeout: 0,
       bodyTimeout: 0,
@@ -164,42 +163,52 @@ export class ProviderHttp {
   }
 
   async close(): Promise<void> {
-    await this.agent.close();
+    await this.pool.close();
   }
 
-  private async json<T>(method: 'GET' | 'POST', path: string, body: unknown, options: RequestOptions): Promise<JsonResponse<T>> {
-    const guard = new CallGuard(options.signal, options.timeoutMs ?? this.timeoutMs);
-    try {
-      const response = await this.send(method, path, body, options, guard);
-      if (response.statusCode < 200 || response.statusCode >= 300) {
-        await this.failFromStatus(response, options, guard);
-      }
-      const raw = await this.readBody(response.body, this.maxResponseBytes, guard);
-      return { status: response.statusCode, headers: response.headers, body: parseJson(raw, this.provider) as T };
-    } finally {
-      guard.dispose();
-    }
+  /**
+   * JSON calls go straight to undici's dispatcher: the whole body is wanted in memory anyway, so the
+   * response stream, its async iterator and an AbortController per call would only be overhead.
+   */
+  private json<T>(method: 'GET' | 'POST', path: string, body: unknown, options: RequestOptions): Promise<JsonResponse<T>> {
+    return new Promise<JsonResponse>((resolve, reject) => {
+      const request = this.dispatchOptions(method, path, body, options);
+      const exchange = new JsonExchange(
+        this.provider,
+        options.timeoutMs ?? this.timeoutMs,
+        options.signal,
+        this.maxResponseBytes,
+        resolve,
+        reject,
+        (status, headers, parsed) => this.statusError(status, headers, parsed, options),
+      );
+      if (exchange.start()) this.pool.dispatch(request, exchange);
+    }) as Promise<JsonResponse<T>>;
   }
 
-  private async send(method: string, path: string, body: unknown, options: RequestOptions, guard: CallGuard) {
+  private dispatchOptions(method: 'GET' | 'POST', path: string, body: unknown, options: RequestOptions): Dispatcher.DispatchOptions {
     const headers: Record<string, string> = { ...this.#defaultHeaders, ...options.headers };
     let payload: string | undefined;
     if (body !== undefined) {
       payload = JSON.stringify(body);
       headers['content-type'] = 'application/json';
     }
+    return { path: this.basePath + path + queryString(options.query), method, headers, body: payload };
+  }
+
+  private async send(method: 'GET' | 'POST', path: string, body: unknown, options: RequestOptions, guard: CallGuard) {
+    const request = this.dispatchOptions(method, path, body, options);
     try {
-      return await this.agent.request({
-        origin: this.origin,
-        path: this.basePath + path + queryString(options.query),
-        method: method as 'GET' | 'POST',
-        headers,
-        body: payload,
-        signal: guard.signal,
-      });
+      return await this.pool.request({ ...request, signal: guard.signal });
     } catch (error) {
       throw guard.translate(error, this.provider);
     }
+  }
+
+  /** The adapter's refinement of a non-2xx answer, else the default status mapping. */
+  private statusError(status: number, headers: ResponseHeaders, parsed: unknown, options: RequestOptions): TollgateError {
+    const context: UpstreamErrorResponse = { provider: this.provider, status, headers, body: parsed, model: options.model };
+    return this.errorMapper?.(context) ?? mapUpstreamError(context);
   }
 
   private async failFromStatus(
@@ -215,14 +224,7 @@ export class ProviderHttp {
       // A timeout or caller abort while reading the error body still wins over the status.
       if (error instanceof TimeoutError || guard.callerAborted) throw error;
     }
-    const context: UpstreamErrorResponse = {
-      provider: this.provider,
-      status: response.statusCode,
-      headers: response.headers,
-      body: parsed,
-      model: options.model,
-    };
-    throw this.errorMapper?.(context) ?? mapUpstreamError(context);
+    throw this.statusError(response.statusCode, response.headers, parsed, options);
   }
 
   /** Reads up to `limit` bytes; beyond it the body is either cut (error bodies) or refused. */
@@ -252,6 +254,142 @@ export class ProviderHttp {
     }
     return Buffer.concat(chunks).toString('utf8');
   }
+}
+
+/**
+ * One JSON call as an undici dispatch handler, with the same outcomes as a stream-based read: the timeout
+ * covers headers and body, a caller abort hands back the caller's reason, a 2xx body over the limit is
+ * refused, a non-2xx body is read up to {@link MAX_ERROR_BODY_BYTES} (cut beyond) and mapped by status,
+ * and transport failures become ConnectionError/TimeoutError. Whichever comes first settles the call;
+ * later callbacks are ignored.
+ */
+class JsonExchange implements Dispatcher.DispatchHandlers {
+  private settled = false;
+  private timer?: NodeJS.Timeout;
+  private abortRequest?: (error?: Error) => void;
+  private status = 0;
+  private headers: ResponseHeaders = {};
+  private chunks: Buffer[] = [];
+  private size = 0;
+  private readonly onCallerAbort = () => this.fail(callerAbortReason(this.callerSignal!));
+
+  constructor(
+    private readonly provider: string,
+    private readonly timeoutMs: number,
+    private readonly callerSignal: AbortSignal | undefined,
+    private readonly maxResponseBytes: number,
+    private readonly resolve: (response: JsonResponse) => void,
+    private readonly reject: (error: unknown) => void,
+    private readonly statusError: (status: number, headers: ResponseHeaders, parsed: unknown) => TollgateError,
+  ) {}
+
+  /** False when the caller had already aborted: the call is settled and must not be sent. */
+  start(): boolean {
+    if (this.callerSignal?.aborted) {
+      this.fail(callerAbortReason(this.callerSignal));
+      return false;
+    }
+    this.callerSignal?.addEventListener('abort', this.onCallerAbort, { once: true });
+    const { provider, timeoutMs } = this;
+    this.timer = setTimeout(() => {
+      this.fail(new TimeoutError(`${provider}: upstream did not answer within ${timeoutMs} ms`, { provider }));
+    }, timeoutMs);
+    this.timer.unref?.();
+    return true;
+  }
+
+  onConnect(abort: (error?: Error) => void): void {
+    if (this.settled) abort();
+    else this.abortRequest = abort;
+  }
+
+  onHeaders(status: number, rawHeaders: Buffer[]): boolean {
+    // Informational answers (100 Continue) are not the response.
+    if (status < 200 || this.settled) return true;
+    this.status = status;
+    this.headers = util.parseHeaders(rawHeaders) as ResponseHeaders;
+    this.chunks = [];
+    this.size = 0;
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.settled) return false;
+    this.size += chunk.length;
+    if (!this.isSuccess()) {
+      if (this.size > MAX_ERROR_BODY_BYTES) {
+        // Error bodies are only inspected for a code: what arrived so far is all that is read.
+        this.failFromStatus();
+        return false;
+      }
+    } else if (this.size > this.maxResponseBytes) {
+      const limit = this.maxResponseBytes;
+      this.fail(new InvalidResponseError(`${this.provider}: upstream response exceeded ${limit} bytes`, { provider: this.provider }));
+      return false;
+    }
+    this.chunks.push(chunk);
+    return true;
+  }
+
+  onComplete(): void {
+    if (this.settled) return;
+    if (!this.isSuccess()) {
+      this.failFromStatus();
+      return;
+    }
+    let body: unknown;
+    try {
+      body = parseJson(this.text(), this.provider);
+    } catch (error) {
+      this.fail(error);
+      return;
+    }
+    this.finish();
+    this.resolve({ status: this.status, headers: this.headers, body });
+  }
+
+  onError(error: Error): void {
+    if (this.settled) return;
+    // A transport failure while an error body was being read leaves the status to speak for the answer.
+    if (this.status !== 0 && !this.isSuccess()) this.failFromStatus();
+    else this.fail(error instanceof TollgateError ? error : mapNetworkError(error, this.provider));
+  }
+
+  private isSuccess(): boolean {
+    return this.status >= 200 && this.status < 300;
+  }
+
+  private text(): string {
+    return (this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks)).toString('utf8');
+  }
+
+  private failFromStatus(): void {
+    let error: unknown;
+    try {
+      error = this.statusError(this.status, this.headers, tryParseJson(this.text()));
+    } catch (mapperFailure) {
+      error = mapperFailure;
+    }
+    this.fail(error);
+  }
+
+  private fail(error: unknown): void {
+    if (this.settled) return;
+    this.finish();
+    this.abortRequest?.();
+    this.reject(error);
+  }
+
+  private finish(): void {
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.callerSignal?.removeEventListener('abort', this.onCallerAbort);
+  }
+}
+
+/** The caller cancelled: its own reason is handed back, this is not a provider failure. */
+function callerAbortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new errors.RequestAbortedError();
 }
 
 /**
