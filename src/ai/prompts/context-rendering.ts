@@ -45,6 +45,8 @@ export function redactSensitive(value: unknown, sensitiveKeys: readonly string[]
  * nested values as compact JSON. Items left empty after filtering are dropped.
  */
 export function renderContextItems(items: readonly ContextItem[], options: ContextRenderingOptions): string {
+  // Most calls carry no context; building the key sets would be the whole cost of them.
+  if (items.length === 0) return '';
   const excluded = new Set(options.excludedFields.map(normalizeKey));
   const sensitive = [...BUILT_IN_SENSITIVE_KEYS, ...options.sensitiveKeys];
   const blocks: string[] = [];

@@ -26,10 +26,25 @@ export const DEFAULT_PROMPT_TEMPLATES: Readonly<PromptTemplates> = Object.freeze
   withoutContext: '{prompt}',
 });
 
-const PLACEHOLDER = /\{(prompt|context)\}/g;
+/** The capture group makes split() keep the placeholder names: [text, name, text, name, ..., text]. */
+const PLACEHOLDER = /\{(prompt|context)\}/;
+
+/**
+ * Templates split once and reused: every generation fills one, and there are only as many as the
+ * configuration names (the bound is a guard, not an expected size).
+ */
+const splitTemplates = new Map<string, string[]>();
+const MAX_SPLIT_TEMPLATES = 256;
 
 export function fillTemplate(template: string, values: { prompt: string; context: string }): string {
-  return template.replace(PLACEHOLDER, (_match, name: 'prompt' | 'context') => values[name]);
+  let parts = splitTemplates.get(template);
+  if (!parts) {
+    parts = template.split(PLACEHOLDER);
+    if (splitTemplates.size < MAX_SPLIT_TEMPLATES) splitTemplates.set(template, parts);
+  }
+  let text = parts[0];
+  for (let i = 1; i < parts.length; i += 2) text += values[parts[i] as 'prompt' | 'context'] + parts[i + 1];
+  return text;
 }
 
 export function templatesFor(set: PromptTemplateSet, provider: string): PromptTemplates {
