@@ -275,4 +275,12 @@ describe('Redis session store shared by two instances', () => {
     expectRefusal(await raw(first, { body: { jsonrpc: '2.0', id: 10, method: 'tools/list' }, session: forged }), 404, 'Session not found');
     await redis.quit();
   });
+
+  it('answers 503 while the session store is unreachable, without hanging', async () => {
+    const url = await startServer(`{ enabled: true, token: ${TOKEN}, session_store: redis, redis_url: "redis://127.0.0.1:1", redis_key_prefix: "${prefix}" }`);
+    const started = Date.now();
+    expectRefusal(await raw(url, { body: initialize() }), 503, 'MCP sessions are unavailable');
+    expectRefusal(await raw(url, { body: { jsonrpc: '2.0', id: 11, method: 'tools/list' }, session: randomUUID() }), 503, 'MCP sessions are unavailable');
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
 });

@@ -12,7 +12,13 @@ export class RedisSessionStore implements McpSessionStore {
   private connecting?: Promise<unknown>;
 
   constructor(url: string, private readonly keyPrefix: string) {
-    this.client = createClient({ url });
+    // Bounded: a few reconnect attempts, then the client closes and the next call connects again; commands
+    // never wait in an offline queue. A request therefore fails fast (503) while Redis is down.
+    this.client = createClient({
+      url,
+      disableOfflineQueue: true,
+      socket: { connectTimeout: 2000, reconnectStrategy: (retries: number) => (retries >= 2 ? new Error('Redis is unreachable') : 100 * (retries + 1)) },
+    });
     // Failures surface on the calls that hit them; an idle reconnect must not crash the process.
     this.client.on('error', () => undefined);
   }
@@ -39,8 +45,10 @@ export class RedisSessionStore implements McpSessionStore {
   }
 
   private ready(): Promise<unknown> {
-    if (this.client.isReady) return Promise.resolve();
-    this.connecting ??= this.client.connect().finally(() => (this.connecting = undefined));
+    if (this.connecting) return this.connecting;
+    // Open but not ready means reconnecting: commands then fail fast instead of queueing.
+    if (this.client.isOpen) return Promise.resolve();
+    this.connecting = this.client.connect().finally(() => (this.connecting = undefined));
     return this.connecting;
   }
 
