@@ -11,14 +11,20 @@ import type { ConfigDocument } from './config.types';
 
 export function toAgentSettings(document: ConfigDocument, context: AiConfigContext): { limits: AgentLimits; auditLog?: string } {
   const agent = document.agent ?? {};
-  const limits = resolveAgentLimits({
-    maxLoops: agent.max_loops,
-    maxTaskBytes: agent.max_task_bytes,
-    maxResponseBytes: agent.max_response_bytes,
-    maxContextBytes: agent.max_context_bytes,
-    maxActionBytes: agent.max_action_bytes,
-    maxObservationBytes: agent.max_observation_bytes,
-  });
+  let limits: AgentLimits;
+  try {
+    limits = resolveAgentLimits({
+      maxLoops: agent.max_loops,
+      maxTaskBytes: agent.max_task_bytes,
+      maxResponseBytes: agent.max_response_bytes,
+      maxContextBytes: agent.max_context_bytes,
+      maxActionBytes: agent.max_action_bytes,
+      maxObservationBytes: agent.max_observation_bytes,
+    });
+  } catch (error) {
+    // Ranges are the schema's job; what is left here is the rule between the sizes.
+    throw new ConfigError([`${context.source}: agent.max_context_bytes: ${(error as Error).message}`]);
+  }
   if (agent.audit_log === undefined) return { limits };
   const base = context.filePath ? dirname(context.filePath) : context.cwd;
   return { limits, auditLog: isAbsolute(agent.audit_log) ? agent.audit_log : resolve(base, agent.audit_log) };

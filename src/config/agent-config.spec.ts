@@ -56,6 +56,7 @@ describe('agent and mcp configuration', () => {
   it('refuses bad values naming the key', () => {
     expect(problemsOf(() => load('version: 1\nagent: { max_loops: 0 }\n')).join('\n')).toContain('agent.max_loops');
     expect(problemsOf(() => load('version: 1\nagent: { max_steps: 3 }\n')).join('\n')).toContain('max_steps');
+    expect(problemsOf(() => load('version: 1\nagent: { max_context_bytes: 20000 }\n'))).toEqual([expect.stringContaining('agent.max_context_bytes: agent limit maxContextBytes (20000) must be at least')]);
     expect(problemsOf(() => load('version: 1\nmcp: { session_store: redis }\n'))).toEqual([expect.stringContaining('mcp.redis_url: is required for session_store redis')]);
     expect(problemsOf(() => load('version: 1\nmcp: { auth: jwt }\n'))).toEqual([expect.stringContaining('mcp.auth: jwt needs the AuthModule')]);
     expect(problemsOf(() => load('version: 1\nmcp: { allowed_origins: ["app.example.com"] }\n')).join('\n')).toContain('mcp.allowed_origins');

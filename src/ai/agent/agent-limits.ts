@@ -44,6 +44,10 @@ export function resolveAgentLimits(partial: Partial<AgentLimits> = {}): AgentLim
       throw new TollgateError(`agent limit ${key} must be an integer of at least ${MINIMUMS[key]} (got ${String(value)})`);
     }
   }
+  // Compaction drops old turns, never the task: the task must leave room for at least one observation.
+  if (limits.maxContextBytes < limits.maxTaskBytes + limits.maxObservationBytes) {
+    throw new TollgateError(`agent limit maxContextBytes (${limits.maxContextBytes}) must be at least maxTaskBytes + maxObservationBytes (${limits.maxTaskBytes + limits.maxObservationBytes})`);
+  }
   return limits;
 }
 
