@@ -105,3 +105,30 @@ export {
   type VectorBackend,
   type VectorStoreSettings,
 } from './ai/vector/vector-store.interface';
+export {
+  AgentService,
+  type AgentRunOptions,
+  type AgentResult,
+  type AgentActionRecord,
+} from './ai/agent/agent.service';
+export { AgentToolset, searchAgentTools } from './ai/agent/agent-toolset';
+export { JsonlAuditSink } from './ai/agent/jsonl-audit-sink';
+export { AgentProtocolError, type AgentProtocolViolation } from './ai/agent/agent-errors';
+export { ToolArgumentsError, type ToolFailureCategory } from './ai/agent/tool-failure-category';
+export { DEFAULT_AGENT_LIMITS, resolveAgentLimits, type AgentLimits } from './ai/agent/agent-limits';
+export { truncateUtf8 } from './ai/agent/utf8-truncate';
+export { serializeObservation } from './ai/agent/agent-observation';
+export {
+  MAX_TELEMETRY_HOOKS,
+  type AgentEventName,
+  type AgentTelemetryEvent,
+  type AgentTelemetryHook,
+} from './ai/agent/agent-telemetry';
+export type { AgentTool, AgentToolCall, AgentRunContext, AgentAuthorizer } from './ai/agent/agent-tool.interface';
+export type { AgentModuleOptions, AgentContextHook } from './ai/agent/agent-module-options.interface';
+export { McpModule } from './ai/mcp/mcp.module';
+export { createMcpServer, type McpServices } from './ai/mcp/mcp-tools';
+export { MemorySessionStore } from './ai/mcp/memory-session-store';
+export { RedisSessionStore } from './ai/mcp/redis-session-store';
+export { MCP_SESSION_STORE, type McpSession, type McpSessionStore } from './ai/mcp/mcp-session-store.interface';
+export { DEFAULT_MCP_SETTINGS, type McpSettings } from './ai/mcp/mcp-settings';
