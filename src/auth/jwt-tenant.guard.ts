@@ -12,7 +12,7 @@ import type { AuthRequest, ResolvedAuthOptions } from './auth-module-options.int
 import { AUTH_OPTIONS, SKIP_AUTH_KEY } from './auth.constants';
 import { extractClaims, type ClaimRequirements } from './claims';
 import { requestHost } from './request-parts';
-import { AUTH_SKIPPED, setAuthContext } from './request-context';
+import { AUTH_SKIPPED, setAuthContext, type AuthContext } from './request-context';
 import { compileSkipPaths, type SkipPathMatcher } from './skip-paths';
 import { checkPathnameSlug, checkSubdomain, checkTenantHeader } from './tenant-checks';
 import { extractToken } from './token-extraction';
@@ -43,7 +43,8 @@ export class JwtTenantGuard implements CanActivate {
     };
   }
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  // Synchronous unless a customPayloadValidator is set: Nest awaits a returned promise twice per guard.
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     // The seed guards HTTP requests; RPC and WebSocket handlers of a hybrid app are not its business.
     if (context.getType() !== 'http') return true;
     const http = context.switchToHttp();
@@ -77,23 +78,35 @@ export class JwtTenantGuard implements CanActivate {
         : undefined);
     if (failure) throw this.deny(http.getResponse(), forbidden(options, failure.code, failure.detail), request);
 
-    if (options.customPayloadValidator) {
-      let accepted: boolean | undefined;
-      try {
-        accepted = await options.customPayloadValidator(auth.payload, request);
-      } catch (error) {
-        // A validator that throws is a bug in the host, not a denial: 500, logged without the payload.
-        this.logger.error(`customPayloadValidator threw: ${error instanceof Error ? error.message : String(error)}`);
-        throw new InternalServerErrorException();
-      }
-      if (accepted !== true) {
-        throw this.deny(http.getResponse(), forbidden(options, 'custom_validation_failed', 'customPayloadValidator rejected the token'), request);
-      }
-    }
-
-    setAuthContext(request, auth);
-    if (options.debugMode) this.logger.debug(`authenticated user ${auth.userId} for ${request.method} ${request.url.split('?')[0]}`);
+    if (options.customPayloadValidator) return this.validatePayload(options.customPayloadValidator, auth, request, http.getResponse());
+    this.accept(request, auth);
     return true;
+  }
+
+  private async validatePayload(
+    validator: NonNullable<ResolvedAuthOptions['customPayloadValidator']>,
+    auth: AuthContext,
+    request: AuthRequest,
+    reply: unknown,
+  ): Promise<boolean> {
+    let accepted: boolean | undefined;
+    try {
+      accepted = await validator(auth.payload, request);
+    } catch (error) {
+      // A validator that throws is a bug in the host, not a denial: 500, logged without the payload.
+      this.logger.error(`customPayloadValidator threw: ${error instanceof Error ? error.message : String(error)}`);
+      throw new InternalServerErrorException();
+    }
+    if (accepted !== true) {
+      throw this.deny(reply, forbidden(this.options, 'custom_validation_failed', 'customPayloadValidator rejected the token'), request);
+    }
+    this.accept(request, auth);
+    return true;
+  }
+
+  private accept(request: AuthRequest, auth: AuthContext): void {
+    setAuthContext(request, auth);
+    if (this.options.debugMode) this.logger.debug(`authenticated user ${auth.userId} for ${request.method} ${request.url.split('?')[0]}`);
   }
 
   private deny(reply: unknown, denial: AuthDeniedException, request: AuthRequest): AuthDeniedException {

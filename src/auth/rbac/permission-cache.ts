@@ -169,18 +169,23 @@ export class PermissionCache {
     return true;
   }
 
-  /** True on a valid cached grant; an expired or stale entry is deleted (only that one). */
-  async lookup(entryKey: string, lastUpdate: number, nowSeconds: number, nowMs = Date.now()): Promise<boolean> {
+  /** True on a valid grant this process holds in memory (no store round trip). */
+  lookupLocal(entryKey: string, lastUpdate: number, nowSeconds: number, nowMs = Date.now()): boolean {
     const generation = this.generation;
     if (!generation) return false;
     const local = this.localFor(generation.id).get(entryKey);
-    if (
+    return (
       local !== undefined &&
       nowMs - local.seenAt < this.localMs &&
       classifyEntry(local.cachedAt, nowSeconds, this.ttlSeconds, lastUpdate) === 'valid'
-    ) {
-      return true;
-    }
+    );
+  }
+
+  /** True on a valid cached grant, in memory or in the store; an expired or stale entry is deleted (only that one). */
+  async lookup(entryKey: string, lastUpdate: number, nowSeconds: number, nowMs = Date.now()): Promise<boolean> {
+    const generation = this.generation;
+    if (!generation) return false;
+    if (this.lookupLocal(entryKey, lastUpdate, nowSeconds, nowMs)) return true;
 
     const key = generationKey(generation.id, entryKey);
     const cachedAt = await this.store.get<unknown>(key).catch(() => undefined);

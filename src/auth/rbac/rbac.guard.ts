@@ -4,7 +4,7 @@ import type { AuthRequest, ResolvedAuthOptions } from '../auth-module-options.in
 import { applyDenialHeaders, forbidden, unauthorized } from '../auth-denial';
 import { AUTH_OPTIONS, SKIP_AUTH_KEY } from '../auth.constants';
 import { AUTH_SKIPPED, getAuthContext } from '../request-context';
-import { RbacService } from './rbac.service';
+import { RbacService, type RbacDecision } from './rbac.service';
 
 /**
  * Second guard, after the JWT/tenant guard: answers 403 when no role of the user grants the request.
@@ -20,7 +20,8 @@ export class RbacGuard implements CanActivate {
     private readonly reflector: Reflector,
   ) {}
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  // Synchronous on the warm path (see RbacService.authorize): Nest awaits a returned promise twice per guard.
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     // RBAC authorizes HTTP requests (seed 4); RPC and WebSocket handlers of a hybrid app are not its business.
     if (!this.options.rbacEnabled || context.getType() !== 'http') return true;
     const http = context.switchToHttp();
@@ -37,11 +38,16 @@ export class RbacGuard implements CanActivate {
       throw denial;
     }
 
-    const decision = await this.rbac.authorize(auth, request);
+    const decision = this.rbac.authorize(auth, request);
+    const reply = http.getResponse();
+    return decision instanceof Promise ? decision.then((settled) => this.conclude(settled, reply)) : this.conclude(decision, reply);
+  }
+
+  private conclude(decision: RbacDecision, reply: unknown): true {
     if (decision.allowed) return true;
     const denial = forbidden(this.options, decision.code, decision.detail);
     if (this.options.debugMode) this.logger.debug(`403 ${decision.code}: ${decision.detail}`);
-    applyDenialHeaders(http.getResponse(), denial);
+    applyDenialHeaders(reply, denial);
     throw denial;
   }
 }

@@ -144,26 +144,47 @@ export class RbacService {
     await Promise.all(stores.map((store) => store.close()));
   }
 
-  /** The guard's question. Never throws: store failures deny (fail closed). */
-  async authorize(context: AuthContext, request: AuthRequest): Promise<RbacDecision> {
+  /**
+   * The guard's question. Never throws: store failures deny (fail closed). Answers synchronously when
+   * the record is fresh and the grant is in process memory (the warm path), so the guard need not await.
+   */
+  authorize(context: AuthContext, request: AuthRequest): RbacDecision | Promise<RbacDecision> {
     const roles = context.roleIds;
     if (!roles || roles.length === 0) return deny('rbac_denied', 'the token carries no roles');
 
     const now = Date.now();
-    const state = now - this.state.fetchedAt < this.refreshMs ? this.state : await this.refresh(now);
+    if (now - this.state.fetchedAt >= this.refreshMs) {
+      return this.refresh(now).then((state) => this.decide(state, context, request, now));
+    }
+    return this.decide(this.state, context, request, now);
+  }
+
+  private decide(state: RecordState, context: AuthContext, request: AuthRequest, now: number): RbacDecision | Promise<RbacDecision> {
     if (!state.record || !state.compiled) {
       return deny('rbac_unavailable', `RBAC record unavailable: ${state.reason ?? 'unknown'}`);
     }
-
     const method = request.method.toLowerCase();
-    const path = requestPathOf(request.url);
     const nowSeconds = Math.floor(now / 1000);
-    const entryKey = permissionEntryKey(context.userId, requestHost(request.headers, this.trustProxy), path, method);
-    if (await this.permissions.lookup(entryKey, state.record.lastUpdate, nowSeconds, now)) return ALLOW_CACHED;
+    const entryKey = permissionEntryKey(context.userId, requestHost(request.headers, this.trustProxy), requestPathOf(request.url), method);
+    if (this.permissions.lookupLocal(entryKey, state.record.lastUpdate, nowSeconds, now)) return ALLOW_CACHED;
+    return this.decideFromStore(state.record, state.compiled, context.roleIds, request.url, method, entryKey, nowSeconds, now);
+  }
 
-    const resource = deriveResourcePath(request.url, this.slugPattern);
+  private async decideFromStore(
+    record: RbacRecord,
+    compiled: CompiledPermissions,
+    roles: string[],
+    url: string,
+    method: string,
+    entryKey: string,
+    nowSeconds: number,
+    now: number,
+  ): Promise<RbacDecision> {
+    if (await this.permissions.lookup(entryKey, record.lastUpdate, nowSeconds, now)) return ALLOW_CACHED;
+
+    const resource = deriveResourcePath(url, this.slugPattern);
     if (resource === undefined) return deny('rbac_denied', 'the path contains dot segments');
-    if (!isAuthorized(state.compiled, roles, resource, method)) {
+    if (!isAuthorized(compiled, roles, resource, method)) {
       return deny('rbac_denied', `no permission of the user's roles matches ${method.toUpperCase()} ${resource || '/'}`);
     }
     await this.permissions.remember(entryKey, nowSeconds, now);
