@@ -47,4 +47,13 @@ describe('RbacService (standalone, memory stores)', () => {
       detail: 'the token carries no roles',
     });
   });
+
+  it('answers a warm grant synchronously and a cold one through the store', async () => {
+    await rbac.setRecord({ last_update: 1, permissions: { '1': ['reports/*:get'] } });
+    const cold = rbac.authorize(context(['1']), request('/api/v1/acme/reports/x'));
+    expect(cold).toBeInstanceOf(Promise);
+    expect(await cold).toEqual({ allowed: true, cached: false });
+    expect(rbac.authorize(context(['1']), request('/api/v1/acme/reports/x'))).toEqual({ allowed: true, cached: true });
+    expect(rbac.authorize(context(['1']), request('/api/v1/acme/reports/y'))).toBeInstanceOf(Promise);
+  });
 });
