@@ -8,6 +8,7 @@ import {
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { applyDenialHeaders, forbidden, unauthorized, type AuthDeniedException } from './auth-denial';
+import { publishAuthAllowed, publishAuthDenied } from './auth-events';
 import type { AuthRequest, ResolvedAuthOptions } from './auth-module-options.interface';
 import { AUTH_OPTIONS, SKIP_AUTH_KEY } from './auth.constants';
 import { extractClaims, type ClaimRequirements } from './claims';
@@ -106,6 +107,7 @@ export class JwtTenantGuard implements CanActivate {
 
   private accept(request: AuthRequest, auth: AuthContext): void {
     setAuthContext(request, auth);
+    publishAuthAllowed('jwt');
     if (this.options.debugMode) this.logger.debug(`authenticated user ${auth.userId} for ${request.method} ${request.url.split('?')[0]}`);
   }
 
@@ -114,6 +116,7 @@ export class JwtTenantGuard implements CanActivate {
       this.logger.debug(`${denial.getStatus()} ${denial.code} ${request.method} ${request.url.split('?')[0]}: ${denial.detail}`);
     }
     applyDenialHeaders(reply, denial);
+    publishAuthDenied('jwt', denial);
     return denial;
   }
 }

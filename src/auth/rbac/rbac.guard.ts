@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, type CanActivate, type ExecutionContext } f
 import { Reflector } from '@nestjs/core';
 import type { AuthRequest, ResolvedAuthOptions } from '../auth-module-options.interface';
 import { applyDenialHeaders, forbidden, unauthorized } from '../auth-denial';
+import { publishAuthAllowed, publishAuthDenied } from '../auth-events';
 import { AUTH_OPTIONS, SKIP_AUTH_KEY } from '../auth.constants';
 import { AUTH_SKIPPED, getAuthContext } from '../request-context';
 import { RbacService, type RbacDecision } from './rbac.service';
@@ -35,6 +36,7 @@ export class RbacGuard implements CanActivate {
     if (!auth) {
       const denial = unauthorized(this.options, 'missing_token', 'RBAC needs the JWT guard to run first', false);
       applyDenialHeaders(http.getResponse(), denial);
+      publishAuthDenied('rbac', denial);
       throw denial;
     }
 
@@ -44,10 +46,14 @@ export class RbacGuard implements CanActivate {
   }
 
   private conclude(decision: RbacDecision, reply: unknown): true {
-    if (decision.allowed) return true;
+    if (decision.allowed) {
+      publishAuthAllowed('rbac');
+      return true;
+    }
     const denial = forbidden(this.options, decision.code, decision.detail);
     if (this.options.debugMode) this.logger.debug(`403 ${decision.code}: ${decision.detail}`);
     applyDenialHeaders(reply, denial);
+    publishAuthDenied('rbac', denial);
     throw denial;
   }
 }

@@ -7,6 +7,7 @@ import type {
   ResolvedAuthOptions,
 } from '../auth-module-options.interface';
 import { AUTH_OPTIONS, DEFAULT_PATHNAME_SLUG_PATTERN, PERMISSIONS_NAMESPACE, PERMISSIONS_STORE, RBAC_NAMESPACE, RBAC_STORE } from '../auth.constants';
+import { publishPermissionCache } from '../auth-events';
 import type { AuthContext } from '../request-context';
 import { createCacheStore, readStrict, type CacheStoreHandle } from '../stores/cache-store.factory';
 import { PermissionCache, permissionEntryKey } from './permission-cache';
@@ -166,7 +167,10 @@ export class RbacService {
     const method = request.method.toLowerCase();
     const nowSeconds = Math.floor(now / 1000);
     const entryKey = permissionEntryKey(context.userId, requestHost(request.headers, this.trustProxy), requestPathOf(request.url), method);
-    if (this.permissions.lookupLocal(entryKey, state.record.lastUpdate, nowSeconds, now)) return ALLOW_CACHED;
+    if (this.permissions.lookupLocal(entryKey, state.record.lastUpdate, nowSeconds, now)) {
+      publishPermissionCache(true);
+      return ALLOW_CACHED;
+    }
     return this.decideFromStore(state.record, state.compiled, context.roleIds, request.url, method, entryKey, nowSeconds, now);
   }
 
@@ -180,7 +184,9 @@ export class RbacService {
     nowSeconds: number,
     now: number,
   ): Promise<RbacDecision> {
-    if (await this.permissions.lookup(entryKey, record.lastUpdate, nowSeconds, now)) return ALLOW_CACHED;
+    const hit = await this.permissions.lookup(entryKey, record.lastUpdate, nowSeconds, now);
+    publishPermissionCache(hit);
+    if (hit) return ALLOW_CACHED;
 
     const resource = deriveResourcePath(url, this.slugPattern);
     if (resource === undefined) return deny('rbac_denied', 'the path contains dot segments');
