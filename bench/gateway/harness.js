@@ -15,10 +15,16 @@ function start(args, env, pattern) {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, { cwd: os.tmpdir(), env: { PATH: process.env.PATH, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
+    let ready = false;
     const onData = (chunk) => {
+      // Once ready, output is only drained: a child that logs per request must not grow this string.
+      if (ready) return;
       output += chunk.toString();
       const match = pattern.exec(output);
-      if (match) resolve({ child, match: match[1] });
+      if (match) {
+        ready = true;
+        resolve({ child, match: match[1] });
+      }
     };
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);
@@ -33,7 +39,7 @@ async function startServers(nodeArgs = []) {
     const gateway = await start(
       [...nodeArgs, path.join(ROOT, 'dist', 'src', 'main.js')],
       { PORT: '0', API_TOKEN, OPENAI_API_KEY: API_KEY, OPENAI_URL: emulator.match, OPENAI_CHAT_MODEL: 'gpt-test', OPENAI_EMBEDDING_MODEL: 'embed-test' },
-      /listening on (http:\/\/\S+)/,
+      /listening on (http:\/\/[^\s"]+)/,
     );
     return { emulator, gateway };
   } catch (error) {

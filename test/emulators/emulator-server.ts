@@ -69,6 +69,9 @@ export class EmulatorServer {
   readonly requests: LoggedRequest[] = [];
   private readonly routes: Route[] = [];
   private faults: ScriptedFault[] = [];
+  private randomFaults: Array<{ fault: Fault; probability: number }> = [];
+  /** How many requests met each random fault, by kind. */
+  readonly randomFaultsMet: Partial<Record<Fault['kind'], number>> = {};
   private readonly server: Server;
   private readonly sockets = new Set<Socket>();
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -135,9 +138,20 @@ export class EmulatorServer {
     return this.inject({ kind: 'reset' }, times);
   }
 
+  /**
+   * From now on, each request meets at most one of these faults, each with its own probability (their sum
+   * at most 1); scripted faults still come first. For load runs, where a count-based script cannot say
+   * which of many concurrent requests fails.
+   */
+  faultRandomly(faults: Array<{ fault: Fault; probability: number }>): this {
+    this.randomFaults = faults;
+    return this;
+  }
+
   /** Clears scripted faults and the request log between tests. */
   reset(): void {
     this.faults = [];
+    this.randomFaults = [];
     this.requests.length = 0;
   }
 
@@ -222,9 +236,22 @@ export class EmulatorServer {
 
   private takeFault(path: string): Fault | undefined {
     const scripted = this.faults.find((f) => f.remaining > 0 && (f.path === undefined || matches(f.path, path)));
-    if (!scripted) return undefined;
+    if (!scripted) return this.randomFault();
     scripted.remaining -= 1;
     return scripted.fault;
+  }
+
+  private randomFault(): Fault | undefined {
+    if (this.randomFaults.length === 0) return undefined;
+    let draw = Math.random();
+    for (const { fault, probability } of this.randomFaults) {
+      if (draw < probability) {
+        this.randomFaultsMet[fault.kind] = (this.randomFaultsMet[fault.kind] ?? 0) + 1;
+        return fault;
+      }
+      draw -= probability;
+    }
+    return undefined;
   }
 
   private match(method: string, path: string): { route: Route; params: Record<string, string> } | undefined {

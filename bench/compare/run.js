@@ -1,0 +1,352 @@
+'use strict';
+// bench/compare: Tollgate against Portkey's AI gateway (@portkey-ai/gateway from npm) and against the OpenAI
+// emulator called directly, in one run on loopback. chat/completions, non-streaming and streaming, through
+// each; interleaved rounds (the order rotates every round), medians, ratios taken within a round, so load
+// from other processes shifts every side alike. Then a fault run: the emulator fails a share of calls with
+// 503 and resets a share of connections, Tollgate has a healthy fallback provider, and every client
+// request must succeed with the gateway's memory flat.
+// Usage: npm run build && node bench/compare/run.js
+//   (env: CONNECTIONS=20 DURATION=5 ROUNDS=3 SAMPLES=1000 WARMUP=2 FAULT_DURATION=20 FAULT_5XX=0.1 FAULT_RESET=0.05)
+const autocannon = require('autocannon');
+const fs = require('node:fs');
+const net = require('node:net');
+const os = require('node:os');
+const path = require('node:path');
+const { Pool } = require('undici');
+const { ROOT, cpuMicros, start, stop } = require('../gateway/harness');
+
+const CONNECTIONS = Number(process.env.CONNECTIONS || 20);
+const DURATION = Number(process.env.DURATION || 5);
+const ROUNDS = Number(process.env.ROUNDS || 3);
+const SAMPLES = Number(process.env.SAMPLES || 1000);
+const WARMUP = Number(process.env.WARMUP || 2);
+const FAULT_DURATION = Number(process.env.FAULT_DURATION || 20);
+const FAULT_5XX = Number(process.env.FAULT_5XX ?? 0.1);
+const FAULT_RESET = Number(process.env.FAULT_RESET ?? 0.05);
+
+const API_KEY = 'sk-bench-upstream';
+const API_TOKEN = 'bench-api-token';
+const MODEL = 'gpt-test';
+const EMULATOR = path.join(ROOT, 'bench', 'gateway', 'emulator-process.js');
+const PORTKEY = path.join(ROOT, 'node_modules', '@portkey-ai', 'gateway', 'build', 'start-server.js');
+const MEMORY_PROBE = path.join(__dirname, 'memory-probe.js');
+const TARGETS = ['direct', 'tollgate', 'portkey'];
+
+const messages = [
+  { role: 'system', content: 'You are a helpful assistant. Answer accurately and concisely.' },
+  { role: 'user', content: 'Say hello' },
+];
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function startEmulator(faults = {}) {
+  return start([EMULATOR], { BENCH_API_KEY: API_KEY, BENCH_FAULT_5XX: String(faults.serverErrors ?? 0), BENCH_FAULT_RESET: String(faults.resets ?? 0) }, /ready (\S+)/);
+}
+
+/** The built server, started with the memory probe so the fault run can read its heap. */
+function startTollgate(env) {
+  return start(['--expose-gc', '--require', MEMORY_PROBE, path.join(ROOT, 'dist', 'src', 'main.js')], { PORT: '0', API_TOKEN, ...env }, /listening on (http:\/\/[^\s"]+)/);
+}
+
+async function startPortkey() {
+  const port = await freePort();
+  const portkey = await start([PORTKEY, '--headless', `--port=${port}`], {}, /(Ready for connections)/);
+  return { ...portkey, match: `http://127.0.0.1:${port}` };
+}
+
+/**
+ * The request each target gets for one scenario. Tollgate's OpenAI-compatible route when the server has it;
+ * until then /v1/generate stands in for the non-streaming case (and streaming through Tollgate is skipped).
+ */
+function requests(urls, tollgateSurface, stream) {
+  const emulator = new URL(urls.emulator);
+  const chat = JSON.stringify({ model: MODEL, messages, ...(stream ? { stream: true } : {}) });
+  const json = { 'content-type': 'application/json' };
+  const byTarget = {
+    direct: { origin: emulator.origin, path: `${emulator.pathname}/chat/completions`, headers: { ...json, authorization: `Bearer ${API_KEY}` }, body: chat },
+    portkey: {
+      origin: urls.portkey,
+      path: '/v1/chat/completions',
+      headers: { ...json, authorization: `Bearer ${API_KEY}`, 'x-portkey-provider': 'openai', 'x-portkey-custom-host': urls.emulator },
+      body: chat,
+    },
+  };
+  const tollgateHeaders = { ...json, authorization: `Bearer ${API_TOKEN}` };
+  if (tollgateSurface.chat && (!stream || tollgateSurface.stream)) {
+    byTarget.tollgate = { origin: urls.tollgate, path: '/openai/v1/chat/completions', headers: tollgateHeaders, body: chat };
+  } else if (!stream) {
+    byTarget.tollgate = { origin: urls.tollgate, path: '/v1/generate', headers: tollgateHeaders, body: JSON.stringify({ prompt: 'Say hello' }), standIn: true };
+  }
+  return byTarget;
+}
+
+/** Which of Tollgate's OpenAI-compatible routes this build answers (a 404 means not built yet). */
+async function probeTollgate(origin) {
+  const pool = new Pool(origin, { connections: 1 });
+  try {
+    const ask = async (stream) => {
+      const response = await pool.request({
+        method: 'POST',
+        path: '/openai/v1/chat/completions',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${API_TOKEN}` },
+        body: JSON.stringify({ model: MODEL, messages, ...(stream ? { stream: true } : {}) }),
+      });
+      const text = await response.body.text();
+      if (response.statusCode === 404) return false;
+      if (response.statusCode !== 200) throw new Error(`Tollgate /openai/v1/chat/completions${stream ? ' (stream)' : ''} answered ${response.statusCode}: ${text.slice(0, 200)}`);
+      return stream ? String(response.headers['content-type']).startsWith('text/event-stream') && text.includes('[DONE]') : true;
+    };
+    const chat = await ask(false);
+    return { chat, stream: chat && (await ask(true)) };
+  } finally {
+    await pool.close();
+  }
+}
+
+/** A chunk's first token: a delta whose content is not empty. */
+const FIRST_TOKEN = /"delta":\{[^}]*"content":"[^"]/;
+
+/**
+ * One keep-alive connection, requests one after another: latency without queueing. For streams, also the
+ * time to the first token (the first frame with content, not the role-only opening frame).
+ */
+async function sequentialLatency(request, stream) {
+  const pool = new Pool(request.origin, { connections: 1 });
+  const totals = [];
+  const firstTokens = [];
+  try {
+    for (let i = 0; i < SAMPLES + 200; i++) {
+      const started = performance.now();
+      const response = await pool.request({ method: 'POST', path: request.path, headers: request.headers, body: request.body });
+      if (response.statusCode !== 200) throw new Error(`${request.origin}${request.path} answered ${response.statusCode}: ${(await response.body.text()).slice(0, 200)}`);
+      let firstToken;
+      let seen = '';
+      for await (const chunk of response.body) {
+        if (stream && firstToken === undefined) {
+          seen += chunk.toString();
+          if (FIRST_TOKEN.test(seen)) firstToken = performance.now() - started;
+        }
+      }
+      const total = performance.now() - started;
+      if (stream && firstToken === undefined) throw new Error(`${request.origin}${request.path}: a stream without a content token`);
+      // The first 200 warm the JIT and the upstream pools.
+      if (i < 200) continue;
+      totals.push(total);
+      if (stream) firstTokens.push(firstToken);
+    }
+  } finally {
+    await pool.close();
+  }
+  return { p50: percentile(totals, 0.5), p99: percentile(totals, 0.99), ttft50: stream ? percentile(firstTokens, 0.5) : undefined };
+}
+
+function percentile(values, share) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length * share)];
+}
+
+/** Requests per second at CONNECTIONS, and the CPU microseconds each watched process spent per request. */
+async function throughput(request, duration, watched = {}) {
+  const before = Object.fromEntries(Object.entries(watched).map(([name, pid]) => [name, cpuMicros(pid)]));
+  const result = await autocannon({ url: request.origin + request.path, method: 'POST', headers: request.headers, body: request.body, connections: CONNECTIONS, duration });
+  const failed = result.non2xx + result.errors + result.timeouts;
+  if (failed > 0) throw new Error(`${request.origin}${request.path}: ${failed} failed requests`);
+  const cpu = {};
+  for (const [name, pid] of Object.entries(watched)) {
+    const after = cpuMicros(pid);
+    if (before[name] !== undefined && after !== undefined) cpu[name] = (after - before[name]) / result.requests.total;
+  }
+  return { rps: result.requests.average, total: result.requests.total, cpu };
+}
+
+/** Resident set size in MiB from /proc (Linux); undefined elsewhere. */
+function rssMiB(pid) {
+  try {
+    const line = fs.readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'));
+    return Number(line.split(/\s+/)[1]) / 1024;
+  } catch {
+    return undefined;
+  }
+}
+
+const median = (values) => {
+  const sorted = values.filter((v) => v !== undefined).sort((a, b) => a - b);
+  return sorted.length === 0 ? undefined : sorted[Math.floor(sorted.length / 2)];
+};
+const fmt = (value, digits = 2, width = 9) => (value === undefined ? '-' : value.toFixed(digits)).padStart(width);
+const verdict = (ok) => (ok ? 'met' : 'MISSED');
+
+async function compare() {
+  const emulator = await startEmulator();
+  const processes = [emulator];
+  try {
+    const tollgate = await startTollgate({ OPENAI_API_KEY: API_KEY, OPENAI_URL: emulator.match, OPENAI_CHAT_MODEL: MODEL, TOLLGATE_DEFAULT_PROVIDER: 'openai' });
+    processes.push(tollgate);
+    const portkey = await startPortkey();
+    processes.push(portkey);
+    const urls = { emulator: emulator.match, tollgate: tollgate.match, portkey: portkey.match };
+    const surface = await probeTollgate(tollgate.match);
+    const watched = { tollgate: tollgate.child.pid, portkey: portkey.child.pid, emulator: emulator.child.pid };
+    const scenarios = [
+      { name: 'chat', stream: false, targets: requests(urls, surface, false) },
+      { name: 'chat-stream', stream: true, targets: requests(urls, surface, true) },
+    ];
+
+    process.stdout.write(
+      `bench/compare: Tollgate (${surface.chat ? '/openai/v1/chat/completions' : '/v1/generate standing in; /openai/v1 not built yet'}` +
+        `${surface.stream ? ', streaming too' : ', no streaming through Tollgate yet'}), Portkey gateway ` +
+        `${require('@portkey-ai/gateway/package.json').version}, OpenAI emulator direct; Node ${process.version}, ${os.cpus().length} CPUs\n` +
+        `${CONNECTIONS} connections x ${DURATION} s for req/s; ${SAMPLES} sequential requests for p50/p99/TTFT (ms); medians of ${ROUNDS} interleaved rounds\n\n`,
+    );
+    for (const scenario of scenarios) {
+      for (const target of TARGETS) if (scenario.targets[target]) await throughput(scenario.targets[target], WARMUP);
+    }
+
+    const samples = {};
+    for (let round = 0; round < ROUNDS; round++) {
+      // The order rotates so a slow drift of the machine favours no target.
+      const order = TARGETS.map((_, i) => TARGETS[(i + round) % TARGETS.length]);
+      for (const scenario of scenarios) {
+        for (const target of order) {
+          const request = scenario.targets[target];
+          if (!request) continue;
+          const latency = await sequentialLatency(request, scenario.stream);
+          const load = await throughput(request, DURATION, watched);
+          (samples[`${scenario.name}/${target}`] ??= []).push({ ...latency, ...load });
+        }
+      }
+    }
+    const rss = { tollgate: rssMiB(tollgate.child.pid), portkey: rssMiB(portkey.child.pid) };
+
+    process.stdout.write('scenario     target        req/s     p50     p99  TTFT p50  added p50  added TTFT  CPU us/req (gateway)\n');
+    const lines = [];
+    for (const scenario of scenarios) {
+      const rows = {};
+      for (const target of TARGETS) {
+        const runs = samples[`${scenario.name}/${target}`];
+        if (!runs) continue;
+        const direct = samples[`${scenario.name}/direct`];
+        rows[target] = {
+          rps: median(runs.map((r) => r.rps)),
+          p50: median(runs.map((r) => r.p50)),
+          p99: median(runs.map((r) => r.p99)),
+          ttft50: median(runs.map((r) => r.ttft50)),
+          added: target === 'direct' ? undefined : median(runs.map((r, i) => r.p50 - direct[i].p50)),
+          addedTtft: target === 'direct' || !scenario.stream ? undefined : median(runs.map((r, i) => r.ttft50 - direct[i].ttft50)),
+          cpu: median(runs.map((r) => r.cpu[target])),
+          share: median(runs.map((r, i) => r.rps / direct[i].rps)),
+        };
+        const row = rows[target];
+        const label = target === 'tollgate' && scenario.targets.tollgate.standIn ? 'tollgate*' : target;
+        process.stdout.write(
+          `${scenario.name.padEnd(12)} ${label.padEnd(10)} ${fmt(row.rps, 0)} ${fmt(row.p50, 2, 7)} ${fmt(row.p99, 2, 7)} ${fmt(row.ttft50, 2)} ` +
+            `${fmt(row.added, 3, 10)} ${fmt(row.addedTtft, 3, 11)} ${fmt(row.cpu, 0, 21)}\n`,
+        );
+      }
+      if (!rows.tollgate) continue;
+      const tollgateRuns = samples[`${scenario.name}/tollgate`];
+      const portkeyRuns = samples[`${scenario.name}/portkey`];
+      const speedups = tollgateRuns.map((r, i) => r.rps / portkeyRuns[i].rps);
+      const speedup = median(speedups);
+      const addedShare = rows.tollgate.added / rows.portkey.added;
+      lines.push(
+        `${scenario.name}: Tollgate/Portkey req/s ${speedup.toFixed(2)}x (rounds ${speedups.map((s) => s.toFixed(2)).join(' ')}; target >= 4x: ${verdict(speedup >= 4)}); ` +
+          `Tollgate ${(100 * rows.tollgate.share).toFixed(0)}% of direct req/s, Portkey ${(100 * rows.portkey.share).toFixed(0)}%; ` +
+          `added p50 Tollgate ${rows.tollgate.added.toFixed(3)} ms vs Portkey ${rows.portkey.added.toFixed(3)} ms = ${addedShare.toFixed(2)} (target <= 0.25: ${verdict(addedShare <= 0.25)})` +
+          (scenario.stream ? `; added TTFT p50 ${rows.tollgate.addedTtft.toFixed(3)} ms (target <= 1 ms: ${verdict(rows.tollgate.addedTtft <= 1)})` : ''),
+      );
+    }
+    if (scenarios[0].targets.tollgate.standIn) lines.push('tollgate* = /v1/generate standing in for /openai/v1/chat/completions');
+    lines.push(
+      `RSS after load: Tollgate ${fmt(rss.tollgate, 1, 0)} MiB, Portkey ${fmt(rss.portkey, 1, 0)} MiB (target Tollgate <= Portkey: ${verdict(rss.tollgate <= rss.portkey)})`,
+    );
+    process.stdout.write(`\n${lines.join('\n')}\n`);
+  } finally {
+    await Promise.all(processes.map((p) => stop(p.child)));
+  }
+}
+
+/** Asks the memory probe in the server for a reading taken right after a full garbage collection. */
+function memoryReading(child) {
+  return new Promise((resolve, reject) => {
+    let buffered = '';
+    const onData = (chunk) => {
+      buffered += chunk.toString();
+      const match = /memory rss=(\d+) heap=(\d+)/.exec(buffered);
+      if (!match) return;
+      child.stderr.off('data', onData);
+      clearTimeout(timer);
+      resolve({ rss: Number(match[1]) / 2 ** 20, heap: Number(match[2]) / 2 ** 20 });
+    };
+    const timer = setTimeout(() => reject(new Error('the memory probe did not answer')), 5000);
+    child.stderr.on('data', onData);
+    child.kill('SIGUSR2');
+  });
+}
+
+async function faultRun() {
+  const faulty = await startEmulator({ serverErrors: FAULT_5XX, resets: FAULT_RESET });
+  const processes = [faulty];
+  const config = fs.mkdtempSync(path.join(os.tmpdir(), 'tollgate-compare-'));
+  try {
+    const healthy = await startEmulator();
+    processes.push(healthy);
+    // Short retry waits so a reset costs milliseconds, not the default second; every provider is a fallback.
+    fs.writeFileSync(path.join(config, 'tollgate.yaml'), 'version: 1\nai:\n  retry_delay: 0.01\n  default_provider: openai\n  fallback_providers: [openai_compatible]\n');
+    const tollgate = await startTollgate({
+      TOLLGATE_CONFIG: path.join(config, 'tollgate.yaml'),
+      OPENAI_API_KEY: API_KEY,
+      OPENAI_URL: faulty.match,
+      OPENAI_CHAT_MODEL: MODEL,
+      OPENAI_COMPATIBLE_API_KEY: API_KEY,
+      OPENAI_COMPATIBLE_URL: healthy.match,
+      OPENAI_COMPATIBLE_CHAT_MODEL: MODEL,
+    });
+    processes.push(tollgate);
+    const surface = await probeTollgate(tollgate.match);
+    const request = requests({ emulator: faulty.match, tollgate: tollgate.match, portkey: '' }, surface, false).tollgate;
+
+    await throughput(request, WARMUP).catch(() => undefined);
+    const before = await memoryReading(tollgate.child);
+    const result = await autocannon({ url: request.origin + request.path, method: 'POST', headers: request.headers, body: request.body, connections: CONNECTIONS, duration: FAULT_DURATION });
+    const after = await memoryReading(tollgate.child);
+    const failed = result.non2xx + result.errors + result.timeouts;
+
+    let faults = '';
+    faulty.child.stdout.on('data', (chunk) => (faults += chunk.toString()));
+    await stop(faulty.child);
+    const served = /served (\d+) requests: (\d+) 5xx, (\d+) resets/.exec(faults);
+
+    process.stdout.write(
+      `\nfault run: ${request.path} at ${CONNECTIONS} connections x ${FAULT_DURATION} s; the primary emulator answers ${100 * FAULT_5XX}% 503 and resets ${100 * FAULT_RESET}% of connections, ` +
+        `fallback openai_compatible on a healthy emulator\n` +
+        `  client requests: ${result.requests.total} sent, ${result['2xx']} succeeded, ${failed} failed (target 100%: ${verdict(failed === 0 && result['2xx'] > 0)})\n` +
+        (served ? `  primary emulator: ${served[1]} calls, ${served[2]} answered 503, ${served[3]} reset\n` : '') +
+        `  Tollgate memory after a full GC: RSS ${before.rss.toFixed(1)} -> ${after.rss.toFixed(1)} MiB, heap ${before.heap.toFixed(1)} -> ${after.heap.toFixed(1)} MiB ` +
+        `(target flat, heap within 10%: ${verdict(after.heap <= before.heap * 1.1)})\n`,
+    );
+  } finally {
+    await Promise.all(processes.map((p) => stop(p.child)));
+    fs.rmSync(config, { recursive: true, force: true });
+  }
+}
+
+async function main() {
+  if (!fs.existsSync(path.join(ROOT, 'dist', 'src', 'main.js'))) throw new Error('dist/src/main.js is missing: run npm run build first');
+  if (process.argv[2] !== 'faults') await compare();
+  if (process.argv[2] !== 'peers') await faultRun();
+}
+
+main().catch((error) => {
+  process.stderr.write(`bench/compare: ${error.stack}\n`);
+  process.exit(1);
+});
