@@ -1,22 +1,11 @@
-import { resolve } from 'node:path';
 import { Command, CommandRunner, Option, SubCommand } from 'nest-commander';
 import { snakeCaseKeys } from '../ai/http/api-response';
-import type { PgVectorStore } from '../ai/vector/pgvector-store';
-import { createVectorStore } from '../ai/vector/vector-store.factory';
 import { VECTOR_METRICS, type VectorMatch, type VectorMetric } from '../ai/vector/vector-store.interface';
-import { checkTableName } from '../ai/vector/vector-validation';
-import type { ConfigOverride } from '../config/config.types';
-import { AiCommand, type AiCommandOptions, writeJson } from './ai-command.base';
+import { writeJson } from './ai-command.base';
 import { UsageError } from './cli.errors';
-import { toCliError } from './cli-input-errors';
+import { positiveInteger, VectorStoreCommand, type VectorStoreOptions } from './vector-store-command.base';
 
-interface VectorOptions extends AiCommandOptions {
-  backend?: 'pglite' | 'postgres';
-  url?: string;
-  dataDir?: string;
-  table?: string;
-  dimensions?: number;
-  metric?: VectorMetric;
+interface VectorOptions extends VectorStoreOptions {
   index?: boolean;
   embedding?: number[];
   embed?: string;
@@ -28,72 +17,14 @@ interface VectorOptions extends AiCommandOptions {
 /** Label of records whose embedding was given with --embedding rather than made by the gateway. */
 const EXTERNAL = 'external';
 
-/**
- * Shared by `vector install|upsert|search`: where the store is (the `vector:` section, with these flags on
- * top), and `--embed TEXT`, which embeds through the gateway with the usual provider options.
- */
-abstract class VectorSubCommandBase extends AiCommand {
-  @Option({ flags: '--backend <name>', description: 'pglite (embedded, default) or postgres' })
-  parseBackend(value: string): 'pglite' | 'postgres' {
-    if (value !== 'pglite' && value !== 'postgres') throw new UsageError(`--backend must be one of pglite, postgres (got "${value}")`);
-    return value;
-  }
-
-  @Option({ flags: '--url <url>', description: 'postgres: connection URL (vector.url)' })
-  parseUrl(value: string): string {
-    return value;
-  }
-
-  @Option({ flags: '--data-dir <path>', description: 'pglite: data directory (vector.data_dir; default .tollgate/vector)' })
-  parseDataDir(value: string): string {
-    return value;
-  }
-
-  @Option({ flags: '--table <name>', description: 'table holding the vectors (vector.table; default tollgate_vectors)' })
-  parseTable(value: string): string {
-    try {
-      return checkTableName(value);
-    } catch {
-      throw new UsageError(`--table must be a lower-case SQL identifier (a-z, digits, underscore; at most 40 characters), got "${value}"`);
-    }
-  }
-
-  @Option({ flags: '--dimensions <n>', description: 'exact embedding length (vector.dimensions)' })
-  parseDimensions(value: string): number {
-    return positiveInteger(value, '--dimensions');
-  }
-
+/** Shared by `vector install|upsert|search`: the store flags, `--metric`, and `--embed TEXT` through the gateway. */
+abstract class VectorSubCommandBase extends VectorStoreCommand {
   @Option({ flags: '--metric <metric>', description: `${VECTOR_METRICS.join(', ')} (vector.metric; default cosine)` })
   parseMetric(value: string): VectorMetric {
     if (!(VECTOR_METRICS as readonly string[]).includes(value)) {
       throw new UsageError(`--metric must be one of ${VECTOR_METRICS.join(', ')} (got "${value}")`);
     }
     return value as VectorMetric;
-  }
-
-  /** Opens the configured store with the flags applied, runs `use`, and closes it; bad input exits 2. */
-  protected async withStore<T>(options: VectorOptions, use: (store: PgVectorStore) => Promise<T>): Promise<T> {
-    const overrides: ConfigOverride[] = [];
-    const flag = (source: string, key: string, value: unknown) => {
-      if (value !== undefined) overrides.push({ source, path: ['vector', key], value });
-    };
-    flag('--backend', 'backend', options.backend);
-    flag('--url', 'url', options.url);
-    // Relative to where the command runs, not to the configuration file.
-    flag('--data-dir', 'data_dir', options.dataDir === undefined ? undefined : resolve(options.dataDir));
-    flag('--table', 'table', options.table);
-    flag('--dimensions', 'dimensions', options.dimensions);
-    flag('--metric', 'metric', options.metric);
-    const { vector } = this.configs.load(this.command, overrides);
-    let store: PgVectorStore | undefined;
-    try {
-      store = await createVectorStore(vector);
-      return await use(store);
-    } catch (error) {
-      throw toCliError(error);
-    } finally {
-      await store?.close();
-    }
   }
 
   /** The vector and its origin: from --embedding as given, or from --embed TEXT through the gateway. */
@@ -201,11 +132,6 @@ export class VectorCommand extends CommandRunner {
     this.command.outputHelp({ error: true });
     throw new UsageError('vector: missing subcommand (install, upsert, search)');
   }
-}
-
-function positiveInteger(value: string, flag: string): number {
-  if (!/^\d{1,6}$/.test(value) || Number(value) < 1) throw new UsageError(`${flag} must be a positive integer (got "${value}")`);
-  return Number(value);
 }
 
 function formatMatches(matches: readonly VectorMatch[]): string {

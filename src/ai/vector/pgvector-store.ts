@@ -150,6 +150,22 @@ export class PgVectorStore implements VectorStore {
     });
   }
 
+  /** The table's embedding length; fails naming the table when it was never installed. */
+  checkInstalled(): Promise<number> {
+    return this.resolveDimensions();
+  }
+
+  /** Which of `ids` are stored for this provider and model (bulk embedding resumes by skipping them). */
+  async storedIds(ids: readonly string[], provider: string, model: string): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const rows = (await this.run(
+      `read ids from ${this.table}`,
+      `select id from ${this.table} where provider = $1 and model = $2 and id = any($3::text[])`,
+      [checkName(provider, 'provider'), checkName(model, 'model'), [...ids]],
+    )) as Array<{ id: string }>;
+    return new Set(rows.map((row) => row.id));
+  }
+
   /** Where this store lives, for messages and CLI output (dimensions once known). */
   info(): { backend: string; table: string; metric: VectorMetric; dimensions?: number } {
     return { backend: this.options.backend, table: this.table, metric: this.metric, dimensions: this.dimensions };

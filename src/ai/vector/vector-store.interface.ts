@@ -43,6 +43,8 @@ export interface VectorStore {
   createIndex(metric?: VectorMetric): Promise<void>;
   upsert(record: VectorRecord): Promise<void>;
   search(query: VectorQuery): Promise<VectorMatch[]>;
+  /** Which of `ids` are stored for this provider and model. */
+  storedIds(ids: readonly string[], provider: string, model: string): Promise<Set<string>>;
   close(): Promise<void>;
 }
 
