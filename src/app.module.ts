@@ -6,6 +6,7 @@ import type { AuthModuleOptions } from './auth/auth-module-options.interface';
 import { AuthModule } from './auth/auth.module';
 import { requireAuthModuleOptions } from './config/auth-config.mapper';
 import { TollgateConfigModule } from './config/config.module';
+import { LimitsModule } from './limits/limits.module';
 import type { TollgateConfig } from './config/config.types';
 import { AiReadiness } from './server/ai-readiness';
 import { AuthContextController } from './server/auth-context.controller';
@@ -32,6 +33,8 @@ export class AppModule implements OnApplicationShutdown {
       controllers.push(AuthContextController);
       if (config.auth.rbacEnabled) providers.push(AuthReadiness);
     }
+    // After AuthModule: its guards run first, so the tenant limit counts authenticated requests only.
+    if (config.limits.enabled) imports.push(LimitsModule.forRoot(config.limits));
     return {
       module: AppModule,
       imports,

@@ -9,6 +9,7 @@ import { ConfigError, formatKeyPath } from './config.error';
 import type { ConfigDocument, ConfigOverride, TollgateConfig } from './config.types';
 import { environmentOverrides } from './config-environment';
 import { resolveReferences } from './config-references';
+import { toLimitsSettings } from './limits-config.mapper';
 import { providerEnvironmentOverrides } from './provider-environment';
 import { toVectorSettings } from './search-config.mapper';
 import { toolEnvironmentOverrides } from './tool-environment';
@@ -129,6 +130,7 @@ function toConfig(document: ConfigDocument, file: string | undefined, cwd: strin
     ai: toAiSettings(document, context),
     vector: toVectorSettings(document, context),
     mcp: toMcpSettings(document, context.source),
+    limits: toLimitsSettings(document, context.source),
     document,
   };
 }

@@ -6,6 +6,7 @@ import type { SearchModuleOptions } from '../ai/tools/search.service';
 import type { VectorStoreSettings } from '../ai/vector/vector-store.interface';
 import type { AgentLimits } from '../ai/agent/agent-limits';
 import type { McpSettings } from '../ai/mcp/mcp-settings';
+import type { LimitsSettings } from '../limits/limits-settings';
 
 /**
  * The YAML document as written (snake_case keys), after `_env` / `${VAR}` references are resolved.
@@ -25,6 +26,7 @@ export interface ConfigDocument {
   vector?: VectorSection;
   agent?: AgentSection;
   mcp?: McpSection;
+  limits?: LimitsSection;
 }
 
 /** One search tool (seed 001 section 2.3); which keys apply depends on `kind`. */
@@ -66,6 +68,21 @@ export interface AgentSection {
   max_action_bytes?: number;
   max_observation_bytes?: number;
   audit_log?: string;
+}
+
+export interface RateLimitSection {
+  limit: number;
+  /** Seconds. */
+  window: number;
+}
+
+export interface LimitsSection {
+  enabled?: boolean;
+  store?: 'memory' | 'redis';
+  redis_url?: string;
+  redis_key_prefix?: string;
+  tenant?: RateLimitSection;
+  token?: RateLimitSection;
 }
 
 export interface McpSection {
@@ -235,6 +252,8 @@ export interface TollgateConfig {
   vector: VectorStoreSettings;
   /** The MCP server (Streamable HTTP and stdio). */
   mcp: McpSettings;
+  /** Request rate limits (per tenant, per API token). */
+  limits: LimitsSettings;
   /** The merged document, for sections whose modules map them themselves. */
   document: ConfigDocument;
 }

@@ -1,4 +1,4 @@
-import { CanActivate, ExecutionContext, Inject, Injectable, SetMetadata, UnauthorizedException } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Inject, Injectable, Optional, SetMetadata, UnauthorizedException } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import crypto, { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
@@ -16,6 +16,14 @@ export interface ApiAuthOptions {
 }
 
 export const API_AUTH_OPTIONS = Symbol('tollgate:api-auth-options');
+
+/** Consulted after a request authenticated with a bearer token (the server's per-token rate limit); throws to refuse it. */
+export interface ApiTokenLimiter {
+  /** `tokenKey`: the hex SHA-256 digest of the token, never the token itself. */
+  consume(context: ExecutionContext, tokenKey: string): Promise<void>;
+}
+
+export const API_TOKEN_LIMITER = Symbol('tollgate:api-token-limiter');
 export const SKIP_API_AUTH_KEY = 'tollgate:skip-api-auth';
 /** Liveness and readiness stay reachable without credentials (DECISIONS.md B3). */
 export const SkipApiAuth = () => SetMetadata(SKIP_API_AUTH_KEY, true);
@@ -50,12 +58,15 @@ function sha256(text: string): Buffer {
 export class ApiAuthGuard implements CanActivate {
   /** The configured token's digest, computed once: a request hashes only the token it presents. */
   private readonly expectedDigest: Buffer | undefined;
+  private readonly expectedTokenKey: string | undefined;
 
   constructor(
     @Inject(API_AUTH_OPTIONS) private readonly options: ApiAuthOptions,
     private readonly reflector: Reflector,
+    @Optional() @Inject(API_TOKEN_LIMITER) private readonly limiter?: ApiTokenLimiter,
   ) {
     this.expectedDigest = tokenDigest(options.token);
+    this.expectedTokenKey = this.expectedDigest?.toString('hex');
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -69,6 +80,16 @@ export class ApiAuthGuard implements CanActivate {
       : bearerDigestMatches(request.headers.authorization, this.expectedDigest);
     // 401 `authentication_required`; the exception filter adds `WWW-Authenticate: Bearer`.
     if (!allowed) throw new UnauthorizedException({ message: 'A valid API token is required.', tollgate: true });
+    if (this.limiter) {
+      // A host hook may accept many tokens (or none: then there is nothing to count per token).
+      const tokenKey = this.options.hook ? presentedTokenKey(request.headers.authorization) : this.expectedTokenKey;
+      if (tokenKey) await this.limiter.consume(context, tokenKey);
+    }
     return true;
   }
+}
+
+function presentedTokenKey(authorization: string | string[] | undefined): string | undefined {
+  const match = typeof authorization === 'string' ? BEARER.exec(authorization.trim()) : null;
+  return match ? sha256(match[1].trim()).toString('hex') : undefined;
 }

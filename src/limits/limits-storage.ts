@@ -1,0 +1,73 @@
+import { Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { ThrottlerStorageRedisService } from '@nest-lab/throttler-storage-redis';
+import { ThrottlerStorageService, type ThrottlerStorage } from '@nestjs/throttler';
+import Redis from 'ioredis';
+import type { LimitsStore } from './limits-settings';
+
+type StorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
+
+/** A hit that could not be counted: let it through, as if it were the first of its window. */
+const UNCOUNTED: StorageRecord = Object.freeze({ totalHits: 0, timeToExpire: 0, isBlocked: false, timeToBlockExpire: 0 });
+const ERROR_LOG_INTERVAL_MS = 30_000;
+
+/**
+ * Counters in Redis, shared by every instance pointing at it (@nest-lab/throttler-storage-redis: one Lua
+ * script per hit, the hit and block keys hash-tagged together so Redis Cluster keeps them on one slot).
+ * Commands never wait in an offline queue: while Redis is unreachable a hit is not counted and the request
+ * passes (fail open; logged once per 30 s), so a store outage does not take the API down with it.
+ */
+export class RedisLimitsStorage implements ThrottlerStorage, OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger('Limits');
+  private readonly redis: Redis;
+  private readonly counters: ThrottlerStorageRedisService;
+  private lastErrorLogAt = -Infinity;
+
+  constructor(url: string) {
+    this.redis = new Redis(url, {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      connectTimeout: 2000,
+      retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
+    });
+    // Failures surface on the hits that meet them; a background reconnect must not crash or flood the log.
+    this.redis.on('error', () => undefined);
+    this.counters = new ThrottlerStorageRedisService(this.redis);
+  }
+
+  /** Connects before the server listens, so the first requests are counted; an unreachable Redis is logged, not fatal. */
+  async onModuleInit(): Promise<void> {
+    try {
+      await this.redis.connect();
+    } catch (error) {
+      this.logFailure(error);
+    }
+  }
+
+  async increment(key: string, ttl: number, limit: number, blockDuration: number, throttlerName: string): Promise<StorageRecord> {
+    try {
+      return await this.counters.increment(key, ttl, limit, blockDuration, throttlerName);
+    } catch (error) {
+      this.logFailure(error);
+      return UNCOUNTED;
+    }
+  }
+
+  onModuleDestroy(): void {
+    this.redis.disconnect();
+  }
+
+  /** Names the error class and code only: the URL may carry a password. */
+  private logFailure(error: unknown): void {
+    const now = Date.now();
+    if (now - this.lastErrorLogAt < ERROR_LOG_INTERVAL_MS) return;
+    this.lastErrorLogAt = now;
+    const name = error instanceof Error ? error.name : typeof error;
+    const code = (error as { code?: unknown } | undefined)?.code;
+    this.logger.error(`rate-limit store unavailable (${name}${typeof code === 'string' ? ` ${code}` : ''}); requests pass uncounted until it answers`);
+  }
+}
+
+export function createLimitsStorage(store: LimitsStore): ThrottlerStorage {
+  return store.kind === 'redis' ? new RedisLimitsStorage(store.url) : new ThrottlerStorageService();
+}

@@ -1,0 +1,2 @@
+/** Injection token of the server's LimitsSettings. */
+export const LIMITS_SETTINGS = Symbol('tollgate:limits-settings');

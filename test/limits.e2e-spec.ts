@@ -1,0 +1,190 @@
+/**
+ * Per-tenant and per-API-token rate limits of the server application (AppModule on Fastify from a loaded
+ * configuration, driven through inject): the 429 envelope with Retry-After, what is and is not counted,
+ * memory and real Redis counters (two application instances sharing one counter), fail-open on an
+ * unreachable Redis, and nothing registered when limits are off.
+ */
+import { ModulesContainer } from '@nestjs/core';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import Redis from 'ioredis';
+import { createHash, createHmac, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../src/config/config.loader';
+import { ApiTokenRateLimiter } from '../src/limits/api-token-rate-limiter';
+import { LimitsModule } from '../src/limits/limits.module';
+import { TenantThrottlerGuard } from '../src/limits/tenant-throttler.guard';
+import { createHttpApp } from '../src/server/http-server';
+import { OpenAiEmulator } from './emulators/openai-emulator';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const SECRET = 'limits-test-secret-0123456789abcdef-0123456789';
+const API_TOKEN = 'api-token-for-limits-tests';
+const KEY = 'sk-limits-test-key';
+
+let work: string;
+let openai: OpenAiEmulator;
+const apps: NestFastifyApplication[] = [];
+const prefixes: string[] = [];
+
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), 'tollgate-limits-'));
+  openai = await OpenAiEmulator.start({ apiKey: KEY });
+});
+
+afterAll(async () => {
+  await Promise.all(apps.map((app) => app.close()));
+  await openai.close();
+  rmSync(work, { recursive: true, force: true });
+  const redis = new Redis(REDIS_URL);
+  for (const prefix of prefixes) {
+    const keys = await redis.keys(`*${prefix}*`);
+    if (keys.length) await redis.del(...keys);
+  }
+  await redis.quit();
+});
+
+async function buildApp(yaml: string): Promise<NestFastifyApplication> {
+  const file = join(work, `config-${apps.length}.yaml`);
+  writeFileSync(file, yaml);
+  const config = loadConfig({
+    cwd: work,
+    configPath: file,
+    env: { API_TOKEN, OPENAI_API_KEY: KEY, OPENAI_URL: openai.url, OPENAI_CHAT_MODEL: 'gpt-test' },
+  });
+  const app = await createHttpApp(config, false);
+  apps.push(app);
+  await app.init();
+  await app.getHttpAdapter().getInstance().ready();
+  return app;
+}
+
+/** A unique Redis key prefix per test, removed afterwards. */
+function redisPrefix(): string {
+  const prefix = `tollgate:test-limits:${randomUUID()}:`;
+  prefixes.push(prefix);
+  return prefix;
+}
+
+const base64url = (value: string) => Buffer.from(value).toString('base64url');
+
+function jwtFor(tenantId: string | undefined, userId = 7): string {
+  const claims = { user_id: userId, ...(tenantId ? { tenant_id: tenantId } : {}), exp: Math.floor(Date.now() / 1000) + 600 };
+  const head = `${base64url(JSON.stringify({ alg: 'HS256', typ: 'JWT' }))}.${base64url(JSON.stringify(claims))}`;
+  return `${head}.${createHmac('sha256', SECRET).update(head).digest('base64url')}`;
+}
+
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+const get = (app: NestFastifyApplication, url: string, headers: Record<string, string>) => app.inject({ method: 'GET', url, headers });
+
+function expectLimited(response: { statusCode: number; body: string; headers: Record<string, unknown> }, scope: string, limit: number, windowSeconds: number) {
+  expect(response.statusCode).toBe(429);
+  expect(JSON.parse(response.body)).toEqual({
+    error: { type: 'rate_limited', message: `The ${scope} request limit (${limit} per ${windowSeconds} s) is reached; retry after ${response.headers['retry-after']} s.` },
+    request_id: response.headers['x-request-id'],
+  });
+  const retryAfter = Number(response.headers['retry-after']);
+  expect(retryAfter).toBeGreaterThanOrEqual(1);
+  expect(retryAfter).toBeLessThanOrEqual(windowSeconds);
+}
+
+const tenantYaml = (limits: string, extra = '') => `version: 1\nauth: { jwt_secret: "${SECRET}" }\n${extra}limits: ${limits}\n`;
+
+describe('per-tenant limit', () => {
+  it('allows `limit` requests per tenant across routes, then answers 429 with Retry-After in the envelope', async () => {
+    const app = await buildApp(tenantYaml('{ tenant: { limit: 3, window: 60 } }', 'api: { auth: jwt }\n'));
+    const north = bearer(jwtFor('north'));
+    expect((await get(app, '/auth/context', north)).statusCode).toBe(200);
+    expect((await get(app, '/v1/version', north)).statusCode).toBe(200);
+    // Another user of the same tenant shares the counter.
+    expect((await get(app, '/auth/context', bearer(jwtFor('north', 8)))).statusCode).toBe(200);
+    expectLimited(await get(app, '/v1/version', north), 'tenant', 3, 60);
+    expectLimited(await get(app, '/auth/context', north), 'tenant', 3, 60);
+    // Other tenants have their own counters.
+    expect((await get(app, '/auth/context', bearer(jwtFor('south')))).statusCode).toBe(200);
+  });
+
+  it('counts only authenticated requests with a tenant id; public routes stay open', async () => {
+    const app = await buildApp(tenantYaml('{ tenant: { limit: 1, window: 60 } }'));
+    for (let i = 0; i < 3; i++) {
+      expect((await get(app, '/auth/context', bearer('not.a.jwt'))).statusCode).toBe(401);
+      expect((await get(app, '/auth/context', bearer(jwtFor(undefined)))).statusCode).toBe(200);
+      expect((await get(app, '/healthz', {})).statusCode).toBe(200);
+    }
+    // The rejected and tenant-less requests above consumed nothing.
+    expect((await get(app, '/auth/context', bearer(jwtFor('east')))).statusCode).toBe(200);
+    expectLimited(await get(app, '/auth/context', bearer(jwtFor('east'))), 'tenant', 1, 60);
+  });
+
+  it('shares one counter between two application instances on one Redis', async () => {
+    const prefix = redisPrefix();
+    const yaml = tenantYaml(`{ store: redis, redis_url: "${REDIS_URL}", redis_key_prefix: "${prefix}", tenant: { limit: 4, window: 30 } }`);
+    const [first, second] = [await buildApp(yaml), await buildApp(yaml)];
+    const west = bearer(jwtFor('west'));
+    const statuses: number[] = [];
+    for (const app of [first, second, first, second, first, second]) statuses.push((await get(app, '/auth/context', west)).statusCode);
+    expect(statuses).toEqual([200, 200, 200, 200, 429, 429]);
+    expectLimited(await get(second, '/auth/context', west), 'tenant', 4, 30);
+
+    const redis = new Redis(REDIS_URL);
+    const keys = await redis.keys(`*${prefix}*`);
+    await redis.quit();
+    expect(keys.sort()).toEqual([`{${prefix}tenant:west:tenant}:blocked`, `{${prefix}tenant:west:tenant}:hits`]);
+  });
+});
+
+
+describe('per-token limit of the /v1 API', () => {
+  it('counts accepted tokens only, keyed by the token digest in Redis (never the token)', async () => {
+    const prefix = redisPrefix();
+    const yaml = `version: 1\nlimits: { store: redis, redis_url: "${REDIS_URL}", redis_key_prefix: "${prefix}", token: { limit: 2, window: 20 } }\n`;
+    const [first, second] = [await buildApp(yaml), await buildApp(yaml)];
+    for (let i = 0; i < 4; i++) expect((await get(first, '/v1/version', bearer('wrong-token'))).statusCode).toBe(401);
+    expect((await get(first, '/v1/version', bearer(API_TOKEN))).statusCode).toBe(200);
+    expect((await get(second, '/v1/version', bearer(API_TOKEN))).statusCode).toBe(200);
+    expectLimited(await get(first, '/v1/version', bearer(API_TOKEN)), 'API token', 2, 20);
+    // Still 401, not 429, for a wrong token: authentication comes first.
+    expect((await get(second, '/v1/version', bearer('wrong-token'))).statusCode).toBe(401);
+
+    const redis = new Redis(REDIS_URL);
+    const keys = await redis.keys(`*${prefix}*`);
+    await redis.quit();
+    const digest = createHash('sha256').update(API_TOKEN).digest('hex');
+    expect(keys.sort()).toEqual([`{${prefix}token:${digest}:token}:blocked`, `{${prefix}token:${digest}:token}:hits`]);
+    expect(keys.join(' ')).not.toContain(API_TOKEN);
+  });
+
+  it('applies to POST routes too (memory store)', async () => {
+    const app = await buildApp('version: 1\nlimits: { token: { limit: 1, window: 5 } }\n');
+    const post = () =>
+      app.inject({ method: 'POST', url: '/v1/embeddings', headers: { ...bearer(API_TOKEN), 'content-type': 'application/json' }, payload: '{"input":"a","provider":"openai"}' });
+    expect((await post()).statusCode).not.toBe(429);
+    expectLimited(await post(), 'API token', 1, 5);
+  });
+});
+
+describe('registration', () => {
+  /** The providers of LimitsModule in the application's module graph; undefined when it is not imported. */
+  function limitsProviders(app: NestFastifyApplication): unknown[] | undefined {
+    const module = [...app.get(ModulesContainer).values()].find((candidate) => candidate.metatype === LimitsModule);
+    return module && [...module.providers.values()].map((wrapper) => wrapper.metatype);
+  }
+
+  it('imports nothing of the limits when they are off, and no tenant guard for a token-only limit', async () => {
+    const off = await buildApp(`version: 1\nauth: { jwt_secret: "${SECRET}" }\nlimits: { enabled: false, tenant: { limit: 1, window: 1 } }\n`);
+    expect(limitsProviders(off)).toBeUndefined();
+    for (let i = 0; i < 3; i++) expect((await get(off, '/auth/context', bearer(jwtFor('north')))).statusCode).toBe(200);
+    const tokenOnly = await buildApp('version: 1\nlimits: { token: { limit: 5, window: 1 } }\n');
+    expect(limitsProviders(tokenOnly)).toContain(ApiTokenRateLimiter);
+    expect(limitsProviders(tokenOnly)).not.toContain(TenantThrottlerGuard);
+    const tenant = await buildApp(tenantYaml('{ tenant: { limit: 5, window: 1 } }'));
+    expect(limitsProviders(tenant)).toContain(TenantThrottlerGuard);
+  });
+
+  it('lets requests through uncounted while Redis is unreachable (fail open)', async () => {
+    const app = await buildApp(tenantYaml('{ store: redis, redis_url: "redis://127.0.0.1:1", tenant: { limit: 1, window: 60 } }'));
+    const north = bearer(jwtFor('north'));
+    for (let i = 0; i < 3; i++) expect((await get(app, '/auth/context', north)).statusCode).toBe(200);
+  });
+});
