@@ -30,7 +30,8 @@ const MODEL = 'gpt-test';
 const EMULATOR = path.join(ROOT, 'bench', 'gateway', 'emulator-process.js');
 const PORTKEY = path.join(ROOT, 'node_modules', '@portkey-ai', 'gateway', 'build', 'start-server.js');
 const MEMORY_PROBE = path.join(__dirname, 'memory-probe.js');
-const TARGETS = ['direct', 'tollgate', 'portkey'];
+const BARE_PROXY = path.join(__dirname, 'bare-proxy.js');
+const TARGETS = ['direct', 'bare-proxy', 'tollgate', 'portkey'];
 
 const messages = [
   { role: 'system', content: 'You are a helpful assistant. Answer accurately and concisely.' },
@@ -73,6 +74,7 @@ function requests(urls, tollgateSurface, stream) {
   const json = { 'content-type': 'application/json' };
   const byTarget = {
     direct: { origin: emulator.origin, path: `${emulator.pathname}/chat/completions`, headers: { ...json, authorization: `Bearer ${API_KEY}` }, body: chat },
+    'bare-proxy': { origin: urls.bareProxy, path: '/v1/chat/completions', headers: { ...json, authorization: `Bearer ${API_KEY}` }, body: chat },
     portkey: {
       origin: urls.portkey,
       path: '/v1/chat/completions',
@@ -193,9 +195,11 @@ async function compare() {
     processes.push(tollgate);
     const portkey = await startPortkey();
     processes.push(portkey);
-    const urls = { emulator: emulator.match, tollgate: tollgate.match, portkey: portkey.match };
+    const bareProxy = await start([BARE_PROXY, emulator.match], {}, /ready (\S+)/);
+    processes.push(bareProxy);
+    const urls = { emulator: emulator.match, tollgate: tollgate.match, portkey: portkey.match, bareProxy: bareProxy.match };
     const surface = await probeTollgate(tollgate.match);
-    const watched = { tollgate: tollgate.child.pid, portkey: portkey.child.pid, emulator: emulator.child.pid };
+    const watched = { tollgate: tollgate.child.pid, portkey: portkey.child.pid, 'bare-proxy': bareProxy.child.pid };
     const scenarios = [
       { name: 'chat', stream: false, targets: requests(urls, surface, false) },
       { name: 'chat-stream', stream: true, targets: requests(urls, surface, true) },
@@ -227,7 +231,7 @@ async function compare() {
     }
     const rss = { tollgate: rssMiB(tollgate.child.pid), portkey: rssMiB(portkey.child.pid) };
 
-    process.stdout.write('scenario     target        req/s     p50     p99  TTFT p50  added p50  added TTFT  CPU us/req (gateway)\n');
+    process.stdout.write('scenario     target         req/s     p50     p99  TTFT p50  added p50  added TTFT  CPU us/req (gateway)\n');
     const lines = [];
     for (const scenario of scenarios) {
       const rows = {};
@@ -248,7 +252,7 @@ async function compare() {
         const row = rows[target];
         const label = target === 'tollgate' && scenario.targets.tollgate.standIn ? 'tollgate*' : target;
         process.stdout.write(
-          `${scenario.name.padEnd(12)} ${label.padEnd(10)} ${fmt(row.rps, 0)} ${fmt(row.p50, 2, 7)} ${fmt(row.p99, 2, 7)} ${fmt(row.ttft50, 2)} ` +
+          `${scenario.name.padEnd(12)} ${label.padEnd(11)} ${fmt(row.rps, 0)} ${fmt(row.p50, 2, 7)} ${fmt(row.p99, 2, 7)} ${fmt(row.ttft50, 2)} ` +
             `${fmt(row.added, 3, 10)} ${fmt(row.addedTtft, 3, 11)} ${fmt(row.cpu, 0, 21)}\n`,
         );
       }
@@ -260,7 +264,7 @@ async function compare() {
       const addedShare = rows.tollgate.added / rows.portkey.added;
       lines.push(
         `${scenario.name}: Tollgate/Portkey req/s ${speedup.toFixed(2)}x (rounds ${speedups.map((s) => s.toFixed(2)).join(' ')}; target >= 4x: ${verdict(speedup >= 4)}); ` +
-          `Tollgate ${(100 * rows.tollgate.share).toFixed(0)}% of direct req/s, Portkey ${(100 * rows.portkey.share).toFixed(0)}%; ` +
+          `share of direct req/s: Tollgate ${(100 * rows.tollgate.share).toFixed(0)}%, bare proxy ${(100 * rows['bare-proxy'].share).toFixed(0)}%, Portkey ${(100 * rows.portkey.share).toFixed(0)}%; ` +
           `added p50 Tollgate ${rows.tollgate.added.toFixed(3)} ms vs Portkey ${rows.portkey.added.toFixed(3)} ms = ${addedShare.toFixed(2)} (target <= 0.25: ${verdict(addedShare <= 0.25)})` +
           (scenario.stream ? `; added TTFT p50 ${rows.tollgate.addedTtft.toFixed(3)} ms (target <= 1 ms: ${verdict(rows.tollgate.addedTtft <= 1)})` : ''),
       );
@@ -289,7 +293,7 @@ function memoryReading(child) {
     };
     const timer = setTimeout(() => reject(new Error('the memory probe did not answer')), 5000);
     child.stderr.on('data', onData);
-    child.kill('SIGUSR2');
+    child.kill('SIGWINCH');
   });
 }
 
@@ -316,9 +320,14 @@ async function faultRun() {
     const request = requests({ emulator: faulty.match, tollgate: tollgate.match, portkey: '' }, surface, false).tollgate;
 
     await throughput(request, WARMUP).catch(() => undefined);
-    const before = await memoryReading(tollgate.child);
-    const result = await autocannon({ url: request.origin + request.path, method: 'POST', headers: request.headers, body: request.body, connections: CONNECTIONS, duration: FAULT_DURATION });
-    const after = await memoryReading(tollgate.child);
+    // Readings after a full GC at the start and every quarter of the run: a leak grows with every quarter,
+    // while the allocator's and V8's first expansion under load shows once, in the first.
+    const readings = [await memoryReading(tollgate.child)];
+    const load = autocannon({ url: request.origin + request.path, method: 'POST', headers: request.headers, body: request.body, connections: CONNECTIONS, duration: FAULT_DURATION });
+    const quarters = setInterval(() => memoryReading(tollgate.child).then((reading) => readings.push(reading)), (FAULT_DURATION * 1000) / 4);
+    const result = await load;
+    clearInterval(quarters);
+    readings.push(await memoryReading(tollgate.child));
     const failed = result.non2xx + result.errors + result.timeouts;
 
     let faults = '';
@@ -326,13 +335,17 @@ async function faultRun() {
     await stop(faulty.child);
     const served = /served (\d+) requests: (\d+) 5xx, (\d+) resets/.exec(faults);
 
+    const first = readings[1] ?? readings[0];
+    const last = readings[readings.length - 1];
+    const flat = last.heap <= first.heap * 1.1 && last.rss <= first.rss * 1.1;
     process.stdout.write(
       `\nfault run: ${request.path} at ${CONNECTIONS} connections x ${FAULT_DURATION} s; the primary emulator answers ${100 * FAULT_5XX}% 503 and resets ${100 * FAULT_RESET}% of connections, ` +
         `fallback openai_compatible on a healthy emulator\n` +
         `  client requests: ${result.requests.total} sent, ${result['2xx']} succeeded, ${failed} failed (target 100%: ${verdict(failed === 0 && result['2xx'] > 0)})\n` +
         (served ? `  primary emulator: ${served[1]} calls, ${served[2]} answered 503, ${served[3]} reset\n` : '') +
-        `  Tollgate memory after a full GC: RSS ${before.rss.toFixed(1)} -> ${after.rss.toFixed(1)} MiB, heap ${before.heap.toFixed(1)} -> ${after.heap.toFixed(1)} MiB ` +
-        `(target flat, heap within 10%: ${verdict(after.heap <= before.heap * 1.1)})\n`,
+        `  Tollgate memory after a full GC, at the start and each quarter: RSS ${readings.map((r) => r.rss.toFixed(1)).join(' ')} MiB; ` +
+        `heap ${readings.map((r) => r.heap.toFixed(1)).join(' ')} MiB\n` +
+        `  first quarter -> end: RSS ${first.rss.toFixed(1)} -> ${last.rss.toFixed(1)} MiB, heap ${first.heap.toFixed(1)} -> ${last.heap.toFixed(1)} MiB (target flat, within 10%: ${verdict(flat)})\n`,
     );
   } finally {
     await Promise.all(processes.map((p) => stop(p.child)));

@@ -77,6 +77,16 @@ function scenarios(emulatorUrl, gatewayUrl) {
   ];
 }
 
+/** Tollgate's OpenAI-compatible chat route, plain and streamed (profile.js; bench/compare measures them against peers). */
+function openAiScenarios(gatewayUrl) {
+  const headers = { 'content-type': 'application/json', authorization: `Bearer ${API_TOKEN}` };
+  const messages = [{ role: 'system', content: 'You are a helpful assistant. Answer accurately and concisely.' }, { role: 'user', content: 'Say hello' }];
+  return [
+    { name: 'openai-chat', gateway: { origin: gatewayUrl, path: '/openai/v1/chat/completions', headers, body: JSON.stringify({ model: 'gpt-test', messages }) } },
+    { name: 'openai-chat-stream', gateway: { origin: gatewayUrl, path: '/openai/v1/chat/completions', headers, body: JSON.stringify({ model: 'gpt-test', messages, stream: true }) } },
+  ];
+}
+
 /** Kernel clock ticks per second, the unit of /proc CPU times (100 almost everywhere). */
 const CLOCK_TICKS = (() => {
   try {
@@ -97,4 +107,4 @@ function cpuMicros(pid) {
   }
 }
 
-module.exports = { ROOT, cpuMicros, scenarios, start, startServers, stop };
+module.exports = { ROOT, cpuMicros, openAiScenarios, scenarios, start, startServers, stop };

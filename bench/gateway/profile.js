@@ -4,13 +4,13 @@
 // the profile on a clean exit only) and prints self time per function and per area for the load window alone
 // (start-up excluded), in % of the sampled time and in microseconds per request. The .cpuprofile it names
 // opens as a flame graph in Chrome DevTools (Performance > Load profile) or https://www.speedscope.app.
-// Usage: npm run build && node bench/gateway/profile.js [generate|embeddings]
+// Usage: npm run build && node bench/gateway/profile.js [generate|embeddings|openai-chat|openai-chat-stream]
 //   (env: DURATION=8 CONNECTIONS=10 TOP=30 OUT=<directory for the .cpuprofile, default a new temp dir>)
 const autocannon = require('autocannon');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { scenarios, startServers, stop } = require('./harness');
+const { openAiScenarios, scenarios, startServers, stop } = require('./harness');
 
 const DURATION = Number(process.env.DURATION || 8);
 const CONNECTIONS = Number(process.env.CONNECTIONS || 10);
@@ -83,8 +83,8 @@ async function main() {
   let window;
   let requests;
   try {
-    const scenario = scenarios(emulator.match, gateway.match).find((s) => s.name === route);
-    if (!scenario) throw new Error(`unknown route ${route} (generate or embeddings)`);
+    const scenario = [...scenarios(emulator.match, gateway.match), ...openAiScenarios(gateway.match)].find((s) => s.name === route);
+    if (!scenario) throw new Error(`unknown route ${route} (generate, embeddings, openai-chat or openai-chat-stream)`);
     const load = (duration) =>
       autocannon({ url: gateway.match + scenario.gateway.path, method: 'POST', headers: scenario.gateway.headers, body: scenario.gateway.body, connections: CONNECTIONS, duration });
     // Warm-up outside the window: JIT and connection pools.
@@ -94,7 +94,7 @@ async function main() {
     window = { from, to: monotonicMicros() };
     requests = result.requests.total;
     if (result.non2xx + result.errors > 0) throw new Error(`${result.non2xx + result.errors} failed requests`);
-    process.stdout.write(`bench/gateway/profile: /v1/${route}, ${CONNECTIONS} connections x ${DURATION} s, ${result.requests.average.toFixed(0)} req/s\n`);
+    process.stdout.write(`bench/gateway/profile: ${scenario.gateway.path}${route.endsWith('-stream') ? ' (stream)' : ''}, ${CONNECTIONS} connections x ${DURATION} s, ${result.requests.average.toFixed(0)} req/s\n`);
   } finally {
     await Promise.all([stop(gateway.child), stop(emulator.child)]);
   }
