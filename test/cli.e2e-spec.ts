@@ -399,7 +399,7 @@ describe('tollgate serve', () => {
     } finally {
       const ended = new Promise((resolvePromise) => child.once('exit', resolvePromise));
       child.kill('SIGTERM');
-      await ended;
+      expect(await ended).toBe(0);
     }
     expect(output).toContain('stopped (SIGTERM)');
   });

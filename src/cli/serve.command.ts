@@ -35,8 +35,8 @@ export class ServeCommand extends CommandRunner {
     const overrides: ConfigOverride[] = [];
     if (options.port !== undefined) overrides.push({ source: '--port', path: ['server', 'port'], value: options.port });
     if (options.host !== undefined) overrides.push({ source: '--host', path: ['server', 'host'], value: options.host });
-    const app = await startHttpServer(this.configs.load(this.command, overrides));
-    // Keep the command running until the shutdown hooks have closed the server.
-    await new Promise<void>((resolve) => app.getHttpServer().once('close', () => resolve()));
+    await startHttpServer(this.configs.load(this.command, overrides));
+    // The graceful shutdown (src/server/graceful-shutdown.ts) ends the process once the server has drained.
+    await new Promise<never>(() => undefined);
   }
 }

@@ -12,6 +12,7 @@ export const ENVIRONMENT_BINDINGS: readonly EnvironmentBinding[] = [
   { variable: 'HOST', path: ['server', 'host'] },
   { variable: 'TOLLGATE_BODY_LIMIT', path: ['server', 'body_limit'] },
   { variable: 'TOLLGATE_BASE_PATH', path: ['server', 'base_path'] },
+  { variable: 'TOLLGATE_SHUTDOWN_TIMEOUT', path: ['server', 'shutdown_timeout'] },
   { variable: 'JWT_SECRET', path: ['auth', 'jwt_secret'] },
   { variable: 'API_TOKEN', path: ['api', 'token'] },
   { variable: 'MCP_TOKEN', path: ['mcp', 'token'] },

@@ -21,6 +21,7 @@ describe('packaged configuration files', () => {
       host: server.host.default,
       bodyLimit: server.body_limit.default,
       basePath: server.base_path.default,
+      shutdownTimeoutMs: server.shutdown_timeout.default * 1000,
     }).toEqual(DEFAULT_SERVER_CONFIG);
   });
 

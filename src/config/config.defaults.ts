@@ -6,6 +6,7 @@ export const DEFAULT_SERVER_CONFIG: Readonly<ServerConfig> = Object.freeze({
   host: '127.0.0.1',
   bodyLimit: 1024 * 1024,
   basePath: '',
+  shutdownTimeoutMs: 25_000,
 });
 
 /** Looked for in the working directory when neither --config nor TOLLGATE_CONFIG names a file. */

@@ -32,7 +32,7 @@ describe('loadConfig', () => {
   it('serves built-in defaults when there is no file and no environment', () => {
     const config = loadConfig({ cwd: dir, env: {} });
     expect(config.file).toBeUndefined();
-    expect(config.server).toEqual({ port: 3000, host: '127.0.0.1', bodyLimit: 1048576, basePath: '' });
+    expect(config.server).toEqual({ port: 3000, host: '127.0.0.1', bodyLimit: 1048576, basePath: '', shutdownTimeoutMs: 25_000 });
     expect(config.auth).toBeUndefined();
   });
 
@@ -69,7 +69,14 @@ describe('loadConfig', () => {
       configPath: 't.yaml',
       overrides: [{ source: '--port', path: ['server', 'port'], value: '6000' }],
     });
-    expect(config.server).toEqual({ port: 6000, host: '0.0.0.0', bodyLimit: 2048, basePath: '' });
+    expect(config.server).toEqual({ port: 6000, host: '0.0.0.0', bodyLimit: 2048, basePath: '', shutdownTimeoutMs: 25_000 });
+  });
+
+  it('reads server.shutdown_timeout in seconds, TOLLGATE_SHUTDOWN_TIMEOUT above it, and refuses a negative one naming the key', () => {
+    write('t.yaml', 'version: 1\nserver:\n  shutdown_timeout: 2.5\n');
+    expect(loadConfig({ cwd: dir, env: {}, configPath: 't.yaml' }).server.shutdownTimeoutMs).toBe(2500);
+    expect(loadConfig({ cwd: dir, env: { TOLLGATE_SHUTDOWN_TIMEOUT: '0' }, configPath: 't.yaml' }).server.shutdownTimeoutMs).toBe(0);
+    expect(() => loadConfig({ cwd: dir, env: { TOLLGATE_SHUTDOWN_TIMEOUT: '-1' }, configPath: 't.yaml' })).toThrow(/server\.shutdown_timeout/);
   });
 
   it('lets JWT_SECRET fill auth.jwt_secret and create the auth section', () => {

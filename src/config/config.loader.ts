@@ -125,6 +125,7 @@ function toConfig(document: ConfigDocument, file: string | undefined, cwd: strin
       host: server.host ?? DEFAULT_SERVER_CONFIG.host,
       bodyLimit: server.body_limit ?? DEFAULT_SERVER_CONFIG.bodyLimit,
       basePath: server.base_path ?? DEFAULT_SERVER_CONFIG.basePath,
+      shutdownTimeoutMs: server.shutdown_timeout === undefined ? DEFAULT_SERVER_CONFIG.shutdownTimeoutMs : Math.round(server.shutdown_timeout * 1000),
     },
     auth: document.auth ? toAuthSettings(document.auth) : undefined,
     ai: toAiSettings(document, context),

@@ -155,6 +155,7 @@ export interface ServerSection {
   host?: string;
   body_limit?: number;
   base_path?: string;
+  shutdown_timeout?: number;
 }
 
 export interface StoreOptionsSection {
@@ -210,6 +211,8 @@ export interface ServerConfig {
   bodyLimit: number;
   /** '' or a path starting with '/' and without a trailing slash. */
   basePath: string;
+  /** How long in-flight requests may run after SIGTERM / SIGINT. */
+  shutdownTimeoutMs: number;
 }
 
 /** AuthModule options as configured; `jwtSecret` may still be missing (the CLI's rbac commands need none). */

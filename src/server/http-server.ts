@@ -5,6 +5,7 @@ import { AppModule } from '../app.module';
 import { ApiExceptionFilter } from '../ai/http/api-exception.filter';
 import { installRequestIdHeader, requestIdAdapterOptions } from '../ai/http/request-id';
 import type { TollgateConfig } from '../config/config.types';
+import { installGracefulShutdown } from './graceful-shutdown';
 
 /**
  * Builds the HTTP application without listening (tests inject requests into it): request ids on every
@@ -26,8 +27,7 @@ export async function createHttpApp(config: TollgateConfig, logger: ConsoleLogge
 /** Builds and starts the HTTP server from a loaded configuration (`npm start` and `tollgate serve`). */
 export async function startHttpServer(config: TollgateConfig): Promise<NestFastifyApplication> {
   const app = await createHttpApp(config);
-  // SIGTERM / SIGINT close the HTTP server and every module (store connections) before exit.
-  app.enableShutdownHooks();
+  installGracefulShutdown(app, { timeoutMs: config.server.shutdownTimeoutMs });
   await app.listen(config.server.port, config.server.host);
   const logger = new Logger('Tollgate');
   logger.log(`configuration: ${config.file ?? 'built-in defaults'}; auth ${config.auth ? 'on' : 'off'}`);

@@ -1,0 +1,181 @@
+/**
+ * Graceful shutdown of the real server (node dist/src/main.js) against a slow Ollama emulator: on SIGTERM
+ * new connections are refused, a request in flight completes and the process exits 0 with its stores and
+ * MCP session store (Redis) closed; a request running past server.shutdown_timeout is cut and the process
+ * still exits, with code 1.
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { request } from 'node:http';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { type OllamaEmulator, startOllamaEmulator } from './emulators/ollama-emulator';
+
+const ROOT = resolve(__dirname, '..');
+const MAIN = join(ROOT, 'dist', 'src', 'main.js');
+const TOKEN = 'shutdown-test-token';
+
+interface Server {
+  url: string;
+  port: number;
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>;
+}
+
+let work: string;
+let ollama: OllamaEmulator;
+const running = new Set<ChildProcess>();
+
+function startServer(env: NodeJS.ProcessEnv): Promise<Server> {
+  const child = spawn(process.execPath, [MAIN], {
+    cwd: work,
+    env: { PATH: process.env.PATH, NO_COLOR: '1', PORT: '0', OLLAMA_URL: ollama.url, API_TOKEN: TOKEN, TOLLGATE_CONFIG: join(work, 'tollgate.yaml'), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((resolveExit) =>
+    child.once('exit', (code, signal) => {
+      running.delete(child);
+      resolveExit({ code, signal, at: Date.now() });
+    }),
+  );
+  let output = '';
+  return new Promise((resolvePromise, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 20_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /listening on (http:\/\/[^/\s"]+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolvePromise({ url: match[1], port: Number(new URL(match[1]).port), child, output: () => output, exited });
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    void exited.then(({ code }) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code}:\n${output}`));
+    });
+  });
+}
+
+/** POST /v1/generate on its own connection; resolves with the status and body, or the transport error's code. */
+function generate(server: Server): Promise<{ status?: number; body?: Record<string, unknown>; error?: string; at: number }> {
+  return new Promise((resolvePromise) => {
+    const body = JSON.stringify({ prompt: 'slow question', enable_fallback: false });
+    const req = request(
+      { host: '127.0.0.1', port: server.port, method: 'POST', path: '/v1/generate', agent: false, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      (res) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        res.on('end', () => resolvePromise({ status: res.statusCode, body: JSON.parse(text) as Record<string, unknown>, at: Date.now() }));
+        res.on('error', (error: NodeJS.ErrnoException) => resolvePromise({ error: error.code ?? error.message, at: Date.now() }));
+      },
+    );
+    req.on('error', (error: NodeJS.ErrnoException) => resolvePromise({ error: error.code ?? error.message, at: Date.now() }));
+    req.end(body);
+  });
+}
+
+/** Whether a new TCP connection to the port is accepted. */
+function connectOutcome(port: number): Promise<'accepted' | string> {
+  return new Promise((resolvePromise) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolvePromise('accepted');
+    });
+    socket.once('error', (error: NodeJS.ErrnoException) => resolvePromise(error.code ?? 'error'));
+  });
+}
+
+async function waitFor(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolveWait) => setTimeout(resolveWait, 20));
+  }
+}
+
+beforeAll(async () => {
+  const build = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build-if-stale.js')], { cwd: ROOT, stdio: 'inherit' });
+  expect(build.status).toBe(0);
+  work = mkdtempSync(join(tmpdir(), 'tollgate-shutdown-'));
+  // MCP sessions in Redis: one more store connection the shutdown has to close.
+  writeFileSync(
+    join(work, 'tollgate.yaml'),
+    `version: 1\nmcp:\n  enabled: true\n  session_store: redis\n  redis_url: redis://127.0.0.1:6379\n  redis_key_prefix: "tollgate:shutdown-test:${process.pid}:"\n`,
+  );
+  ollama = await startOllamaEmulator();
+}, 120_000);
+
+afterAll(async () => {
+  for (const child of running) child.kill('SIGKILL');
+  await ollama.close();
+  rmSync(work, { recursive: true, force: true });
+});
+
+beforeEach(() => ollama.server.reset());
+
+describe('graceful shutdown', () => {
+  jest.setTimeout(60_000);
+
+  it('SIGTERM: refuses new connections, lets the request in flight finish, closes the modules, exits 0', async () => {
+    const server = await startServer({ TOLLGATE_SHUTDOWN_TIMEOUT: '10' });
+    // An idle keep-alive connection must not hold the drain open.
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    ollama.server.delayNext(1500);
+    const inFlight = generate(server);
+    await waitFor(() => ollama.server.requestsTo('/api/chat').length === 1, 'the upstream call');
+
+    const signalled = Date.now();
+    server.child.kill('SIGTERM');
+    await waitFor(() => server.output().includes('no new connections'), 'the shutdown log line');
+    expect(await connectOutcome(server.port)).toBe('ECONNREFUSED');
+
+    const answer = await inFlight;
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ response: 'Hello from the Ollama emulator', provider: 'ollama' });
+    const ended = await server.exited;
+    expect(ended).toMatchObject({ code: 0, signal: null });
+    // Exit follows the drain promptly, well before the 10 s deadline.
+    expect(ended.at - signalled).toBeLessThan(5000);
+    expect(ended.at).toBeGreaterThanOrEqual(answer.at);
+    const output = server.output();
+    expect(output).toContain('SIGTERM: no new connections; draining in-flight requests (deadline 10 s)');
+    expect(output).toContain('stopped (SIGTERM)');
+    expect(output).not.toContain('drain deadline');
+    expect(output.indexOf('stopped (SIGTERM)')).toBeGreaterThan(output.indexOf('no new connections'));
+  });
+
+  it('a request running past the deadline is cut, and the process still exits (code 1)', async () => {
+    const server = await startServer({ TOLLGATE_SHUTDOWN_TIMEOUT: '1' });
+    ollama.server.delayNext(30_000);
+    const inFlight = generate(server);
+    await waitFor(() => ollama.server.requestsTo('/api/chat').length === 1, 'the upstream call');
+
+    const signalled = Date.now();
+    server.child.kill('SIGTERM');
+    const answer = await inFlight;
+    expect(answer.status).toBeUndefined();
+    expect(answer.error).toMatch(/ECONNRESET|socket hang up/);
+    expect(answer.at - signalled).toBeGreaterThanOrEqual(900);
+    const ended = await server.exited;
+    expect(ended).toMatchObject({ code: 1, signal: null });
+    expect(ended.at - signalled).toBeLessThan(4000);
+    expect(server.output()).toContain('drain deadline of 1 s passed: closing the remaining connections');
+    expect(server.output()).toContain('stopped (SIGTERM)');
+  });
+
+  it('an idle server exits 0 at once on SIGINT', async () => {
+    const server = await startServer({});
+    const signalled = Date.now();
+    server.child.kill('SIGINT');
+    const ended = await server.exited;
+    expect(ended).toMatchObject({ code: 0, signal: null });
+    expect(ended.at - signalled).toBeLessThan(3000);
+    expect(server.output()).toContain('SIGINT: no new connections; draining in-flight requests (deadline 25 s)');
+  });
+});
