@@ -44,6 +44,7 @@ export {
   type GenerateOptions,
   type EmbeddingOptions,
   type GenerateResponse,
+  type GenerateStreamEvent,
   type EmbeddingResponse,
   type BatchEmbeddingResponse,
 } from './ai/client/ai-client';
