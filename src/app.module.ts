@@ -51,12 +51,12 @@ export class AppModule implements OnApplicationShutdown {
 }
 
 /**
- * Unless `api.auth: jwt`, the /v1 API answers to its own auth hook (token or none), so the JWT guard
- * steps aside for it (DECISIONS.md B3).
+ * Unless `api.auth: jwt`, the /v1 API and its OpenAI-compatible twin answer to their own auth hook (token or
+ * none), so the JWT guard steps aside for them (DECISIONS.md B3).
  */
 function withApiAuthExemption(options: AuthModuleOptions, config: TollgateConfig): AuthModuleOptions {
   const skipPaths = [...(options.skipPaths ?? [])];
-  if (config.ai.api.auth !== 'jwt') skipPaths.push(`${config.server.basePath}/v1/*`);
+  if (config.ai.api.auth !== 'jwt') skipPaths.push(`${config.server.basePath}/v1/*`, `${config.server.basePath}/openai/v1/*`);
   // Likewise the MCP endpoint answers to its own bearer token unless `mcp.auth: jwt`.
   if (config.mcp.enabled && config.mcp.auth !== 'jwt') skipPaths.push(`${config.server.basePath}${config.mcp.path}`);
   return { ...options, skipPaths };

@@ -12,6 +12,7 @@ import { ProviderRegistry } from './client/provider-registry';
 import { DEFAULT_DOCUMENT_BOUNDS } from './documents/document-source.interface';
 import { DOCUMENT_BOUNDS } from './documents/documents.constants';
 import { API_AUTH_OPTIONS, ApiAuthGuard, type ApiAuthOptions } from './http/api-auth.guard';
+import { OpenAiCompatController } from './http/openai/openai-compat.controller';
 import { V1InfoController } from './http/v1-info.controller';
 import { V1OperationsController } from './http/v1-operations.controller';
 import { V1SearchController } from './http/v1-search.controller';
@@ -81,7 +82,7 @@ export class AiModule implements OnApplicationShutdown {
     ];
     return {
       module: AiModule,
-      controllers: [V1InfoController, V1OperationsController, V1SearchController, V1AgentController],
+      controllers: [V1InfoController, V1OperationsController, V1SearchController, V1AgentController, OpenAiCompatController],
       providers,
       exports: [AiClient, SearchService, AgentService, AI_MODULE_OPTIONS],
     };

@@ -2,12 +2,14 @@ import { ArgumentsHost, Catch, ExceptionFilter, Logger, NotFoundException } from
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AuthDeniedException } from '../../auth/auth-denial';
 import { errorEnvelope, toApiError } from './api-error';
+import { fromApiError, isOpenAiPath } from './openai/openai-errors';
 
 const PROBED_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 /**
  * The one place HTTP errors become responses (DECISIONS.md B3): the JSON envelope for everything,
- * except AuthModule's own 401/403 bodies, which are configured by the user and sent as they are.
+ * except AuthModule's own 401/403 bodies, which are configured by the user and sent as they are, and
+ * paths of the OpenAI-compatible surface, which get OpenAI's error shape.
  */
 @Catch()
 export class ApiExceptionFilter implements ExceptionFilter {
@@ -34,6 +36,11 @@ export class ApiExceptionFilter implements ExceptionFilter {
     if (error.unexpected) {
       const name = exception instanceof Error ? exception.name : typeof exception;
       this.logger.error(`request ${request.id} failed with an unexpected ${name}`, exception instanceof Error ? exception.stack : undefined);
+    }
+    if (isOpenAiPath(request.url)) {
+      const openAi = fromApiError(error);
+      reply.status(openAi.status).headers(openAi.headers).send(openAi.body);
+      return;
     }
     reply.status(error.status).headers(error.headers).send(errorEnvelope(error, String(request.id)));
   }

@@ -1,0 +1,93 @@
+import { Body, Controller, Get, HttpCode, Inject, Post, Res, UseFilters, UseGuards } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { AI_MODULE_OPTIONS } from '../../ai.constants';
+import type { AiModuleOptions } from '../../ai-module-options.interface';
+import { AiClient, type GenerateOptions } from '../../client/ai-client';
+import { ApiAuthGuard } from '../api-auth.guard';
+import { disconnectSignal } from '../api-response';
+import { OpenAiExceptionFilter } from './openai-exception.filter';
+import {
+  chatMessages,
+  OpenAiRequestError,
+  parseChatRequest,
+  parseEmbeddingsRequest,
+  resolveModel,
+  stopSequences,
+} from './openai-requests';
+import { chatCompletionBody, embeddingsBody, modelsBody } from './openai-responses';
+
+/** DECISIONS.md B3's batch bound, when the module options leave it unset. */
+const DEFAULT_MAX_BATCH_INPUTS = 32;
+
+/**
+ * OpenAI's chat completions, embeddings and models under `/openai/v1`, so OpenAI clients can use the gateway
+ * as their base URL. The same AiClient does the work (retries, fallback, events) and the same API hook
+ * guards it; bodies and errors are OpenAI's shapes.
+ */
+@Controller('openai/v1')
+@UseGuards(ApiAuthGuard)
+@UseFilters(OpenAiExceptionFilter)
+export class OpenAiCompatController {
+  /** Registration names, fixed at start: `model` is read as `provider/model` only for these. */
+  private readonly providers: ReadonlySet<string>;
+  private readonly maxBatchInputs: number;
+
+  constructor(
+    @Inject(AiClient) private readonly client: AiClient,
+    @Inject(AI_MODULE_OPTIONS) options: AiModuleOptions,
+  ) {
+    this.providers = new Set(client.providerNames());
+    this.maxBatchInputs = options.maxBatchInputs ?? DEFAULT_MAX_BATCH_INPUTS;
+  }
+
+  /** Answers through `reply` itself: a stream takes over the raw response, which passthrough would answer again. */
+  @Post('chat/completions')
+  @HttpCode(200)
+  async chatCompletions(@Res() reply: FastifyReply, @Body() body: unknown): Promise<void> {
+    const chat = parseChatRequest(body);
+    const { provider, model } = resolveModel(chat.model, this.providers);
+    const options: GenerateOptions = {
+      provider,
+      model,
+      maxTokens: chat.max_completion_tokens ?? chat.max_tokens,
+      temperature: chat.temperature,
+      topP: chat.top_p,
+      stop: stopSequences(chat.stop),
+      signal: disconnectSignal(reply),
+    };
+    const messages = chatMessages(chat.messages);
+    if (chat.stream === true) {
+      throw new OpenAiRequestError("Invalid value for 'stream': streaming is not available yet.", 'stream', 'invalid_value');
+    }
+    const result = await this.client.generateMessages(messages, options);
+    reply.send(
+      chatCompletionBody({
+        provider: result.provider,
+        model: result.model,
+        text: result.response,
+        finishReason: result.finishReason,
+        usage: result.usage,
+      }),
+    );
+  }
+
+  @Post('embeddings')
+  @HttpCode(200)
+  async embeddings(@Res({ passthrough: true }) reply: FastifyReply, @Body() body: unknown) {
+    const embed = parseEmbeddingsRequest(body);
+    const inputs = typeof embed.input === 'string' ? [embed.input] : embed.input;
+    if (inputs.length > this.maxBatchInputs) {
+      throw new OpenAiRequestError(`Invalid value for 'input': at most ${this.maxBatchInputs} inputs per request.`, 'input', 'invalid_value');
+    }
+    const { provider, model } = resolveModel(embed.model, this.providers);
+    const result = await this.client.generateEmbeddings(inputs, { provider, model, signal: disconnectSignal(reply) });
+    return embeddingsBody(result.embeddings, result.provider, result.model, embed.encoding_format ?? 'float');
+  }
+
+  /** Every provider's models as `provider/model` ids; a provider whose listing fails is left out. */
+  @Get('models')
+  async models(@Res({ passthrough: true }) reply: FastifyReply) {
+    const listing = await this.client.listModels(undefined, disconnectSignal(reply));
+    return modelsBody(listing.models);
+  }
+}

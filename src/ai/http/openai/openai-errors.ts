@@ -1,0 +1,72 @@
+/**
+ * Errors of the OpenAI-compatible surface in OpenAI's shape, `{"error":{message,type,param,code}}`. The
+ * status and the message come from the one mapping of the /v1 API (api-error.ts), so both surfaces agree
+ * on what is whose fault and neither shows upstream text; only the wording of `type` and `code` differs.
+ */
+import { type ApiErrorResponse, toApiError } from '../api-error';
+import { OpenAiRequestError } from './openai-requests';
+
+export interface OpenAiErrorBody {
+  error: { message: string; type: string; param: string | null; code: string | null };
+}
+
+export interface OpenAiErrorResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: OpenAiErrorBody;
+  /** Unexpected errors are logged by the filter; expected ones are not. */
+  unexpected: boolean;
+}
+
+/** Tollgate's types that OpenAI spells its own way, with the status OpenAI answers them with. */
+const OPENAI_CODES: Record<string, { code: string; status?: number }> = {
+  authentication_required: { code: 'invalid_api_key' },
+  model_not_available: { code: 'model_not_found', status: 404 },
+  rate_limited: { code: 'rate_limit_exceeded' },
+};
+
+/** Paths of this surface, also under a `base_path`: errors raised before routing (404, 405, 413, bad JSON) answer in its shape too. */
+export function isOpenAiPath(url: string): boolean {
+  const path = url.split('?', 1)[0];
+  return path.endsWith('/openai/v1') || path.includes('/openai/v1/');
+}
+
+/** Types whose cause is the `model` the caller chose. */
+const MODEL_TYPES = new Set(['unknown_provider', 'capability_not_supported', 'model_not_available']);
+
+export function toOpenAiError(exception: unknown): OpenAiErrorResponse {
+  if (exception instanceof OpenAiRequestError) {
+    return {
+      status: 400,
+      headers: {},
+      body: { error: { message: exception.message, type: 'invalid_request_error', param: exception.param, code: exception.code } },
+      unexpected: false,
+    };
+  }
+  return fromApiError(toApiError(exception));
+}
+
+/** The /v1 API's answer to an error, reworded for OpenAI clients. */
+export function fromApiError(api: ApiErrorResponse): OpenAiErrorResponse {
+  const known = OPENAI_CODES[api.type];
+  const status = known?.status ?? api.status;
+  return {
+    status,
+    headers: api.headers,
+    body: {
+      error: {
+        message: api.message,
+        type: openAiType(status),
+        param: MODEL_TYPES.has(api.type) ? 'model' : null,
+        code: known?.code ?? api.type,
+      },
+    },
+    unexpected: api.unexpected,
+  };
+}
+
+/** OpenAI's own categories: `requests` for request-rate limits, `server_error` for anything on the server's side. */
+function openAiType(status: number): string {
+  if (status === 429) return 'requests';
+  return status >= 500 ? 'server_error' : 'invalid_request_error';
+}

@@ -1,0 +1,103 @@
+import { chatMessages, OpenAiRequestError, parseChatRequest, parseEmbeddingsRequest, resolveModel, stopSequences } from './openai-requests';
+
+function refusal(call: () => unknown): OpenAiRequestError {
+  try {
+    call();
+  } catch (error) {
+    if (error instanceof OpenAiRequestError) return error;
+    throw error;
+  }
+  throw new Error('expected an OpenAiRequestError');
+}
+
+const user = { role: 'user', content: 'hi' };
+
+describe('parseChatRequest', () => {
+  it('returns a valid body as it is (no copy)', () => {
+    const body = { model: 'gpt', messages: [user], stream: true, stream_options: { include_usage: true }, max_tokens: 5, temperature: 0, top_p: 1, stop: 'x', n: 1, user: 'u1' };
+    expect(parseChatRequest(body)).toBe(body);
+  });
+
+  it.each([
+    [null, null, "Invalid type for 'body': expected object."],
+    [[], null, "Invalid type for 'body': expected object."],
+    [{ messages: [user] }, 'model', "Missing required parameter: 'model'."],
+    [{ model: '', messages: [user] }, 'model', "Invalid value for 'model': must not be empty."],
+    [{ model: 'm', messages: [{ role: 'user' }] }, 'messages[0].content', "Missing required parameter: 'messages[0].content'."],
+    [{ model: 'm', messages: [user, { role: 'function', content: 'x' }] }, 'messages[1].role', "Invalid value for 'messages[1].role': expected one of system, developer, user, assistant."],
+    [{ model: 'm', messages: [{ ...user, tool_calls: [] }] }, 'messages[0].tool_calls', 'Unrecognized request argument supplied: messages[0].tool_calls'],
+    [{ model: 'm', messages: [user], temperature: '1' }, 'temperature', "Invalid type for 'temperature': expected number."],
+    [{ model: 'm', messages: [user], top_p: 1.5 }, 'top_p', "Invalid value for 'top_p': must be <= 1."],
+    [{ model: 'm', messages: [user], max_tokens: 1.5 }, 'max_tokens', "Invalid type for 'max_tokens': expected integer."],
+    [{ model: 'm', messages: [user], stop: [1] }, 'stop[0]', "Invalid type for 'stop[0]': expected string."],
+    [{ model: 'm', messages: [user], seed: 3 }, 'seed', 'Unrecognized request argument supplied: seed'],
+  ])('%j -> param %s', (body, param, message) => {
+    const error = refusal(() => parseChatRequest(body));
+    expect(error.param).toBe(param);
+    expect(error.message).toBe(message);
+  });
+});
+
+describe('parseEmbeddingsRequest', () => {
+  it('takes a string or a list of strings and the two encodings', () => {
+    expect(parseEmbeddingsRequest({ model: 'e', input: 'a' }).input).toBe('a');
+    expect(parseEmbeddingsRequest({ model: 'e', input: ['a', 'b'], encoding_format: 'base64' }).encoding_format).toBe('base64');
+  });
+
+  it.each([
+    [{ model: 'e', input: '' }, 'input'],
+    [{ model: 'e', input: [] }, 'input'],
+    [{ model: 'e', input: [[1, 2]] }, 'input[0]'],
+    [{ model: 'e', input: 'a', encoding_format: 'int8' }, 'encoding_format'],
+    [{ model: 'e', input: 'a', dimensions: 8 }, 'dimensions'],
+  ])('%j -> param %s', (body, param) => {
+    expect(refusal(() => parseEmbeddingsRequest(body)).param).toBe(param);
+  });
+});
+
+describe('chatMessages', () => {
+  it('hands the same array on when every message is already a plain chat message', () => {
+    const messages = [{ role: 'system', content: 's' }, user];
+    expect(chatMessages(messages)).toBe(messages);
+  });
+
+  it('maps developer to system and joins text parts', () => {
+    expect(
+      chatMessages([
+        { role: 'developer', content: 'rules' },
+        { role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] },
+      ]),
+    ).toEqual([
+      { role: 'system', content: 'rules' },
+      { role: 'user', content: 'ab' },
+    ]);
+  });
+});
+
+describe('stopSequences', () => {
+  it('a string becomes a list; null and absent are none', () => {
+    expect(stopSequences('x')).toEqual(['x']);
+    expect(stopSequences(['a', 'b'])).toEqual(['a', 'b']);
+    expect(stopSequences(null)).toBeUndefined();
+    expect(stopSequences(undefined)).toBeUndefined();
+  });
+});
+
+describe('resolveModel', () => {
+  const providers = new Set(['openai', 'anthropic']);
+
+  it('a registered provider before the first slash selects it', () => {
+    expect(resolveModel('anthropic/claude-x', providers)).toEqual({ provider: 'anthropic', model: 'claude-x' });
+    expect(resolveModel('openai/org/model', providers)).toEqual({ provider: 'openai', model: 'org/model' });
+  });
+
+  it('anything else is a model on the default provider', () => {
+    expect(resolveModel('gpt-4o', providers)).toEqual({ model: 'gpt-4o' });
+    expect(resolveModel('meta-llama/Llama-3', providers)).toEqual({ model: 'meta-llama/Llama-3' });
+    expect(resolveModel('/x', providers)).toEqual({ model: '/x' });
+  });
+
+  it('a provider with nothing after the slash is refused naming model', () => {
+    expect(refusal(() => resolveModel('openai/', providers)).param).toBe('model');
+  });
+});

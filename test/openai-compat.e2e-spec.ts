@@ -1,0 +1,398 @@
+/**
+ * The OpenAI-compatible surface of the real application, listening on loopback, driven by clients no one
+ * here wrote: the official `openai` package and the Vercel AI SDK (`ai` + `@ai-sdk/openai-compatible`),
+ * with provider emulators behind the gateway.
+ */
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { embedMany, generateText, streamText } from 'ai';
+import diagnosticsChannel from 'node:diagnostics_channel';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import { loadConfig } from '../src/config/config.loader';
+import { createHttpApp } from '../src/server/http-server';
+import { ANTHROPIC_BODY_MARKER, ANTHROPIC_EMULATOR_KEY, type AnthropicEmulator, startAnthropicEmulator } from './emulators/anthropic-emulator';
+import { OpenAiEmulator, UPSTREAM_MARKER, vectorFor } from './emulators/openai-emulator';
+
+const KEY = 'sk-openai-compat-KEY-8841';
+const TOKEN = 'api-token-for-openai-compat';
+
+let openaiUpstream: OpenAiEmulator;
+let deepseekUpstream: OpenAiEmulator;
+let anthropicUpstream: AnthropicEmulator;
+let work: string;
+const apps: NestFastifyApplication[] = [];
+/** The gateway most tests use: no retries, no fallback, so each upstream fault is seen as it is. */
+let baseURL: string;
+
+/** The real application from a YAML `ai:` line, listening on a free loopback port; its OpenAI base URL. */
+async function startGateway(ai: string, extraYaml: string[] = []): Promise<string> {
+  const file = join(work, `tollgate-${apps.length}.yaml`);
+  writeFileSync(
+    file,
+    [
+      'version: 1',
+      `ai: ${ai}`,
+      'providers:',
+      '  openai: { timeout: 2 }',
+      `  anthropic: { url: "${anthropicUpstream.url}", api_key: "${ANTHROPIC_EMULATOR_KEY}", chat_model: claude-haiku-4-5 }`,
+      ...extraYaml,
+      '',
+    ].join('\n'),
+  );
+  const config = loadConfig({
+    cwd: work,
+    configPath: file,
+    env: {
+      OPENAI_API_KEY: KEY,
+      OPENAI_URL: openaiUpstream.url,
+      OPENAI_CHAT_MODEL: 'gpt-test',
+      OPENAI_EMBEDDING_MODEL: 'embed-test',
+      DEEPSEEK_API_KEY: KEY,
+      DEEPSEEK_URL: deepseekUpstream.url,
+      API_TOKEN: TOKEN,
+    },
+  });
+  const app = await createHttpApp(config, false);
+  apps.push(app);
+  await app.listen(0, '127.0.0.1');
+  const { port } = app.getHttpServer().address() as AddressInfo;
+  return `http://127.0.0.1:${port}/openai/v1`;
+}
+
+beforeAll(async () => {
+  [openaiUpstream, deepseekUpstream, anthropicUpstream] = await Promise.all([
+    OpenAiEmulator.start({ apiKey: KEY, chatModels: ['gpt-test', 'gpt-other'], embeddingModels: ['embed-test'] }),
+    OpenAiEmulator.start({ flavour: 'deepseek', apiKey: KEY, chatModels: ['deepseek-chat'] }),
+    startAnthropicEmulator({ reply: 'Hello from Claude here' }),
+  ]);
+  work = mkdtempSync(join(tmpdir(), 'tollgate-openai-compat-'));
+  baseURL = await startGateway('{ retry_attempts: 0, enable_fallback: false, default_provider: openai }');
+});
+
+afterAll(async () => {
+  await Promise.all(apps.map((app) => app.close()));
+  await Promise.all([openaiUpstream?.close(), deepseekUpstream?.close(), anthropicUpstream?.close()]);
+  rmSync(work, { recursive: true, force: true });
+});
+
+beforeEach(() => {
+  openaiUpstream.server.reset();
+  deepseekUpstream.server.reset();
+  anthropicUpstream.server.reset();
+});
+
+/** The official client, without its own retries so each test sees exactly one gateway answer. */
+const officialClient = (apiKey = TOKEN, url = baseURL) => new OpenAI({ apiKey, baseURL: url, maxRetries: 0 });
+
+/** Plain HTTP for what a client library would hide (headers, raw bodies). */
+function post(path: string, body: unknown, headers: Record<string, string> = { authorization: `Bearer ${TOKEN}` }) {
+  return fetch(`${baseURL}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+
+/** Asserts OpenAI's error shape and that nothing from upstream or the configuration leaks into it. */
+async function expectOpenAiError(response: Response, status: number, expected: { type: string; code: string | null; param?: string | null; says?: string }) {
+  expect(response.status).toBe(status);
+  const text = await response.text();
+  const body = JSON.parse(text);
+  expect(Object.keys(body)).toEqual(['error']);
+  expect(body.error).toEqual({ message: expect.any(String), type: expected.type, param: expected.param ?? null, code: expected.code });
+  if (expected.says) expect(body.error.message).toContain(expected.says);
+  for (const secret of [UPSTREAM_MARKER, ANTHROPIC_BODY_MARKER, KEY, ANTHROPIC_EMULATOR_KEY, '127.0.0.1']) {
+    expect(text).not.toContain(secret);
+  }
+  expect(text).not.toMatch(/\bat \S+:\d+:\d+/);
+  return body.error;
+}
+
+describe('official openai client', () => {
+  it('chat.completions.create: OpenAI shape, roles passed through, sampling options sent upstream', async () => {
+    const completion = await officialClient().chat.completions.create({
+      model: 'gpt-test',
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'first' },
+        { role: 'assistant', content: 'noted' },
+        { role: 'user', content: 'Hello gateway' },
+      ],
+      max_tokens: 50,
+      temperature: 0.3,
+      top_p: 0.9,
+      stop: ['END'],
+    });
+    expect(completion).toEqual({
+      id: expect.stringMatching(/^chatcmpl-[0-9a-f]{32}$/),
+      object: 'chat.completion',
+      created: expect.any(Number),
+      model: 'openai/gpt-test',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'echo: Hello gateway', refusal: null }, logprobs: null, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 },
+    });
+    expect(Math.abs(completion.created - Date.now() / 1000)).toBeLessThan(60);
+    const [sent] = openaiUpstream.server.requests;
+    expect(sent.body).toMatchObject({
+      model: 'gpt-test',
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'first' },
+        { role: 'assistant', content: 'noted' },
+        { role: 'user', content: 'Hello gateway' },
+      ],
+      temperature: 0.3,
+      top_p: 0.9,
+      stop: ['END'],
+    });
+    // The gateway's own key goes upstream, never the caller's API token.
+    expect(sent.headers.authorization).toBe(`Bearer ${KEY}`);
+  });
+
+  it('model "anthropic/<model>" selects that provider and model; developer messages and text parts are understood', async () => {
+    const completion = await officialClient().chat.completions.create({
+      model: 'anthropic/claude-sonnet-4-5',
+      messages: [
+        { role: 'developer', content: 'You are terse.' },
+        { role: 'user', content: [{ type: 'text', text: 'Hi ' }, { type: 'text', text: 'there' }] },
+      ],
+      max_completion_tokens: 40,
+    });
+    expect(completion.model).toBe('anthropic/claude-sonnet-4-5');
+    expect(completion.choices[0].message.content).toBe('Hello from Claude here');
+    expect(completion.choices[0].finish_reason).toBe('stop');
+    expect(openaiUpstream.server.requests).toHaveLength(0);
+    const [sent] = anthropicUpstream.server.requests;
+    expect(sent.body).toMatchObject({ model: 'claude-sonnet-4-5', system: 'You are terse.', max_tokens: 40, messages: [{ role: 'user', content: 'Hi there' }] });
+  });
+
+  it('a slash in a model name that is not a provider stays part of the model name on the default provider', async () => {
+    const error = await officialClient()
+      .chat.completions.create({ model: 'meta-llama/Llama-3', messages: [{ role: 'user', content: 'x' }] })
+      .catch((caught) => caught);
+    expect(error).toBeInstanceOf(OpenAI.NotFoundError);
+    expect(error.code).toBe('model_not_found');
+    expect(error.param).toBe('model');
+    expect(openaiUpstream.server.requests[0].body).toMatchObject({ model: 'meta-llama/Llama-3' });
+  });
+
+  it('embeddings.create: the client\'s default base64 encoding decodes to the provider\'s vectors; float on request', async () => {
+    const client = officialClient();
+    const encoded = await client.embeddings.create({ model: 'embed-test', input: ['alpha', 'beta'] });
+    expect(encoded.object).toBe('list');
+    expect(encoded.model).toBe('openai/embed-test');
+    expect(encoded.data.map((item) => item.index)).toEqual([0, 1]);
+    expect(encoded.data[0].embedding).toEqual(vectorFor('alpha', 4));
+    expect(encoded.data[1].embedding).toEqual(vectorFor('beta', 4));
+    expect(encoded.usage).toEqual({ prompt_tokens: 0, total_tokens: 0 });
+
+    const floats = await client.embeddings.create({ model: 'openai/embed-test', input: 'gamma', encoding_format: 'float' });
+    expect(floats.data).toEqual([{ object: 'embedding', index: 0, embedding: vectorFor('gamma', 4) }]);
+    // One upstream call for the whole batch.
+    expect(openaiUpstream.server.requests.filter((r) => r.path === '/v1/embeddings')).toHaveLength(2);
+  });
+
+  it('models.list: every provider\'s models as provider/model ids', async () => {
+    const ids: string[] = [];
+    for await (const model of officialClient().models.list()) {
+      expect(model).toEqual({ id: expect.any(String), object: 'model', created: 0, owned_by: expect.any(String) });
+      ids.push(model.id);
+    }
+    expect(ids).toEqual(
+      expect.arrayContaining(['openai/gpt-test', 'openai/embed-test', 'anthropic/claude-sonnet-4-5', 'anthropic/claude-haiku-4-5', 'deepseek/deepseek-chat']),
+    );
+  });
+
+  it('a wrong API token is an AuthenticationError (401 invalid_api_key, WWW-Authenticate: Bearer); nothing goes upstream', async () => {
+    const error = await officialClient('not-the-token')
+      .chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }] })
+      .catch((caught) => caught);
+    expect(error).toBeInstanceOf(OpenAI.AuthenticationError);
+    expect(error.status).toBe(401);
+    expect(error.code).toBe('invalid_api_key');
+    expect(error.headers.get('www-authenticate')).toBe('Bearer');
+    expect(openaiUpstream.server.requests).toHaveLength(0);
+  });
+
+  it('an invalid parameter is a BadRequestError naming it, before any upstream call', async () => {
+    const error = await officialClient()
+      .chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }], temperature: 3 })
+      .catch((caught) => caught);
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(error.param).toBe('temperature');
+    expect(error.type).toBe('invalid_request_error');
+    expect(error.message).toContain("'temperature'");
+    expect(openaiUpstream.server.requests).toHaveLength(0);
+  });
+
+  it('an upstream rate limit is a RateLimitError with Retry-After; upstream 5xx is an InternalServerError', async () => {
+    openaiUpstream.rateLimitNext('7');
+    const limited = await officialClient()
+      .chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }] }, { maxRetries: 0 })
+      .catch((caught) => caught);
+    expect(limited).toBeInstanceOf(OpenAI.RateLimitError);
+    expect(limited.code).toBe('rate_limit_exceeded');
+    expect(limited.headers.get('retry-after')).toBe('7');
+    expect(limited.message).not.toContain(UPSTREAM_MARKER);
+
+    openaiUpstream.serverErrorNext(503);
+    const failed = await officialClient()
+      .chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }] })
+      .catch((caught) => caught);
+    expect(failed).toBeInstanceOf(OpenAI.InternalServerError);
+    expect(failed.status).toBe(502);
+    expect(failed.type).toBe('server_error');
+    expect(failed.code).toBe('provider_error');
+    expect(failed.message).not.toContain(UPSTREAM_MARKER);
+  });
+});
+
+describe('the same AiClient underneath: retries, fallback, service.request events', () => {
+  let fallbackURL: string;
+  beforeAll(async () => {
+    fallbackURL = await startGateway('{ retry_attempts: 1, retry_delay: 0, default_provider: openai, fallback_providers: [anthropic] }');
+  });
+
+  /** Collects the `service.request` events published while `run` is under way. */
+  async function withEvents<T>(run: () => Promise<T>): Promise<{ result: T; events: Array<{ payload: Record<string, unknown> }> }> {
+    const events: Array<{ payload: Record<string, unknown> }> = [];
+    const listener = (message: unknown) => events.push(message as { payload: Record<string, unknown> });
+    diagnosticsChannel.subscribe('tollgate:service.request', listener);
+    try {
+      return { result: await run(), events };
+    } finally {
+      diagnosticsChannel.unsubscribe('tollgate:service.request', listener);
+    }
+  }
+
+  it('a rate limit is retried on the same provider; each attempt is an event', async () => {
+    openaiUpstream.rateLimitNext('0');
+    const { result, events } = await withEvents(() =>
+      officialClient(TOKEN, fallbackURL).chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'again' }] }),
+    );
+    expect(result.model).toBe('openai/gpt-test');
+    expect(result.choices[0].message.content).toBe('echo: again');
+    expect(openaiUpstream.server.requests).toHaveLength(2);
+    expect(events.map((event) => event.payload)).toEqual([
+      expect.objectContaining({ provider: 'openai', operation: 'generate', status: 'error', attempt: 1, errorType: 'rate_limited' }),
+      expect.objectContaining({ provider: 'openai', operation: 'generate', status: 'success', attempt: 2 }),
+    ]);
+  });
+
+  it('a provider failure falls back; the response names the provider and model that answered', async () => {
+    openaiUpstream.serverErrorNext(503);
+    const completion = await officialClient(TOKEN, fallbackURL).chat.completions.create({ model: 'openai/gpt-test', messages: [{ role: 'user', content: 'x' }] });
+    expect(completion.model).toBe('anthropic/claude-haiku-4-5');
+    expect(completion.choices[0].message.content).toBe('Hello from Claude here');
+    // The requested model applies to the requested provider only; the fallback uses its configured one.
+    expect(anthropicUpstream.server.requests[0].body).toMatchObject({ model: 'claude-haiku-4-5' });
+  });
+});
+
+describe('Vercel AI SDK (openai-compatible provider)', () => {
+  const tollgate = () => createOpenAICompatible({ name: 'tollgate', baseURL, apiKey: TOKEN });
+
+  it('generateText', async () => {
+    const result = await generateText({ model: tollgate().chatModel('gpt-test'), system: 'Be brief.', prompt: 'Hello from the AI SDK', maxRetries: 0 });
+    expect(result.text).toBe('echo: Hello from the AI SDK');
+    expect(result.finishReason).toBe('stop');
+    expect(result.usage).toMatchObject({ inputTokens: 7, outputTokens: 3, totalTokens: 10 });
+    expect(result.response.modelId).toBe('openai/gpt-test');
+    expect(openaiUpstream.server.requests[0].body).toMatchObject({
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Hello from the AI SDK' },
+      ],
+    });
+  });
+
+  it('embedMany: one batch, vectors in input order', async () => {
+    const { embeddings } = await embedMany({ model: tollgate().textEmbeddingModel('embed-test'), values: ['one', 'two', 'three'], maxRetries: 0 });
+    expect(embeddings).toEqual([vectorFor('one', 4), vectorFor('two', 4), vectorFor('three', 4)]);
+    expect(openaiUpstream.server.requests).toHaveLength(1);
+  });
+
+  it('generateText against an unknown model rejects with the gateway\'s 404', async () => {
+    const error = await generateText({ model: tollgate().chatModel('no-such-model'), prompt: 'x', maxRetries: 0 }).catch((caught) => caught);
+    expect(error.statusCode).toBe(404);
+    expect(error.message).not.toContain(UPSTREAM_MARKER);
+  });
+});
+
+describe('with the AuthModule configured', () => {
+  const JWT_SECRET = 'openai-compat-jwt-secret-of-at-least-32-bytes';
+
+  it('/openai/v1 answers to the API token like /v1, not to the JWT guard', async () => {
+    const url = await startGateway('{ retry_attempts: 0, enable_fallback: false }', [`auth: { jwt_secret: "${JWT_SECRET}" }`]);
+    const listed = await officialClient(TOKEN, url).models.list();
+    expect(listed.data.length).toBeGreaterThan(0);
+    const denied = await officialClient('wrong', url).models.list().catch((caught) => caught);
+    expect(denied).toBeInstanceOf(OpenAI.AuthenticationError);
+    expect(denied.code).toBe('invalid_api_key');
+  });
+
+  it('with api.auth: jwt the AuthModule guards it, with its own 401 body', async () => {
+    const url = await startGateway('{ retry_attempts: 0, enable_fallback: false }', [`auth: { jwt_secret: "${JWT_SECRET}" }`, 'api: { auth: jwt }']);
+    const response = await fetch(`${url}/models`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(response.status).toBe(401);
+    expect(await response.json()).toMatchObject({ error: 'Authentication required', status: 401 });
+  });
+});
+
+describe('HTTP details', () => {
+  it('a body that is not JSON: 400 invalid_request_error, code invalid_json', async () => {
+    await expectOpenAiError(await post('/chat/completions', '{"model":'), 400, { type: 'invalid_request_error', code: 'invalid_json' });
+  });
+
+  it.each([
+    [{ messages: [{ role: 'user', content: 'x' }] }, 'model', 'missing_required_parameter', "Missing required parameter: 'model'"],
+    [{ model: 'gpt-test', messages: [] }, 'messages', 'invalid_value', "'messages'"],
+    [{ model: 'gpt-test', messages: [{ role: 'tool', content: 'x' }] }, 'messages[0].role', 'invalid_value', 'system, developer, user, assistant'],
+    [{ model: 'gpt-test', messages: [{ role: 'user', content: 5 }] }, 'messages[0].content', 'invalid_type', 'string or array'],
+    [{ model: 'gpt-test', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'x' } }] }] }, 'messages[0].content[0].type', 'invalid_value', '"text"'],
+    [{ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }], tools: [] }, 'tools', 'unknown_parameter', 'Unrecognized request argument supplied: tools'],
+    [{ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }], n: 2 }, 'n', 'invalid_value', 'only 1'],
+    [{ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }], max_tokens: 0 }, 'max_tokens', 'invalid_value', '>= 1'],
+    [{ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }], stop: ['a', 'b', 'c', 'd', 'e'] }, 'stop', 'invalid_value', 'at most 4'],
+    [{ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }], max_tokens: 5, max_completion_tokens: 5 }, 'max_completion_tokens', null, 'not both'],
+    [{ model: 'openai/', messages: [{ role: 'user', content: 'x' }] }, 'model', null, "provider 'openai'"],
+  ])('chat body %j: 400 naming %s', async (body, param, code, says) => {
+    await expectOpenAiError(await post('/chat/completions', body), 400, { type: 'invalid_request_error', code, param, says });
+    expect(openaiUpstream.server.requests).toHaveLength(0);
+  });
+
+  it('embeddings: bad input named; a generation-only provider is 400 capability_not_supported on param model', async () => {
+    await expectOpenAiError(await post('/embeddings', { model: 'embed-test', input: [] }), 400, { type: 'invalid_request_error', code: 'invalid_value', param: 'input' });
+    await expectOpenAiError(await post('/embeddings', { model: 'embed-test', input: [1] }), 400, { type: 'invalid_request_error', code: 'invalid_type', param: 'input[0]' });
+    const many = Array.from({ length: 33 }, (_, i) => `t${i}`);
+    await expectOpenAiError(await post('/embeddings', { model: 'embed-test', input: many }), 400, { type: 'invalid_request_error', code: 'invalid_value', param: 'input', says: 'at most 32' });
+    await expectOpenAiError(await post('/embeddings', { model: 'deepseek/deepseek-chat', input: 'x' }), 400, {
+      type: 'invalid_request_error',
+      code: 'capability_not_supported',
+      param: 'model',
+    });
+    expect(deepseekUpstream.server.requests).toHaveLength(0);
+  });
+
+  it('an unreachable provider is 503 server_error connection_error, naming no host', async () => {
+    openaiUpstream.server.resetNext();
+    await expectOpenAiError(await post('/chat/completions', { model: 'openai/gpt-test', messages: [{ role: 'user', content: 'x' }] }), 503, {
+      type: 'server_error',
+      code: 'connection_error',
+    });
+  });
+
+  it('responses carry x-request-id; the body is exactly OpenAI\'s (no request_id field)', async () => {
+    const response = await post('/chat/completions', { model: 'gpt-test', messages: [{ role: 'user', content: 'x' }] }, {
+      authorization: `Bearer ${TOKEN}`,
+      'x-request-id': 'trace-openai-1',
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('x-request-id')).toBe('trace-openai-1');
+    expect(Object.keys((await response.json()) as object).sort()).toEqual(['choices', 'created', 'id', 'model', 'object', 'usage']);
+  });
+});
