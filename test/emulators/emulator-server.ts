@@ -38,7 +38,9 @@ export type Fault =
   /** A 200 whose body is not JSON. */
   | { kind: 'malformed'; status?: number; contentType?: string }
   /** Destroys the socket without answering. */
-  | { kind: 'reset' };
+  | { kind: 'reset' }
+  /** Shapes a streamed reply: a pause before each chunk after the first, and/or a cut connection after `cutAfter` chunks. */
+  | { kind: 'stream'; chunkDelayMs?: number; cutAfter?: number };
 
 export interface LoggedRequest {
   method: string;
@@ -197,8 +199,9 @@ export class EmulatorServer {
       return;
     }
     // Registered after a scripted reset so only client-side disconnects count as aborts.
+    let cutByServer = false;
     res.on('close', () => {
-      if (!res.writableFinished) {
+      if (!res.writableFinished && !cutByServer) {
         entry.aborted = true;
         this.abortWaiters.splice(0).forEach((resolve) => resolve());
       }
@@ -230,8 +233,11 @@ export class EmulatorServer {
       body: entry.body,
       params: match.params,
     });
-    if (reply.chunks) await this.sendChunks(res, reply);
-    else this.send(res, reply);
+    if (reply.chunks) {
+      await this.sendChunks(res, fault?.kind === 'stream' ? shapeStream(reply, fault) : reply, () => {
+        cutByServer = true;
+      });
+    } else this.send(res, reply);
   }
 
   private takeFault(path: string): Fault | undefined {
@@ -299,15 +305,28 @@ export class EmulatorServer {
     res.end(payload);
   }
 
-  private async sendChunks(res: ServerResponse, reply: EmulatorReply): Promise<void> {
+  private async sendChunks(res: ServerResponse, reply: EmulatorReply & { cutAfter?: number }, onCut: () => void): Promise<void> {
     res.writeHead(reply.status ?? 200, { 'content-type': 'text/event-stream', ...reply.headers });
-    for (const chunk of reply.chunks ?? []) {
+    const chunks = reply.chunks ?? [];
+    for (const [index, chunk] of chunks.entries()) {
       if (res.destroyed) return;
-      res.write(chunk);
-      if (reply.chunkDelayMs && !(await this.sleep(reply.chunkDelayMs, res))) return;
+      if (index === reply.cutAfter) {
+        // A mid-stream failure as the client sees it: the connection drops without the stream's end.
+        onCut();
+        res.socket?.destroy();
+        return;
+      }
+      // Flushed before a cut, so the client really holds those chunks when the connection drops.
+      if (reply.cutAfter === undefined) res.write(chunk);
+      else await new Promise<void>((resolve) => res.write(chunk, () => resolve()));
+      if (index < chunks.length - 1 && reply.chunkDelayMs && !(await this.sleep(reply.chunkDelayMs, res))) return;
     }
     res.end();
   }
+}
+
+function shapeStream(reply: EmulatorReply, fault: { chunkDelayMs?: number; cutAfter?: number }): EmulatorReply & { cutAfter?: number } {
+  return { ...reply, chunkDelayMs: fault.chunkDelayMs ?? reply.chunkDelayMs, cutAfter: fault.cutAfter };
 }
 
 /** Starts an emulator on an ephemeral loopback port. */

@@ -33,6 +33,7 @@ const MISTRAL_EMBED_KEYS = new Set(['model', 'input', 'metadata', 'output_dimens
 
 export class OpenAiEmulator {
   readonly flavour: OpenAiFlavour;
+  private midStreamErrors = 0;
 
   private constructor(
     readonly server: EmulatorServer,
@@ -75,6 +76,11 @@ export class OpenAiEmulator {
       },
       times,
     );
+  }
+
+  /** The next `times` streamed answers send two chunks, then an `error` frame (OpenAI's report of a failure after the 200). */
+  midStreamErrorNext(times = 1): void {
+    this.midStreamErrors = times;
   }
 
   /** Scripts `times` 5xx answers with an OpenAI-shaped body. */
@@ -162,6 +168,11 @@ export class OpenAiEmulator {
       const chunks = this.options.flavour === 'mistral'
         ? streamChunks(body.model, text, undefined, usage)
         : streamChunks(body.model, text, includeUsage ? usage : undefined);
+      if (this.midStreamErrors > 0) {
+        this.midStreamErrors -= 1;
+        const failure = openAiError(`The server had an error while processing your request. ${UPSTREAM_MARKER}`, 'server_error', null);
+        return { chunks: [...chunks.slice(0, 2), `data: ${JSON.stringify(failure)}\n\n`], headers: { 'content-type': 'text/event-stream' } };
+      }
       return { chunks, headers: { 'content-type': 'text/event-stream' } };
     }
     return {
