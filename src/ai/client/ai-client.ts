@@ -6,12 +6,15 @@
 import {
   CapabilityNotSupportedError,
   InvalidRequestError,
+  InvalidResponseError,
   isFallbackEligible,
   TollgateError,
 } from '../errors';
 import type {
   AiProvider,
   ChatMessage,
+  GenerateRequest,
+  GenerateStreamChunk,
   HealthResult,
   ModelInfo,
   ProviderCapabilities,
@@ -58,6 +61,11 @@ export interface GenerateResponse {
   usage?: TokenUsage;
 }
 
+/** What a streamed generation yields: text deltas, then exactly one `done` naming who answered. */
+export type GenerateStreamEvent =
+  | { type: 'delta'; text: string }
+  | { type: 'done'; provider: string; model: string; finishReason?: string; usage?: TokenUsage };
+
 export interface EmbeddingResponse {
   embedding: number[];
   provider: string;
@@ -90,9 +98,16 @@ export interface AiClientHooks {
   random?: () => number;
 }
 
-type Capability = 'generate' | 'embeddings';
+type Capability = 'generate' | 'embeddings' | 'streaming';
+
+/** A provider stream whose first chunk has arrived: the point after which no retry or fallback happens. */
+interface OpenedStream {
+  first: GenerateStreamChunk;
+  rest: AsyncIterator<GenerateStreamChunk>;
+}
 
 const CHAT_ROLES: ReadonlySet<string> = new Set(['system', 'user', 'assistant']);
+
 
 export class AiClient {
   private readonly publisher: ServiceRequestPublisher;
@@ -168,6 +183,29 @@ export class AiClient {
       ...(result.finishReason !== undefined ? { finishReason: result.finishReason } : {}),
       ...(result.usage !== undefined ? { usage: result.usage } : {}),
     };
+  }
+
+  /**
+   * Streamed generation of `messages` as given (`systemPrompt`, when set, goes first as a system message).
+   * Retries, fallback and the `service.request` event all happen before the first event is yielded; after
+   * it, a failure ends the stream with the usual TollgateError. Stopping the iteration, or `options.signal`,
+   * ends the upstream request.
+   */
+  async *streamMessages(messages: ChatMessage[], options: GenerateOptions = {}): AsyncIterable<GenerateStreamEvent> {
+    checkMessages(messages);
+    const prefix: ChatMessage[] = options.systemPrompt !== undefined ? [{ role: 'system', content: options.systemPrompt }] : [];
+    yield* this.streamWith(options, () => [...prefix, ...messages.map(({ role, content }) => ({ role, content }))]);
+  }
+
+  /** Streamed counterpart of {@link generateResponse}: same templates and context, events as {@link streamMessages}. */
+  async *streamResponse(prompt: string, contextItems: readonly ContextItem[], options: GenerateOptions = {}): AsyncIterable<GenerateStreamEvent> {
+    if (typeof prompt !== 'string' || prompt.trim() === '') throw new InvalidRequestError('prompt must be a non-empty string');
+    const context = renderContextItems(contextItems, this.options.context);
+    yield* this.streamWith(options, (candidate) => {
+      const templates = templatesFor(this.options.prompts, candidate.name);
+      if (options.systemPrompt !== undefined) templates.systemPrompt = options.systemPrompt;
+      return buildMessages(templates, prompt, context);
+    });
   }
 
   async generateEmbedding(text: string, options: EmbeddingOptions = {}): Promise<EmbeddingResponse> {
@@ -254,6 +292,43 @@ export class AiClient {
     return this.registry.close();
   }
 
+  private async *streamWith(
+    options: GenerateOptions,
+    messagesFor: (candidate: AiProvider) => ChatMessage[],
+  ): AsyncGenerator<GenerateStreamEvent> {
+    const { result, provider } = await this.withFallback('streaming', 'generate', options, (candidate, primary) =>
+      openStream(candidate, {
+        messages: messagesFor(candidate),
+        model: primary ? options.model : undefined,
+        maxTokens: options.maxTokens,
+        temperature: options.temperature,
+        topP: options.topP,
+        stop: options.stop,
+        signal: options.signal,
+      }),
+    );
+    const { rest } = result;
+    try {
+      let chunk = result.first;
+      while (!chunk.done) {
+        yield { type: 'delta', text: chunk.text };
+        const next = await rest.next();
+        if (next.done) throw new InvalidResponseError(`${provider.name}: upstream stream ended without a completion marker`, { provider: provider.name });
+        chunk = next.value;
+      }
+      yield {
+        type: 'done',
+        provider: provider.name,
+        model: chunk.model,
+        ...(chunk.finishReason !== undefined ? { finishReason: chunk.finishReason } : {}),
+        ...(chunk.usage !== undefined ? { usage: chunk.usage } : {}),
+      };
+    } finally {
+      // Ends the upstream request when the consumer stops early; a no-op once the adapter has finished.
+      await rest.return?.();
+    }
+  }
+
   private async embed(texts: readonly string[], options: EmbeddingOptions): Promise<BatchEmbeddingResponse> {
     const { result, provider } = await this.withFallback('embeddings', 'embed', options, (candidate, primary) =>
       candidate.embed({ inputs: [...texts], model: primary ? options.model : undefined, signal: options.signal }),
@@ -312,6 +387,7 @@ export class AiClient {
 }
 
 function capabilityLabel(capability: Capability): string {
+  if (capability === 'streaming') return 'streaming generation';
   return capability === 'embeddings' ? 'embeddings' : 'text generation';
 }
 
@@ -325,4 +401,17 @@ function checkMessages(messages: unknown): asserts messages is ChatMessage[] {
     }
     if (typeof content !== 'string') throw new InvalidRequestError(`messages[${index}].content must be a string`);
   });
+}
+
+/** Reads up to the first chunk, so a failure to connect, a refusal or an empty stream counts as the attempt failing. */
+async function openStream(provider: AiProvider, request: GenerateRequest): Promise<OpenedStream> {
+  if (!provider.generateStream) {
+    throw new CapabilityNotSupportedError(`${provider.name}: ${provider.kind} does not support streaming generation`, {
+      provider: provider.name,
+    });
+  }
+  const rest = provider.generateStream(request)[Symbol.asyncIterator]();
+  const first = await rest.next();
+  if (first.done) throw new InvalidResponseError(`${provider.name}: upstream stream ended without any chunk`, { provider: provider.name });
+  return { first: first.value, rest };
 }
