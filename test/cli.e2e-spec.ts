@@ -383,7 +383,7 @@ describe('tollgate serve', () => {
       const timer = setTimeout(() => reject(new Error(`no listening line:\n${output}`)), 20_000);
       const onData = (chunk: Buffer) => {
         output += chunk.toString();
-        const match = /listening on (http:\/\/[^/\s]+)/.exec(output);
+        const match = /listening on (http:\/\/[^/\s"]+)/.exec(output);
         if (match) {
           clearTimeout(timer);
           resolvePromise(match[1]);

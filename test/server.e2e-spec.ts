@@ -38,7 +38,7 @@ function startServer(env: NodeJS.ProcessEnv = {}, args: string[] = []): Promise<
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 20_000);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      const match = /listening on (http:\/\/[^/\s]+)/.exec(output);
+      const match = /listening on (http:\/\/[^/\s"]+)/.exec(output);
       if (match) {
         clearTimeout(timer);
         resolvePromise({ url: match[1], child, output: () => output });

@@ -16,6 +16,7 @@ export const ENVIRONMENT_BINDINGS: readonly EnvironmentBinding[] = [
   { variable: 'JWT_SECRET', path: ['auth', 'jwt_secret'] },
   { variable: 'API_TOKEN', path: ['api', 'token'] },
   { variable: 'MCP_TOKEN', path: ['mcp', 'token'] },
+  { variable: 'METRICS_TOKEN', path: ['metrics', 'token'] },
   { variable: 'TOLLGATE_DEFAULT_PROVIDER', path: ['ai', 'default_provider'] },
 ];
 

@@ -6,6 +6,7 @@ import type { SearchModuleOptions } from '../ai/tools/search.service';
 import type { VectorStoreSettings } from '../ai/vector/vector-store.interface';
 import type { AgentLimits } from '../ai/agent/agent-limits';
 import type { McpSettings } from '../ai/mcp/mcp-settings';
+import type { MetricsSection } from '../observability/metrics-settings';
 import type { LimitsSettings } from '../limits/limits-settings';
 
 /**
@@ -26,6 +27,7 @@ export interface ConfigDocument {
   vector?: VectorSection;
   agent?: AgentSection;
   mcp?: McpSection;
+  metrics?: MetricsSection;
   limits?: LimitsSection;
 }
 

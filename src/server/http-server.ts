@@ -1,26 +1,42 @@
-import { ConsoleLogger, Logger } from '@nestjs/common';
+import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { AppModule } from '../app.module';
+import { Logger as PinoLogger } from 'nestjs-pino';
 import { ApiExceptionFilter } from '../ai/http/api-exception.filter';
 import { installRequestIdHeader, requestIdAdapterOptions } from '../ai/http/request-id';
 import type { TollgateConfig } from '../config/config.types';
 import { installGracefulShutdown } from './graceful-shutdown';
+import { installHttpMetrics } from '../observability/http-metrics';
+import type { LogOutput } from '../observability/logging';
+import { MetricsService } from '../observability/metrics.service';
+import { toMetricsSettings } from '../observability/metrics-settings';
+import { installOpenApi } from '../observability/openapi';
+import { HttpRootModule } from './http-root.module';
 
 /**
  * Builds the HTTP application without listening (tests inject requests into it): request ids on every
- * response, the JSON error envelope for every error (404, 405, 413 included), routes under `base_path`.
+ * response, the JSON error envelope for every error (404, 405, 413 included), routes under `base_path`,
+ * JSON logs (`logs`: stdout by default, `false` silences them), /metrics, and the OpenAPI document at /docs.
  */
-export async function createHttpApp(config: TollgateConfig, logger: ConsoleLogger | false = new ConsoleLogger()): Promise<NestFastifyApplication> {
+export async function createHttpApp(config: TollgateConfig, logs: LogOutput = {}): Promise<NestFastifyApplication> {
+  const metrics = toMetricsSettings(config.document);
   const app = await NestFactory.create<NestFastifyApplication>(
-    AppModule.forRoot(config),
+    HttpRootModule.forRoot(config, metrics, logs),
     new FastifyAdapter({ bodyLimit: config.server.bodyLimit, ...requestIdAdapterOptions }),
     // An explicit logger: the CLI context that runs `tollgate serve` silenced the default one.
-    { logger },
+    logs === false ? { logger: false } : { bufferLogs: true },
   );
-  installRequestIdHeader(app.getHttpAdapter().getInstance());
+  if (logs !== false) {
+    app.useLogger(app.get(PinoLogger));
+    // What Nest logged while the modules were built was held back until the JSON logger was in place.
+    app.flushLogs();
+  }
+  const fastify = app.getHttpAdapter().getInstance();
+  installRequestIdHeader(fastify);
+  if (metrics.enabled) installHttpMetrics(fastify, app.get(MetricsService));
   app.useGlobalFilters(new ApiExceptionFilter());
   if (config.server.basePath) app.setGlobalPrefix(config.server.basePath);
+  installOpenApi(app, config.server.basePath);
   return app;
 }
 

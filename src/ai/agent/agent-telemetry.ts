@@ -3,7 +3,12 @@
  * answers or tool arguments. Hooks are called synchronously in order; a hook that throws or rejects is
  * ignored, so telemetry can never break a run.
  */
+import diagnosticsChannel from 'node:diagnostics_channel';
 import type { ToolFailureCategory } from './tool-failure-category';
+
+/** Every agent event is also published here, so observers outside the module (metrics) need no hook slot. */
+export const AGENT_EVENT_CHANNEL = 'tollgate:agent.event';
+const agentEvents = diagnosticsChannel.channel(AGENT_EVENT_CHANNEL);
 
 export type AgentEventName =
   | 'agent.iteration'
@@ -45,6 +50,7 @@ export const MAX_TELEMETRY_HOOKS = 16;
 
 export function emitAgentEvent(hooks: readonly AgentTelemetryHook[], event: AgentTelemetryEvent): void {
   const frozen = Object.freeze(event);
+  if (agentEvents.hasSubscribers) agentEvents.publish(frozen);
   for (const hook of hooks) {
     try {
       const pending = hook(frozen);

@@ -38,6 +38,23 @@ export interface EventSink {
 
 const channel = diagnosticsChannel.channel(SERVICE_REQUEST_CHANNEL);
 
+/** One message each time a call moves on to a fallback provider after the requested one failed. */
+export const PROVIDER_FALLBACK_CHANNEL = 'tollgate:provider.fallback';
+
+export interface ProviderFallbackEvent {
+  /** The requested provider, whose failure started the fallback. */
+  from: string;
+  /** The candidate about to be tried. */
+  to: string;
+  operation: ServiceOperation;
+}
+
+const fallbackChannel = diagnosticsChannel.channel(PROVIDER_FALLBACK_CHANNEL);
+
+export function publishProviderFallback(from: string, to: string, operation: ServiceOperation): void {
+  if (fallbackChannel.hasSubscribers) fallbackChannel.publish({ from, to, operation } satisfies ProviderFallbackEvent);
+}
+
 /** Fixed for the life of the process; read once because the getter is not free on a per-call path. */
 const TIME_ORIGIN = performance.timeOrigin;
 

@@ -1,0 +1,198 @@
+import { Injectable, type OnModuleDestroy } from '@nestjs/common';
+import diagnosticsChannel from 'node:diagnostics_channel';
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { AGENT_EVENT_CHANNEL, type AgentTelemetryEvent } from '../ai/agent/agent-telemetry';
+import {
+  PROVIDER_FALLBACK_CHANNEL,
+  SERVICE_REQUEST_CHANNEL,
+  type ProviderFallbackEvent,
+  type ServiceRequestEvent,
+} from '../ai/client/service-request.events';
+import {
+  AUTH_DECISION_CHANNEL,
+  PERMISSION_CACHE_CHANNEL,
+  type AuthDecisionEvent,
+  type PermissionCacheEvent,
+} from '../auth/auth-events';
+
+/** Seconds; from a fast cached route (~1 ms) to a slow model answer (a minute). */
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+/** The agent events that end a run, and the outcome label each one counts as. */
+const AGENT_RUN_OUTCOMES: Readonly<Record<string, string>> = {
+  'agent.completed': 'completed',
+  'agent.max_loops_exceeded': 'max_loops_exceeded',
+  'agent.failed': 'failed',
+  'agent.init_failed': 'init_failed',
+};
+
+/** Route label of requests no route matched, so unknown URLs cannot grow the label set. */
+export const UNMATCHED_ROUTE = 'unmatched';
+
+/**
+ * The Prometheus registry of one application (not prom-client's global one, so two apps in a process,
+ * or a host's own metrics, never collide) and the subscriptions that feed it. Auth decisions and
+ * permission-cache outcomes are tallied in plain integers on the request path and copied into their
+ * counters only when /metrics is scraped.
+ */
+@Injectable()
+export class MetricsService implements OnModuleDestroy {
+  readonly registry = new Registry();
+  private readonly httpRequests: Counter<'method' | 'route' | 'status'>;
+  private readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
+  private readonly providerRequests: Counter<'provider' | 'operation' | 'status' | 'error_type'>;
+  private readonly providerDuration: Histogram<'provider' | 'operation' | 'status'>;
+  private readonly providerRetries: Counter<'provider' | 'operation'>;
+  private readonly providerFallbacks: Counter<'from' | 'to' | 'operation'>;
+  private readonly agentRuns: Counter<'outcome'>;
+  private readonly agentRunDuration: Histogram<'outcome'>;
+  /** guard -> code -> count, and the status each code answered with. */
+  private readonly authTally: Record<string, Record<string, number>> = { jwt: {}, rbac: {} };
+  private readonly authStatus: Record<string, number> = {};
+  private readonly cacheTally = { hit: 0, miss: 0 };
+  private readonly subscriptions: Array<[string, (message: unknown) => void]> = [];
+
+  constructor() {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry, prefix: 'tollgate_' });
+    this.httpRequests = new Counter({
+      name: 'tollgate_http_requests_total',
+      help: 'HTTP requests by method, route pattern and status.',
+      labelNames: ['method', 'route', 'status'],
+      registers,
+    });
+    this.httpDuration = new Histogram({
+      name: 'tollgate_http_request_duration_seconds',
+      help: 'HTTP request latency by method, route pattern and status.',
+      labelNames: ['method', 'route', 'status'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.providerRequests = new Counter({
+      name: 'tollgate_provider_requests_total',
+      help: 'Upstream provider calls (each attempt) by provider, operation, status and error type.',
+      labelNames: ['provider', 'operation', 'status', 'error_type'],
+      registers,
+    });
+    this.providerDuration = new Histogram({
+      name: 'tollgate_provider_request_duration_seconds',
+      help: 'Upstream provider call latency by provider, operation and status.',
+      labelNames: ['provider', 'operation', 'status'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.providerRetries = new Counter({
+      name: 'tollgate_provider_retries_total',
+      help: 'Provider calls that were retries (attempt 2 and later).',
+      labelNames: ['provider', 'operation'],
+      registers,
+    });
+    this.providerFallbacks = new Counter({
+      name: 'tollgate_provider_fallbacks_total',
+      help: 'Moves to a fallback provider after the requested one failed.',
+      labelNames: ['from', 'to', 'operation'],
+      registers,
+    });
+    this.agentRuns = new Counter({
+      name: 'tollgate_agent_runs_total',
+      help: 'Agent runs by outcome: completed, max_loops_exceeded, failed, init_failed.',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.agentRunDuration = new Histogram({
+      name: 'tollgate_agent_run_duration_seconds',
+      help: 'Agent run duration by outcome.',
+      labelNames: ['outcome'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    const authTally = this.authTally;
+    const authStatus = this.authStatus;
+    new Counter({
+      name: 'tollgate_auth_decisions_total',
+      help: 'Decisions of the JWT and RBAC guards: allowed, or denied with the 401/403 code.',
+      labelNames: ['guard', 'outcome', 'status', 'code'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [guard, codes] of Object.entries(authTally)) {
+          for (const [code, count] of Object.entries(codes)) {
+            const outcome = code === 'allowed' ? 'allowed' : 'denied';
+            this.inc({ guard, outcome, status: String(authStatus[code] ?? 200), code }, count);
+          }
+        }
+      },
+    });
+    const cacheTally = this.cacheTally;
+    new Counter({
+      name: 'tollgate_rbac_permission_cache_total',
+      help: 'RBAC permission cache lookups: hit (a cached grant answered) or miss (the record was evaluated).',
+      labelNames: ['result'],
+      registers,
+      collect() {
+        this.reset();
+        this.inc({ result: 'hit' }, cacheTally.hit);
+        this.inc({ result: 'miss' }, cacheTally.miss);
+      },
+    });
+
+    this.subscribe(SERVICE_REQUEST_CHANNEL, (event: ServiceRequestEvent) => this.recordProviderCall(event));
+    this.subscribe(PROVIDER_FALLBACK_CHANNEL, (event: ProviderFallbackEvent) =>
+      this.providerFallbacks.inc({ from: event.from, to: event.to, operation: event.operation }),
+    );
+    this.subscribe(AUTH_DECISION_CHANNEL, (event: AuthDecisionEvent) => this.recordAuthDecision(event));
+    this.subscribe(PERMISSION_CACHE_CHANNEL, (event: PermissionCacheEvent) => {
+      if (event.hit) this.cacheTally.hit++;
+      else this.cacheTally.miss++;
+    });
+    this.subscribe(AGENT_EVENT_CHANNEL, (event: AgentTelemetryEvent) => this.recordAgentEvent(event));
+  }
+
+  /** Called once per response by the HTTP hook; `route` is the route pattern, never the raw URL. */
+  observeHttpRequest(method: string, route: string, status: number, seconds: number): void {
+    const labels = { method, route, status: String(status) };
+    this.httpRequests.inc(labels);
+    this.httpDuration.observe(labels, seconds);
+  }
+
+  /** The Prometheus text exposition of every metric. */
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  onModuleDestroy(): void {
+    for (const [name, listener] of this.subscriptions) diagnosticsChannel.unsubscribe(name, listener);
+    this.subscriptions.length = 0;
+    this.registry.clear();
+  }
+
+  private subscribe<T>(name: string, handler: (message: T) => void): void {
+    const listener = (message: unknown) => handler(message as T);
+    diagnosticsChannel.subscribe(name, listener);
+    this.subscriptions.push([name, listener]);
+  }
+
+  private recordProviderCall({ duration, payload }: ServiceRequestEvent): void {
+    const { provider, operation, status } = payload;
+    this.providerRequests.inc({ provider, operation, status, error_type: payload.errorType ?? '' });
+    this.providerDuration.observe({ provider, operation, status }, duration / 1000);
+    if (payload.attempt > 1) this.providerRetries.inc({ provider, operation });
+  }
+
+  private recordAuthDecision(event: AuthDecisionEvent): void {
+    const codes = this.authTally[event.guard];
+    codes[event.code] = (codes[event.code] ?? 0) + 1;
+    if (event.outcome === 'denied') this.authStatus[event.code] = event.status;
+  }
+
+  private recordAgentEvent(event: AgentTelemetryEvent): void {
+    const outcome = AGENT_RUN_OUTCOMES[event.event];
+    if (outcome === undefined) return;
+    this.agentRuns.inc({ outcome });
+    if (event.durationMs !== undefined) this.agentRunDuration.observe({ outcome }, event.durationMs / 1000);
+  }
+}

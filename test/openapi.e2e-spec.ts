@@ -1,0 +1,114 @@
+/**
+ * The OpenAPI 3 document against Fastify's own route table: every route the application registered (every
+ * controller mounted: AuthModule, MCP, metrics) is in /docs-json with its method, and nothing else is;
+ * under a base path too. Request bodies carry the DTOs' class-validator constraints as JSON Schema.
+ */
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../src/config/config.loader';
+import { createHttpApp } from '../src/server/http-server';
+
+const UI_ROUTES = new Set(['/docs', '/docs/swagger-ui-init.js', '/docs/:asset', '/docs-json', '/docs-yaml']);
+let work: string;
+const apps: NestFastifyApplication[] = [];
+
+beforeAll(() => {
+  work = mkdtempSync(join(tmpdir(), 'tollgate-openapi-'));
+});
+
+afterAll(async () => {
+  await Promise.all(apps.map((app) => app.close()));
+  rmSync(work, { recursive: true, force: true });
+});
+
+interface Built {
+  app: NestFastifyApplication;
+  /** `METHOD path` of every route Fastify registered once the application started (HEAD twins left out). */
+  routes: string[];
+}
+
+async function build(yaml: string): Promise<Built> {
+  const file = join(work, `config-${apps.length}.yaml`);
+  writeFileSync(file, yaml);
+  const config = loadConfig({ cwd: work, configPath: file, env: { JWT_SECRET: 'd'.repeat(48), API_TOKEN: 'docs-token', MCP_TOKEN: 'docs-mcp' } });
+  const app = await createHttpApp(config, false);
+  apps.push(app);
+  const routes: string[] = [];
+  const fastify = app.getHttpAdapter().getInstance();
+  fastify.addHook('onRoute', (route: { method: string | string[]; url: string }) => {
+    for (const method of [route.method].flat()) if (method !== 'HEAD') routes.push(`${method} ${route.url}`);
+  });
+  await app.init();
+  await fastify.ready();
+  return { app, routes };
+}
+
+/** `METHOD path` of every operation in the document, paths in Fastify's `:param` spelling. */
+function documented(document: { paths: Record<string, Record<string, unknown>> }): string[] {
+  const operations: string[] = [];
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const method of Object.keys(item)) operations.push(`${method.toUpperCase()} ${path.replace(/\{([^}]+)\}/g, ':$1')}`);
+  }
+  return operations;
+}
+
+const FULL_YAML = 'version: 1\nauth: { rbac_enabled: false }\nmcp: { enabled: true }\n';
+
+describe('OpenAPI document', () => {
+  it('lists exactly the routes Fastify registered', async () => {
+    const { app, routes } = await build(FULL_YAML);
+    const response = await app.inject({ method: 'GET', url: '/docs-json' });
+    expect(response.statusCode).toBe(200);
+    const document = response.json();
+    expect(document.openapi).toMatch(/^3\./);
+    expect(document.info).toMatchObject({ title: 'Tollgate', version: expect.any(String) });
+
+    const registered = routes.filter((route) => !UI_ROUTES.has(route.split(' ')[1])).sort();
+    // The controllers of every module the configuration mounts are there.
+    expect(registered).toEqual(expect.arrayContaining(['GET /healthz', 'GET /metrics', 'GET /auth/context', 'POST /mcp', 'POST /v1/generate', 'GET /v1/version']));
+    expect(documented(document).sort()).toEqual(registered);
+  });
+
+  it('follows base_path', async () => {
+    const { app, routes } = await build(`${FULL_YAML}server: { base_path: /gateway }\n`);
+    const document = (await app.inject({ method: 'GET', url: '/gateway/docs-json' })).json();
+    const registered = routes.filter((route) => !UI_ROUTES.has(route.split(' ')[1].replace(/^\/gateway/, ''))).sort();
+    expect(registered).toContain('POST /gateway/v1/generate');
+    expect(documented(document).sort()).toEqual(registered);
+    expect((await app.inject({ method: 'GET', url: '/gateway/docs' })).statusCode).toBe(200);
+    expect((await app.inject({ method: 'GET', url: '/docs-json' })).statusCode).toBe(404);
+  });
+
+  it('describes request bodies with their constraints and the bearer scheme', async () => {
+    const { app } = await build('version: 1\n');
+    const document = (await app.inject({ method: 'GET', url: '/docs-json' })).json();
+    expect(document.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+    const body = document.paths['/v1/generate'].post.requestBody.content['application/json'].schema;
+    const schema = document.components.schemas[body.$ref.split('/').pop()];
+    expect(schema.required).toEqual(['prompt']);
+    expect(schema.properties.prompt).toMatchObject({ type: 'string', minLength: 1 });
+    expect(schema.properties.max_tokens).toMatchObject({ type: 'integer', minimum: 1 });
+    // Every reference in the document resolves.
+    const references = [...JSON.stringify(document).matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)].map((match) => match[1]);
+    expect(references.length).toBeGreaterThan(3);
+    for (const name of references) expect(document.components.schemas[name]).toBeDefined();
+  });
+
+  it('serves Swagger UI and only its own files, outside the API token and the JWT guard', async () => {
+    const { app } = await build('version: 1\n');
+    const page = await app.inject({ method: 'GET', url: '/docs' });
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-type']).toContain('text/html');
+    expect(page.body).toContain('/docs/swagger-ui-bundle.js');
+    const bundle = await app.inject({ method: 'GET', url: '/docs/swagger-ui-bundle.js' });
+    expect(bundle.statusCode).toBe(200);
+    expect(bundle.headers['content-type']).toContain('javascript');
+    const init = await app.inject({ method: 'GET', url: '/docs/swagger-ui-init.js' });
+    expect(init.body).toContain('"url":"/docs-json"');
+    for (const url of ['/docs/package.json', '/docs/..%2fpackage.json', '/docs/index.html']) {
+      expect((await app.inject({ method: 'GET', url })).statusCode).toBe(404);
+    }
+  });
+});
