@@ -251,6 +251,119 @@ describe('official openai client', () => {
   });
 });
 
+describe('streaming', () => {
+  it('official client, stream: true: the role, content deltas, the finish reason, a usage chunk on request', async () => {
+    const stream = await officialClient().chat.completions.create({
+      model: 'gpt-test',
+      messages: [{ role: 'user', content: 'Hello stream of words' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    const chunks: OpenAI.ChatCompletionChunk[] = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    const ids = new Set(chunks.map((chunk) => chunk.id));
+    expect(ids.size).toBe(1);
+    expect([...ids][0]).toMatch(/^chatcmpl-[0-9a-f]{32}$/);
+    expect(chunks.every((chunk) => chunk.object === 'chat.completion.chunk' && chunk.model === 'openai/gpt-test')).toBe(true);
+    expect(chunks[0].choices[0].delta).toEqual({ role: 'assistant', content: '' });
+    const text = chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('');
+    expect(text).toBe('echo: Hello stream of words');
+    // More than one content delta: the answer is passed on as it arrives, not collected first.
+    expect(chunks.filter((chunk) => chunk.choices[0]?.delta.content).length).toBeGreaterThan(2);
+    const finishing = chunks.filter((chunk) => chunk.choices[0]?.finish_reason);
+    expect(finishing.map((chunk) => chunk.choices[0].finish_reason)).toEqual(['stop']);
+    expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 } });
+    expect(openaiUpstream.server.requests[0].body).toMatchObject({ model: 'gpt-test', stream: true });
+  });
+
+  it('official client stream helper: finalChatCompletion() assembles the streamed answer from another provider', async () => {
+    const runner = officialClient().chat.completions.stream({
+      model: 'anthropic/claude-sonnet-4-5',
+      messages: [{ role: 'user', content: 'Say hello' }],
+    });
+    const deltas: string[] = [];
+    runner.on('content', (delta) => deltas.push(delta));
+    const completion = await runner.finalChatCompletion();
+    expect(completion.choices[0].message.content).toBe('Hello from Claude here');
+    expect(completion.choices[0].finish_reason).toBe('stop');
+    expect(deltas.length).toBeGreaterThan(1);
+    expect(anthropicUpstream.server.requests[0].body).toMatchObject({ model: 'claude-sonnet-4-5', stream: true });
+  });
+
+  it('a failure before the first chunk is an ordinary error response with its status', async () => {
+    openaiUpstream.rateLimitNext('3');
+    const error = await officialClient()
+      .chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }], stream: true })
+      .catch((caught) => caught);
+    expect(error).toBeInstanceOf(OpenAI.RateLimitError);
+    expect(error.headers.get('retry-after')).toBe('3');
+    expect(error.message).not.toContain(UPSTREAM_MARKER);
+  });
+
+  it('a failure after the first chunk is one error event, raised by the official client; no [DONE]', async () => {
+    openaiUpstream.midStreamErrorNext();
+    const stream = await officialClient().chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'cut short' }], stream: true });
+    let text = '';
+    const error = await (async () => {
+      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    })().catch((caught) => caught);
+    expect(error).toBeInstanceOf(OpenAI.APIError);
+    expect(error.type).toBe('server_error');
+    expect(error.message).not.toContain(UPSTREAM_MARKER);
+    expect(text).toBe('echo: ');
+
+    openaiUpstream.midStreamErrorNext();
+    const raw = await (await post('/chat/completions', { model: 'gpt-test', messages: [{ role: 'user', content: 'cut short' }], stream: true })).text();
+    const events = raw.split('\n\n').filter(Boolean);
+    expect(JSON.parse(events.at(-1)!.slice('data: '.length))).toEqual({
+      error: { message: expect.any(String), type: 'server_error', param: null, code: 'provider_error' },
+    });
+    expect(raw).not.toContain('[DONE]');
+    expect(raw).not.toContain(UPSTREAM_MARKER);
+  });
+
+  it('a caller that goes away mid-stream ends the upstream request', async () => {
+    openaiUpstream.server.inject({ kind: 'stream', chunkDelayMs: 200 });
+    const response = await post('/chat/completions', { model: 'gpt-test', messages: [{ role: 'user', content: 'a slow answer of many words' }], stream: true }, {
+      authorization: `Bearer ${TOKEN}`,
+    });
+    const reader = response.body!.getReader();
+    await reader.read();
+    const aborted = openaiUpstream.server.waitForAbort();
+    await reader.cancel();
+    await aborted;
+    expect(openaiUpstream.server.requests[0].aborted).toBe(true);
+  });
+
+  it('wire format: text/event-stream, x-request-id, data lines ending with data: [DONE]', async () => {
+    const response = await post('/chat/completions', { model: 'gpt-test', messages: [{ role: 'user', content: 'wire' }], stream: true }, {
+      authorization: `Bearer ${TOKEN}`,
+      'x-request-id': 'trace-stream-1',
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    expect(response.headers.get('x-request-id')).toBe('trace-stream-1');
+    const text = await response.text();
+    expect(text.endsWith('data: [DONE]\n\n')).toBe(true);
+    const events = text.split('\n\n').filter(Boolean);
+    expect(events.every((event) => event.startsWith('data: '))).toBe(true);
+    // Without stream_options.include_usage there is no usage chunk.
+    expect(text).not.toContain('"usage"');
+  });
+
+  it('Vercel AI SDK streamText', async () => {
+    const tollgate = createOpenAICompatible({ name: 'tollgate', baseURL, apiKey: TOKEN, includeUsage: true });
+    const result = streamText({ model: tollgate.chatModel('gpt-test'), prompt: 'Streaming through the AI SDK', maxRetries: 0 });
+    const parts: string[] = [];
+    for await (const part of result.textStream) parts.push(part);
+    expect(parts.join('')).toBe('echo: Streaming through the AI SDK');
+    expect(parts.length).toBeGreaterThan(2);
+    expect(await result.finishReason).toBe('stop');
+    expect(await result.usage).toMatchObject({ inputTokens: 7, outputTokens: 3, totalTokens: 10 });
+    expect(openaiUpstream.server.requests[0].body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+  });
+});
+
 describe('the same AiClient underneath: retries, fallback, service.request events', () => {
   let fallbackURL: string;
   beforeAll(async () => {

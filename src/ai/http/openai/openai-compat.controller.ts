@@ -1,5 +1,5 @@
-import { Body, Controller, Get, HttpCode, Inject, Post, Res, UseFilters, UseGuards } from '@nestjs/common';
-import type { FastifyReply } from 'fastify';
+import { Body, Controller, Get, HttpCode, Inject, Post, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AI_MODULE_OPTIONS } from '../../ai.constants';
 import type { AiModuleOptions } from '../../ai-module-options.interface';
 import { AiClient, type GenerateOptions } from '../../client/ai-client';
@@ -14,7 +14,8 @@ import {
   resolveModel,
   stopSequences,
 } from './openai-requests';
-import { chatCompletionBody, embeddingsBody, modelsBody } from './openai-responses';
+import { chatCompletionBody, embeddingsBody, modelsBody, qualifiedModel } from './openai-responses';
+import { writeChatStream } from './openai-stream';
 
 /** DECISIONS.md B3's batch bound, when the module options leave it unset. */
 const DEFAULT_MAX_BATCH_INPUTS = 32;
@@ -43,7 +44,7 @@ export class OpenAiCompatController {
   /** Answers through `reply` itself: a stream takes over the raw response, which passthrough would answer again. */
   @Post('chat/completions')
   @HttpCode(200)
-  async chatCompletions(@Res() reply: FastifyReply, @Body() body: unknown): Promise<void> {
+  async chatCompletions(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @Body() body: unknown): Promise<void> {
     const chat = parseChatRequest(body);
     const { provider, model } = resolveModel(chat.model, this.providers);
     const options: GenerateOptions = {
@@ -57,7 +58,9 @@ export class OpenAiCompatController {
     };
     const messages = chatMessages(chat.messages);
     if (chat.stream === true) {
-      throw new OpenAiRequestError("Invalid value for 'stream': streaming is not available yet.", 'stream', 'invalid_value');
+      const requested = qualifiedModel(provider ?? this.client.defaultProvider, model);
+      const includeUsage = chat.stream_options?.include_usage === true;
+      return writeChatStream(request, reply, this.client.streamMessages(messages, options), requested, includeUsage);
     }
     const result = await this.client.generateMessages(messages, options);
     reply.send(
