@@ -499,6 +499,27 @@ describe('HTTP details', () => {
     });
   });
 
+  it('routing errors under /openai/v1 answer in OpenAI\'s shape: unknown route 404, wrong method 405 with Allow', async () => {
+    await expectOpenAiError(await post('/completions', { model: 'gpt-test', prompt: 'x' }), 404, { type: 'invalid_request_error', code: 'not_found' });
+    const wrongMethod = await fetch(`${baseURL}/chat/completions`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(wrongMethod.headers.get('allow')).toBe('POST');
+    await expectOpenAiError(wrongMethod, 405, { type: 'invalid_request_error', code: 'method_not_allowed' });
+  });
+
+  it('a body over server.body_limit is 413 payload_too_large; a base_path mounts the surface under it', async () => {
+    const url = await startGateway('{ retry_attempts: 0, enable_fallback: false }', ['server: { body_limit: 2048, base_path: /gw }']);
+    expect(url).toMatch(/\/openai\/v1$/);
+    const mounted = url.replace(/\/openai\/v1$/, '/gw/openai/v1');
+    const big = await fetch(`${mounted}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+      body: JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'x'.repeat(4096) }] }),
+    });
+    await expectOpenAiError(big, 413, { type: 'invalid_request_error', code: 'payload_too_large' });
+    const completion = await officialClient(TOKEN, mounted).chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'mounted' }] });
+    expect(completion.choices[0].message.content).toBe('echo: mounted');
+  });
+
   it('responses carry x-request-id; the body is exactly OpenAI\'s (no request_id field)', async () => {
     const response = await post('/chat/completions', { model: 'gpt-test', messages: [{ role: 'user', content: 'x' }] }, {
       authorization: `Bearer ${TOKEN}`,
