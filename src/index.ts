@@ -17,6 +17,13 @@ export {
 } from './auth/auth-module-options.interface';
 export { AUTH_OPTIONS } from './auth/auth.constants';
 export { AuthDeniedException, type DenialCode } from './auth/auth-denial';
+export {
+  AUTH_DECISION_CHANNEL,
+  PERMISSION_CACHE_CHANNEL,
+  type AuthDecisionEvent,
+  type AuthGuardName,
+  type PermissionCacheEvent,
+} from './auth/auth-events';
 export { JwtTenantGuard } from './auth/jwt-tenant.guard';
 export { RbacGuard } from './auth/rbac/rbac.guard';
 export { RbacService, type RbacHealth, type SetRecordResult } from './auth/rbac/rbac.service';
@@ -51,6 +58,8 @@ export {
 export {
   SERVICE_REQUEST_EVENT,
   SERVICE_REQUEST_CHANNEL,
+  PROVIDER_FALLBACK_CHANNEL,
+  type ProviderFallbackEvent,
   type ServiceRequestEvent,
   type ServiceRequestPayload,
 } from './ai/client/service-request.events';
@@ -120,6 +129,7 @@ export { DEFAULT_AGENT_LIMITS, resolveAgentLimits, type AgentLimits } from './ai
 export { truncateUtf8 } from './ai/agent/utf8-truncate';
 export { serializeObservation } from './ai/agent/agent-observation';
 export {
+  AGENT_EVENT_CHANNEL,
   MAX_TELEMETRY_HOOKS,
   type AgentEventName,
   type AgentTelemetryEvent,

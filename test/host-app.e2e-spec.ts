@@ -1,3 +1,4 @@
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
@@ -21,11 +22,13 @@ import type { FastifyRequest } from 'fastify';
 import { sign } from 'jsonwebtoken';
 import {
   AUTH_CONTEXT,
+  AUTH_DECISION_CHANNEL,
   AuthModule,
   AuthOptionsError,
   AuthPayload,
   JwtTenantGuard,
   PathnameSlugs,
+  PERMISSION_CACHE_CHANNEL,
   RbacGuard,
   RbacService,
   SkipAuth,
@@ -42,10 +45,12 @@ import {
   hasPathnameSlugAccess,
   isAuthenticated,
   type AuthContext,
+  type AuthDecisionEvent,
   type AuthModuleOptions,
   type AuthRequest,
   type JwtAlgorithm,
   type JwtPayload,
+  type PermissionCacheEvent,
 } from 'tollgate';
 
 /**
@@ -689,6 +694,35 @@ describe('host app: global: false with @UseGuards(JwtTenantGuard, RbacGuard) on 
     const res = await inject(app, '/api/v1/acme/secure/reports', bearer(mapped({ user_id: 42, user_roles: ['editor'] })));
     expect(res.status).toBe(401);
     expect(res.body.code).toBe('invalid_claims');
+  });
+
+  it('publishes its decisions to a host that subscribes to its channels (the app has no metrics module)', async () => {
+    const decisions: AuthDecisionEvent[] = [];
+    const cache: PermissionCacheEvent[] = [];
+    const onDecision = (message: unknown) => decisions.push(message as AuthDecisionEvent);
+    const onCache = (message: unknown) => cache.push(message as PermissionCacheEvent);
+    subscribe(AUTH_DECISION_CHANNEL, onDecision);
+    subscribe(PERMISSION_CACHE_CHANNEL, onCache);
+    try {
+      const token = bearer(mapped({ sub: 'u-77', user_roles: ['editor'] }));
+      expect((await inject(app, '/api/v1/acme/secure/reports')).status).toBe(401);
+      expect((await inject(app, '/api/v1/acme/secure/reports', token)).status).toBe(200);
+      expect((await inject(app, '/api/v1/acme/secure/reports', token)).status).toBe(200);
+      expect((await inject(app, '/open')).status).toBe(200);
+    } finally {
+      unsubscribe(AUTH_DECISION_CHANNEL, onDecision);
+      unsubscribe(PERMISSION_CACHE_CHANNEL, onCache);
+    }
+    const allowed = (guard: 'jwt' | 'rbac') => ({ guard, outcome: 'allowed', status: 200, code: 'allowed' });
+    expect(decisions).toEqual([
+      { guard: 'jwt', outcome: 'denied', status: 401, code: 'missing_token' },
+      allowed('jwt'),
+      allowed('rbac'),
+      allowed('jwt'),
+      allowed('rbac'),
+    ]);
+    // The first grant is evaluated from the record, the second answered from the permission cache.
+    expect(cache).toEqual([{ hit: false }, { hit: true }]);
   });
 
   it('authorizes by method through RbacGuard', async () => {

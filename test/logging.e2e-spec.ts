@@ -50,7 +50,8 @@ describe('JSON logs', () => {
     const file = join(work, 'config.yaml');
     writeFileSync(file, 'version: 1\nauth: { debug_mode: true }\n');
     const config = loadConfig({ cwd: work, configPath: file, env: { JWT_SECRET, API_TOKEN } });
-    app = await createHttpApp(config, { level: 'debug', destination });
+    // No level given: auth.debug_mode makes it debug, so the guard's decision lines are written.
+    app = await createHttpApp(config, { destination });
     await app.init();
     lines.length = 0;
 

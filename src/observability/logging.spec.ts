@@ -1,4 +1,4 @@
-import { REDACTED, redactHeaders } from './logging';
+import { defaultLogLevel, REDACTED, redactHeaders } from './logging';
 
 describe('redactHeaders', () => {
   it('replaces credentials of any spelling and keeps the rest', () => {
@@ -33,5 +33,17 @@ describe('redactHeaders', () => {
 
   it('accepts no headers', () => {
     expect(redactHeaders(undefined)).toEqual({});
+  });
+});
+
+describe('defaultLogLevel', () => {
+  const config = (auth?: { debugMode?: boolean }) => ({ auth }) as unknown as Parameters<typeof defaultLogLevel>[0];
+
+  it('is debug when the AuthModule logs its decisions, else info', () => {
+    expect(defaultLogLevel(config({ debugMode: true }), {})).toBe('debug');
+    expect(defaultLogLevel(config({ debugMode: false }), { NODE_ENV: 'development' })).toBe('info');
+    expect(defaultLogLevel(config({}), { NODE_ENV: 'development' })).toBe('debug');
+    expect(defaultLogLevel(config({}), {})).toBe('info');
+    expect(defaultLogLevel(config(undefined), { NODE_ENV: 'development' })).toBe('info');
   });
 });

@@ -2,9 +2,18 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Params } from 'nestjs-pino';
 import type { DestinationStream, Level } from 'pino';
 import { requestIdFor } from '../ai/http/request-id';
+import type { TollgateConfig } from '../config/config.types';
 
 /** Where the server's JSON log lines go: stdout by default; `false` silences them (tests). */
 export type LogOutput = false | { level?: Level; destination?: DestinationStream };
+
+/**
+ * info, or debug when the AuthModule's debug mode is on (its decision lines are debug lines), as it is by
+ * default under NODE_ENV=development.
+ */
+export function defaultLogLevel(config: TollgateConfig, env: NodeJS.ProcessEnv = process.env): Level {
+  return (config.auth?.debugMode ?? env.NODE_ENV === 'development') && config.auth ? 'debug' : 'info';
+}
 
 /** Header names whose values are credentials: Authorization, cookies, API keys and tokens of any spelling. */
 const SECRET_HEADER = /authorization|cookie|api[-_]?key|token|secret|password|session/i;

@@ -7,7 +7,7 @@ import { installRequestIdHeader, requestIdAdapterOptions } from '../ai/http/requ
 import type { TollgateConfig } from '../config/config.types';
 import { installGracefulShutdown } from './graceful-shutdown';
 import { installHttpMetrics } from '../observability/http-metrics';
-import type { LogOutput } from '../observability/logging';
+import { defaultLogLevel, type LogOutput } from '../observability/logging';
 import { MetricsService } from '../observability/metrics.service';
 import { toMetricsSettings } from '../observability/metrics-settings';
 import { installOpenApi } from '../observability/openapi';
@@ -21,7 +21,7 @@ import { HttpRootModule } from './http-root.module';
 export async function createHttpApp(config: TollgateConfig, logs: LogOutput = {}): Promise<NestFastifyApplication> {
   const metrics = toMetricsSettings(config.document);
   const app = await NestFactory.create<NestFastifyApplication>(
-    HttpRootModule.forRoot(config, metrics, logs),
+    HttpRootModule.forRoot(config, metrics, logs === false || logs.level ? logs : { ...logs, level: defaultLogLevel(config) }),
     new FastifyAdapter({ bodyLimit: config.server.bodyLimit, ...requestIdAdapterOptions }),
     // An explicit logger: the CLI context that runs `tollgate serve` silenced the default one.
     logs === false ? { logger: false } : { bufferLogs: true },
