@@ -25,6 +25,7 @@ describe('ProviderHttp', () => {
       chunkDelayMs: 30,
     }));
     server.route('GET', '/base/slow-sse', () => ({ chunks: ['data: one\n\n', 'data: two\n\n'], chunkDelayMs: 400 }));
+    server.route('GET', '/base/many-sse', () => ({ chunks: Array.from({ length: 200 }, (_, i) => `data: ${i}\n\n`) }));
     http = new ProviderHttp({ provider: 'emu', baseUrl: `${server.url}/base/`, timeoutMs: 1000, headers: { 'x-key': 'k1' } });
   });
   afterEach(() => server.reset());
@@ -217,6 +218,61 @@ describe('ProviderHttp', () => {
       break;
     }
     await server.waitForAbort();
+  });
+
+  it('keeps the connection of a stream read to the end for the next call', async () => {
+    for (let i = 0; i < 5; i++) {
+      const response = await http.stream('GET', '/sse', undefined);
+      const events = [];
+      for await (const event of readSseEvents(response.body)) events.push(event.data);
+      expect(events).toEqual(['one', 'two', 'three']);
+    }
+    // As for JSON calls: a second socket may open while the first is released, never one per call.
+    expect(new Set(server.requestsTo('/base/sse').map((r) => r.remotePort)).size).toBeLessThanOrEqual(2);
+    expect(server.requests.some((r) => r.aborted)).toBe(false);
+  });
+
+  it('delivers every chunk in order to a consumer slower than the upstream (the socket pauses, nothing is lost)', async () => {
+    const response = await http.stream('GET', '/many-sse', undefined);
+    const seen: string[] = [];
+    for await (const event of readSseEvents(response.body)) {
+      seen.push(event.data);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(seen).toEqual(Array.from({ length: 200 }, (_, i) => String(i)));
+  });
+
+  it("hands back the caller's abort reason mid-stream and ends the upstream request", async () => {
+    const controller = new AbortController();
+    const response = await http.stream('GET', '/slow-sse', undefined, { signal: controller.signal });
+    const reason = new Error('caller gave up');
+    const seen: string[] = [];
+    const error = await (async () => {
+      for await (const event of readSseEvents(response.body)) {
+        seen.push(event.data);
+        controller.abort(reason);
+      }
+    })().catch((e) => e);
+    expect(seen).toEqual(['one']);
+    expect(error).toBe(reason);
+    await server.waitForAbort();
+  });
+
+  it('times out a stream whose headers never come, and refuses a stream for an already aborted caller', async () => {
+    server.delayNext(Infinity);
+    const error = await http.stream('GET', '/sse', undefined, { timeoutMs: 80 }).catch((e) => e);
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect(error.message).toBe('emu: upstream did not answer within 80 ms');
+
+    const reason = new Error('already gone');
+    await expect(http.stream('GET', '/sse', undefined, { signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
+  });
+
+  it('reads at most 64 KiB of a stream request error body and still maps its status', async () => {
+    server.failNext(429, { body: { error: 'x'.repeat(200 * 1024) }, headers: { 'retry-after': '3' } });
+    const error = await http.stream('GET', '/sse', undefined).catch((e) => e);
+    expect(error).toBeInstanceOf(RateLimitError);
+    expect(error.retryAfterMs).toBe(3000);
   });
 
   it('maps a non-2xx answer to a stream request like any other', async () => {

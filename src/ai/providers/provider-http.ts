@@ -126,40 +126,22 @@ export class ProviderHttp {
   /**
    * Sends a request and returns the body as a stream once a 2xx status arrived; non-2xx answers are read
    * (bounded) and mapped to errors like any other call. The timeout applies to the headers and then to
-   * every gap between chunks, so a long but lively stream is not cut off.
+   * every gap between chunks, so a long but lively stream is not cut off. Like JSON calls, a dispatch
+   * handler: no Readable, async-iterator or AbortController machinery per stream.
    */
-  async stream(method: 'GET' | 'POST', path: string, body: unknown, options: RequestOptions = {}): Promise<StreamResponse> {
-    const timeoutMs = options.timeoutMs ?? this.timeoutMs;
-    const guard = new CallGuard(options.signal, timeoutMs);
-    try {
-      const response = await this.send(method, path, body, options, guard);
-      if (response.statusCode < 200 || response.statusCode >= 300) {
-        await this.failFromStatus(response, options, guard);
-      }
-      const provider = this.provider;
-      const source = response.body as AsyncIterable<Buffer>;
-      return {
-        status: response.statusCode,
-        headers: response.headers,
-        body: (async function* () {
-          try {
-            for await (const chunk of source) {
-              guard.touch();
-              yield chunk;
-            }
-          } catch (error) {
-            throw guard.translate(error, provider);
-          } finally {
-            guard.dispose();
-            // Ends the upstream request when the consumer stops early.
-            response.body.destroy();
-          }
-        })(),
-      };
-    } catch (error) {
-      guard.dispose();
-      throw error;
-    }
+  stream(method: 'GET' | 'POST', path: string, body: unknown, options: RequestOptions = {}): Promise<StreamResponse> {
+    return new Promise<StreamResponse>((resolve, reject) => {
+      const request = this.dispatchOptions(method, path, body, options);
+      const exchange = new StreamExchange(
+        this.provider,
+        options.timeoutMs ?? this.timeoutMs,
+        options.signal,
+        resolve,
+        reject,
+        (status, headers, parsed) => this.statusError(status, headers, parsed, options),
+      );
+      if (exchange.start()) this.pool.dispatch(request, exchange);
+    });
   }
 
   async close(): Promise<void> {
@@ -196,63 +178,10 @@ export class ProviderHttp {
     return { path: this.basePath + path + queryString(options.query), method, headers, body: payload };
   }
 
-  private async send(method: 'GET' | 'POST', path: string, body: unknown, options: RequestOptions, guard: CallGuard) {
-    const request = this.dispatchOptions(method, path, body, options);
-    try {
-      return await this.pool.request({ ...request, signal: guard.signal });
-    } catch (error) {
-      throw guard.translate(error, this.provider);
-    }
-  }
-
   /** The adapter's refinement of a non-2xx answer, else the default status mapping. */
   private statusError(status: number, headers: ResponseHeaders, parsed: unknown, options: RequestOptions): TollgateError {
     const context: UpstreamErrorResponse = { provider: this.provider, status, headers, body: parsed, model: options.model };
     return this.errorMapper?.(context) ?? mapUpstreamError(context);
-  }
-
-  private async failFromStatus(
-    response: { statusCode: number; headers: ResponseHeaders; body: AsyncIterable<Buffer> & { destroy(): unknown } },
-    options: RequestOptions,
-    guard: CallGuard,
-  ): Promise<never> {
-    let parsed: unknown;
-    try {
-      const raw = await this.readBody(response.body, MAX_ERROR_BODY_BYTES, guard, true);
-      parsed = tryParseJson(raw);
-    } catch (error) {
-      // A timeout or caller abort while reading the error body still wins over the status.
-      if (error instanceof TimeoutError || guard.callerAborted) throw error;
-    }
-    throw this.statusError(response.statusCode, response.headers, parsed, options);
-  }
-
-  /** Reads up to `limit` bytes; beyond it the body is either cut (error bodies) or refused. */
-  private async readBody(
-    body: AsyncIterable<Buffer> & { destroy(): unknown },
-    limit: number,
-    guard: CallGuard,
-    truncate = false,
-  ): Promise<string> {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    try {
-      for await (const chunk of body) {
-        size += chunk.length;
-        if (size > limit) {
-          body.destroy();
-          if (truncate) break;
-          throw new InvalidResponseError(`${this.provider}: upstream response exceeded ${limit} bytes`, {
-            provider: this.provider,
-          });
-        }
-        chunks.push(chunk);
-      }
-    } catch (error) {
-      if (error instanceof TollgateError) throw error;
-      throw guard.translate(error, this.provider);
-    }
-    return Buffer.concat(chunks).toString('utf8');
   }
 }
 
@@ -392,56 +321,204 @@ function callerAbortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new errors.RequestAbortedError();
 }
 
+/** Chunks held for a consumer that has not pulled them yet; beyond this the upstream socket is paused. */
+const STREAM_HIGH_WATER_CHUNKS = 16;
+
 /**
- * Combines the caller's signal with a timeout that can be re-armed (streams), and remembers which of the
- * two fired so the error can say "timeout" or hand back the caller's own abort reason.
+ * One streamed call as an undici dispatch handler that is also the body's async iterator. Same outcomes
+ * as the stream-based read it replaces: the promise settles at the headers (2xx: the stream; otherwise the
+ * error body, read up to {@link MAX_ERROR_BODY_BYTES}, mapped by status); the timeout covers the headers
+ * and then every gap between chunks; a caller abort hands back the caller's reason, before or during the
+ * body; a transport failure becomes ConnectionError/TimeoutError at the consumer's next pull; a consumer
+ * that stops early ends the upstream request, one that reads to the end leaves the connection to be reused.
  */
-class CallGuard {
-  private readonly controller = new AbortController();
+class StreamExchange implements Dispatcher.DispatchHandlers, AsyncIterableIterator<Buffer> {
+  /** The promise is settled (stream handed over, or the call failed before that). */
+  private settled = false;
+  /** Nothing more will be read: upstream done or failed, consumer gone, or the call failed. */
+  private closed = false;
+  private complete = false;
+  private failure: unknown;
   private timer?: NodeJS.Timeout;
-  private timedOut = false;
-  private readonly onCallerAbort = () => this.controller.abort();
+  private abortRequest?: (error?: Error) => void;
+  private resumeUpstream?: () => void;
+  private paused = false;
+  private status = 0;
+  private headers: ResponseHeaders = {};
+  private readonly queue: Buffer[] = [];
+  private errorBody: Buffer[] = [];
+  private errorBodySize = 0;
+  private waiter?: { resolve: (result: IteratorResult<Buffer>) => void; reject: (error: unknown) => void };
+  private readonly onCallerAbort = () => this.fail(callerAbortReason(this.callerSignal!));
 
   constructor(
-    private readonly callerSignal: AbortSignal | undefined,
+    private readonly provider: string,
     private readonly timeoutMs: number,
-  ) {
-    if (callerSignal?.aborted) this.controller.abort();
-    else callerSignal?.addEventListener('abort', this.onCallerAbort, { once: true });
-    this.touch();
+    private readonly callerSignal: AbortSignal | undefined,
+    private readonly resolve: (response: StreamResponse) => void,
+    private readonly reject: (error: unknown) => void,
+    private readonly statusError: (status: number, headers: ResponseHeaders, parsed: unknown) => TollgateError,
+  ) {}
+
+  /** False when the caller had already aborted: the call is settled and must not be sent. */
+  start(): boolean {
+    if (this.callerSignal?.aborted) {
+      this.fail(callerAbortReason(this.callerSignal));
+      return false;
+    }
+    this.callerSignal?.addEventListener('abort', this.onCallerAbort, { once: true });
+    this.arm();
+    return true;
   }
 
-  get signal(): AbortSignal {
-    return this.controller.signal;
+  onConnect(abort: (error?: Error) => void): void {
+    if (this.closed) abort();
+    else this.abortRequest = abort;
   }
 
-  get callerAborted(): boolean {
-    return this.callerSignal?.aborted === true && !this.timedOut;
+  onHeaders(status: number, rawHeaders: Buffer[], resume: () => void): boolean {
+    // Informational answers (100 Continue) are not the response.
+    if (status < 200 || this.closed) return true;
+    this.status = status;
+    this.headers = util.parseHeaders(rawHeaders) as ResponseHeaders;
+    this.resumeUpstream = resume;
+    if (this.isSuccess()) {
+      this.settled = true;
+      this.arm();
+      this.resolve({ status, headers: this.headers, body: this });
+    }
+    return true;
   }
 
-  touch(): void {
-    if (this.controller.signal.aborted) return;
+  onData(chunk: Buffer): boolean {
+    if (this.closed) return false;
+    if (!this.isSuccess()) {
+      this.errorBodySize += chunk.length;
+      // Error bodies are only inspected for a code: what arrived up to the cap is all that is read.
+      if (this.errorBodySize > MAX_ERROR_BODY_BYTES) {
+        this.failFromStatus();
+        return false;
+      }
+      this.errorBody.push(chunk);
+      return true;
+    }
+    this.arm();
+    if (this.waiter) {
+      const { resolve } = this.waiter;
+      this.waiter = undefined;
+      resolve({ value: chunk, done: false });
+      return true;
+    }
+    this.queue.push(chunk);
+    this.paused = this.queue.length >= STREAM_HIGH_WATER_CHUNKS;
+    return !this.paused;
+  }
+
+  onComplete(): void {
+    if (this.closed) return;
+    if (!this.isSuccess()) {
+      this.failFromStatus();
+      return;
+    }
+    this.complete = true;
+    this.finish();
+    this.wake();
+  }
+
+  onError(error: Error): void {
+    if (this.closed) return;
+    // A transport failure while an error body was being read leaves the status to speak for the answer.
+    if (this.status !== 0 && !this.isSuccess()) this.failFromStatus();
+    else this.fail(error instanceof TollgateError ? error : mapNetworkError(error, this.provider));
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<Buffer>> {
+    const chunk = this.queue.shift();
+    if (chunk !== undefined) {
+      if (this.paused && this.queue.length === 0) {
+        this.paused = false;
+        this.resumeUpstream?.();
+      }
+      return Promise.resolve({ value: chunk, done: false });
+    }
+    if (this.failure !== undefined) {
+      const failure = this.failure;
+      // Reported once; the iteration is over after it.
+      this.failure = undefined;
+      this.complete = true;
+      return Promise.reject(failure);
+    }
+    if (this.complete || this.closed) return Promise.resolve({ value: undefined, done: true });
+    return new Promise((resolve, reject) => {
+      this.waiter = { resolve, reject };
+    });
+  }
+
+  /** The consumer stopped early (break, return, a throw in its loop): the upstream request ends. */
+  return(): Promise<IteratorResult<Buffer>> {
+    this.queue.length = 0;
+    if (!this.closed) {
+      this.finish();
+      this.abortRequest?.();
+    }
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  private isSuccess(): boolean {
+    return this.status >= 200 && this.status < 300;
+  }
+
+  /** (Re)starts the idle timer: for the headers first, then for each gap between chunks. */
+  private arm(): void {
     clearTimeout(this.timer);
+    const { provider, timeoutMs } = this;
     this.timer = setTimeout(() => {
-      this.timedOut = true;
-      this.controller.abort();
-    }, this.timeoutMs);
+      this.fail(new TimeoutError(`${provider}: upstream did not answer within ${timeoutMs} ms`, { provider }));
+    }, timeoutMs);
     this.timer.unref?.();
   }
 
-  dispose(): void {
-    clearTimeout(this.timer);
-    this.callerSignal?.removeEventListener('abort', this.onCallerAbort);
+  private failFromStatus(): void {
+    let error: unknown;
+    try {
+      const raw = (this.errorBody.length === 1 ? this.errorBody[0] : Buffer.concat(this.errorBody)).toString('utf8');
+      error = this.statusError(this.status, this.headers, tryParseJson(raw));
+    } catch (mapperFailure) {
+      error = mapperFailure;
+    }
+    this.fail(error);
   }
 
-  translate(error: unknown, provider: string): unknown {
-    if (error instanceof TollgateError) return error;
-    if (this.timedOut) {
-      return new TimeoutError(`${provider}: upstream did not answer within ${this.timeoutMs} ms`, { provider });
+  /** Before the stream was handed over the promise rejects; after, the consumer's next pull throws. */
+  private fail(error: unknown): void {
+    if (this.closed) return;
+    this.finish();
+    this.abortRequest?.();
+    if (!this.settled) {
+      this.settled = true;
+      this.reject(error);
+      return;
     }
-    // The caller cancelled: hand back its own reason, this is not a provider failure.
-    if (this.callerSignal?.aborted) return this.callerSignal.reason ?? error;
-    return mapNetworkError(error, provider);
+    this.failure = error;
+    this.wake();
+  }
+
+  /** Hands a waiting consumer the end of the stream or its failure. */
+  private wake(): void {
+    const waiter = this.waiter;
+    if (!waiter) return;
+    this.waiter = undefined;
+    this.next().then(waiter.resolve, waiter.reject);
+  }
+
+  private finish(): void {
+    this.closed = true;
+    clearTimeout(this.timer);
+    this.callerSignal?.removeEventListener('abort', this.onCallerAbort);
   }
 }
 
