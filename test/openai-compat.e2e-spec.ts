@@ -12,6 +12,9 @@ import { tmpdir } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import OpenAI from 'openai';
+import { AiClient } from '../src/ai/client/ai-client';
+import { InvalidRequestError } from '../src/ai/errors';
+import type { ChatMessage } from '../src/ai/providers/ai-provider.interface';
 import { loadConfig } from '../src/config/config.loader';
 import { createHttpApp } from '../src/server/http-server';
 import { ANTHROPIC_BODY_MARKER, ANTHROPIC_EMULATOR_KEY, type AnthropicEmulator, startAnthropicEmulator } from './emulators/anthropic-emulator';
@@ -403,6 +406,25 @@ describe('the same AiClient underneath: retries, fallback, service.request event
     expect(completion.choices[0].message.content).toBe('Hello from Claude here');
     // The requested model applies to the requested provider only; the fallback uses its configured one.
     expect(anthropicUpstream.server.requests[0].body).toMatchObject({ model: 'claude-haiku-4-5' });
+  });
+});
+
+describe('AiClient.generateMessages in-process', () => {
+  it('sends the messages as given, a systemPrompt first; refuses malformed messages before any call', async () => {
+    const client = apps[0].get(AiClient);
+    const messages: ChatMessage[] = [{ role: 'user', content: 'in-process' }];
+    const result = await client.generateMessages(messages, { systemPrompt: 'Rules first.', maxTokens: 9 });
+    expect(result).toEqual({ response: 'echo: in-process', provider: 'openai', model: 'gpt-test', finishReason: 'stop', usage: expect.any(Object) });
+    expect(openaiUpstream.server.requests[0].body).toMatchObject({
+      messages: [
+        { role: 'system', content: 'Rules first.' },
+        { role: 'user', content: 'in-process' },
+      ],
+    });
+    expect(messages).toHaveLength(1);
+    await expect(client.generateMessages([], {})).rejects.toBeInstanceOf(InvalidRequestError);
+    await expect(client.generateMessages([{ role: 'tool', content: 'x' } as unknown as ChatMessage], {})).rejects.toThrow('messages[0].role');
+    expect(openaiUpstream.server.requests).toHaveLength(1);
   });
 });
 

@@ -5,6 +5,7 @@
  * model, refusal, every fallback failing) is an ordinary JSON error with its status; a failure after it
  * is one `data: {"error": ...}` event, which OpenAI's clients raise as an API error.
  */
+import { Logger } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { GenerateStreamEvent } from '../../client/ai-client';
@@ -12,6 +13,7 @@ import { toOpenAiError } from './openai-errors';
 import { chunkBody, type ChunkHeader, completionId, openAiFinishReason, openAiUsage, qualifiedModel, unixSeconds, usageChunkBody } from './openai-responses';
 
 const DONE = 'data: [DONE]\n\n';
+const logger = new Logger('OpenAiChatStream');
 
 /**
  * Writes the stream to the raw response; `requestedModel` (`provider/model` as asked) names the chunks until
@@ -56,7 +58,12 @@ export async function writeChatStream(
     }
     raw.end(DONE);
   } catch (error) {
-    if (!raw.destroyed) raw.end(`data: ${JSON.stringify(toOpenAiError(error).body)}\n\n`);
+    const mapped = toOpenAiError(error);
+    if (mapped.unexpected) {
+      const name = error instanceof Error ? error.name : typeof error;
+      logger.error(`request ${request.id} failed mid-stream with an unexpected ${name}`, error instanceof Error ? error.stack : undefined);
+    }
+    if (!raw.destroyed) raw.end(`data: ${JSON.stringify(mapped.body)}\n\n`);
   } finally {
     // Ends the upstream request when the caller went away mid-stream; a no-op after a complete stream.
     await iterator.return?.();
