@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../src/config/config.loader';
 import { ApiTokenRateLimiter } from '../src/limits/api-token-rate-limiter';
 import { LimitsModule } from '../src/limits/limits.module';
-import { TenantThrottlerGuard } from '../src/limits/tenant-throttler.guard';
+import { TenantRateLimitGuard } from '../src/limits/tenant-rate-limit.guard';
 import { createHttpApp } from '../src/server/http-server';
 import { OpenAiEmulator } from './emulators/openai-emulator';
 
@@ -177,9 +177,9 @@ describe('registration', () => {
     for (let i = 0; i < 3; i++) expect((await get(off, '/auth/context', bearer(jwtFor('north')))).statusCode).toBe(200);
     const tokenOnly = await buildApp('version: 1\nlimits: { token: { limit: 5, window: 1 } }\n');
     expect(limitsProviders(tokenOnly)).toContain(ApiTokenRateLimiter);
-    expect(limitsProviders(tokenOnly)).not.toContain(TenantThrottlerGuard);
+    expect(limitsProviders(tokenOnly)).not.toContain(TenantRateLimitGuard);
     const tenant = await buildApp(tenantYaml('{ tenant: { limit: 5, window: 1 } }'));
-    expect(limitsProviders(tenant)).toContain(TenantThrottlerGuard);
+    expect(limitsProviders(tenant)).toContain(TenantRateLimitGuard);
   });
 
   it('lets requests through uncounted while Redis is unreachable (fail open)', async () => {

@@ -6,6 +6,7 @@ const { Controller, Get, Module } = require('@nestjs/common');
 const { NestFactory } = require('@nestjs/core');
 const { FastifyAdapter } = require('@nestjs/platform-fastify');
 const { AuthModule, RbacService } = require('../../dist/src/index.js');
+const { LimitsModule } = require('../../dist/src/limits/limits.module.js');
 const { BENCH_SECRET, BENCH_RECORD, REDIS_URL } = require('./bench-fixtures');
 
 const [variant, port] = process.argv.slice(2);
@@ -25,6 +26,10 @@ const tenantChecks = {
   validateTenantId: true,
 };
 
+/** The server's tenant limit, high enough never to trip: the cost of counting is what is measured. */
+const tenantLimit = (store) => LimitsModule.forRoot({ enabled: true, store, tenant: { limit: 1e9, windowMs: 60_000 } });
+const limitsPrefix = `tollgate:bench-limits:${process.pid}:`;
+
 const variants = {
   unguarded: [],
   'jwt+tenant': [AuthModule.forRoot(tenantChecks)],
@@ -41,6 +46,9 @@ const variants = {
       permissionsCacheStoreOptions: { url: REDIS_URL },
     }),
   ],
+  // After AuthModule, as the server imports it, so the tenant guard runs after authentication.
+  'jwt+tenant+limit(memory)': [AuthModule.forRoot(tenantChecks), tenantLimit({ kind: 'memory' })],
+  'jwt+tenant+limit(redis)': [AuthModule.forRoot(tenantChecks), tenantLimit({ kind: 'redis', url: REDIS_URL, keyPrefix: limitsPrefix })],
 };
 
 async function main() {

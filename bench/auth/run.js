@@ -1,7 +1,8 @@
 'use strict';
 // bench/auth: one route served four ways in one run, loaded with autocannon on loopback in interleaved
 // rounds; prints req/s and p99 per variant and its ratio to the unguarded route, then an HS256 verify
-// micro-benchmark. Usage: npm run bench:auth  (env: ROUNDS=3 DURATION=5 CONNECTIONS=10)
+// micro-benchmark. Usage: npm run bench:auth  (env: ROUNDS=3 DURATION=5 CONNECTIONS=10; LIMITS=1 adds the
+// JWT + tenant checks with a per-tenant rate limit that never trips, counters in memory and in Redis)
 const { spawn } = require('node:child_process');
 const path = require('node:path');
 const autocannon = require('autocannon');
@@ -18,6 +19,12 @@ const VARIANTS = [
   { name: 'jwt+tenant', target: 0.8 },
   { name: 'jwt+tenant+rbac(memory)', target: 0.75 },
   { name: 'jwt+tenant+rbac(redis)', target: 0.6 },
+  ...(process.env.LIMITS === '1'
+    ? [
+        { name: 'jwt+tenant+limit(memory)', target: null },
+        { name: 'jwt+tenant+limit(redis)', target: null },
+      ]
+    : []),
 ];
 
 function startServer(variant, port) {

@@ -5,7 +5,7 @@ import type { FastifyReply } from 'fastify';
  * The 429 of a Tollgate limit: `Retry-After` on the reply (seconds, at least 1) and a message naming the
  * limit, which the exception filter puts in the error envelope as `rate_limited`.
  */
-export function rateLimitExceeded(reply: FastifyReply, scope: 'tenant' | 'API token', limit: number, windowMs: number, retryAfterSeconds: number): HttpException {
+export function rateLimitExceeded(reply: FastifyReply, scope: string, limit: number, windowMs: number, retryAfterSeconds: number): HttpException {
   const retryAfter = Math.max(1, Math.ceil(retryAfterSeconds));
   reply.header('retry-after', String(retryAfter));
   return new HttpException(
