@@ -70,9 +70,17 @@ export async function writeChatStream(
   }
 }
 
-/** One event; waits for the socket to drain when it is full. False when the caller has gone away. */
+/**
+ * One event; waits for the socket to drain when it is full. False when the caller has gone away. The events
+ * of one burst (an upstream read usually carries several frames) leave in one write: the first corks the
+ * socket, and it is uncorked once the promise chain of that turn has run, so nothing waits for later input.
+ */
 async function send(raw: ServerResponse, chunk: object): Promise<boolean> {
   if (raw.destroyed) return false;
+  if (raw.writableCorked === 0) {
+    raw.cork();
+    process.nextTick(uncork, raw);
+  }
   if (!raw.write(`data: ${JSON.stringify(chunk)}\n\n`)) {
     await new Promise<void>((resolve) => {
       const resume = () => {
@@ -85,4 +93,8 @@ async function send(raw: ServerResponse, chunk: object): Promise<boolean> {
     });
   }
   return !raw.destroyed;
+}
+
+function uncork(raw: ServerResponse): void {
+  raw.uncork();
 }
