@@ -164,6 +164,20 @@ describe('per-token limit of the /v1 API', () => {
   });
 });
 
+describe('per-token limit of the OpenAI-compatible API', () => {
+  it('answers 429 in OpenAI\'s error shape, with Retry-After, on the same counter as /v1', async () => {
+    const app = await buildApp('version: 1\nlimits: { token: { limit: 2, window: 30 } }\n');
+    expect((await get(app, '/openai/v1/models', bearer(API_TOKEN))).statusCode).toBe(200);
+    expect((await get(app, '/v1/version', bearer(API_TOKEN))).statusCode).toBe(200);
+    const refused = await get(app, '/openai/v1/models', bearer(API_TOKEN));
+    expect(refused.statusCode).toBe(429);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(JSON.parse(refused.body)).toEqual({
+      error: { message: expect.stringContaining('The API token request limit (2 per 30 s) is reached'), type: 'requests', param: null, code: 'rate_limit_exceeded' },
+    });
+  });
+});
+
 describe('registration', () => {
   /** The providers of LimitsModule in the application's module graph; undefined when it is not imported. */
   function limitsProviders(app: NestFastifyApplication): unknown[] | undefined {
