@@ -79,6 +79,11 @@ export class GenerateDto {
   @IsOptional()
   @IsBoolean()
   enable_fallback?: boolean;
+
+  /** Server-sent events instead of one JSON body. */
+  @IsOptional()
+  @IsBoolean()
+  stream?: boolean;
 }
 
 export class EmbeddingDto {

@@ -1,7 +1,7 @@
 import { Body, Controller, HttpCode, Inject, Post, Req, Res, UseFilters, UseGuards, UsePipes } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidRequestError } from '../errors';
-import { AiClient } from '../client/ai-client';
+import { AiClient, type GenerateOptions } from '../client/ai-client';
 import type { DocumentBounds } from '../documents/document-source.interface';
 import { DOCUMENT_BOUNDS } from '../documents/documents.constants';
 import { MemoryDocumentSource } from '../documents/memory-document-source';
@@ -11,6 +11,7 @@ import { BatchEmbeddingDto, EmbeddingDto, GenerateDto } from './api-dtos';
 import { ApiExceptionFilter } from './api-exception.filter';
 import { apiBody, disconnectSignal } from './api-response';
 import { createApiValidationPipe } from './api-validation.pipe';
+import { writeGenerateStream } from './generate-stream';
 
 /** Generation and embeddings; 200 on success, errors mapped once by ApiExceptionFilter. */
 @Controller('v1')
@@ -23,11 +24,13 @@ export class V1OperationsController {
     @Inject(DOCUMENT_BOUNDS) private readonly documentBounds: DocumentBounds,
   ) {}
 
+  /** Answers through `reply` itself: a stream takes over the raw response, which passthrough would answer again. */
   @Post('generate')
   @HttpCode(200)
-  async generate(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() body: GenerateDto) {
+  async generate(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @Body() body: GenerateDto): Promise<void> {
     const documents = body.documents === undefined ? [] : await new MemoryDocumentSource(body.documents, 'documents', this.documentBounds).load();
-    const result = await this.client.generateResponse(body.prompt, [...contextItems(body.context), ...documents], {
+    const items = [...contextItems(body.context), ...documents];
+    const options: GenerateOptions = {
       provider: body.provider,
       model: body.model,
       maxTokens: body.max_tokens,
@@ -37,8 +40,10 @@ export class V1OperationsController {
       systemPrompt: body.system_prompt,
       enableFallback: body.enable_fallback,
       signal: disconnectSignal(reply),
-    });
-    return apiBody(request, { ...result });
+    };
+    if (body.stream === true) return writeGenerateStream(request, reply, this.client.streamResponse(body.prompt, items, options));
+    const result = await this.client.generateResponse(body.prompt, items, options);
+    reply.send(apiBody(request, { ...result }));
   }
 
   @Post('embeddings')
