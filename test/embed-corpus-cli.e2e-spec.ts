@@ -41,7 +41,7 @@ function tollgate(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
     child.on('error', reject);
     child.on('close', (status) => {
       clearTimeout(timer);
@@ -85,7 +85,7 @@ afterAll(async () => {
 beforeEach(() => openai.server.reset());
 
 describe('tollgate embed --file --out', () => {
-  jest.setTimeout(90_000);
+  jest.setTimeout(240_000);
 
   it('embeds in batches, reports bad lines by number, exits 1 for them, and resumes from the output file', async () => {
     const file = corpus('mixed.jsonl', [
@@ -234,7 +234,7 @@ describe('tollgate embed --file --out', () => {
 });
 
 describe('tollgate embed --file --into-vector-store', () => {
-  jest.setTimeout(90_000);
+  jest.setTimeout(240_000);
 
   it('refuses a table that was never installed before any provider call', async () => {
     const file = corpus('v0.jsonl', [line('v', 'v')]);
