@@ -101,12 +101,16 @@ async function context(server: string, tenantId?: string): Promise<{ status: num
   return { status: response.status, body: (await response.json()) as Record<string, unknown>, retryAfter: response.headers.get('retry-after') };
 }
 
-/** Polls until `server` answers `status` to the tenant-less caller; resolves with the milliseconds it took. */
+/**
+ * Polls until `server` answers `status` to the tenant-less caller; resolves with the milliseconds from the
+ * call to the sending of the first request that got it (its own latency is not the server's staleness).
+ */
 async function timeUntil(server: string, status: number): Promise<number> {
   const started = performance.now();
   for (;;) {
-    if ((await context(server)).status === status) return performance.now() - started;
-    if (performance.now() - started > 5000) throw new Error(`${server} never answered ${status}`);
+    const sentAt = performance.now();
+    if ((await context(server)).status === status) return sentAt - started;
+    if (sentAt - started > 5000) throw new Error(`${server} never answered ${status}`);
     await new Promise((wait) => setTimeout(wait, 10));
   }
 }
