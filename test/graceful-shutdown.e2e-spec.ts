@@ -1,8 +1,8 @@
 /**
  * Graceful shutdown of the real server (node dist/src/main.js) against a slow Ollama emulator: on SIGTERM
- * new connections are refused, a request in flight completes and the process exits 0 with its stores and
- * MCP session store (Redis) closed; a request running past server.shutdown_timeout is cut and the process
- * still exits, with code 1.
+ * new connections are refused, a request or stream in flight completes and the process exits 0 with its
+ * stores and MCP session store (Redis) closed; a request or stream running past server.shutdown_timeout is
+ * cut and the process still exits, with code 1.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { request } from 'node:http';
@@ -75,6 +75,31 @@ function generate(server: Server): Promise<{ status?: number; body?: Record<stri
       },
     );
     req.on('error', (error: NodeJS.ErrnoException) => resolvePromise({ error: error.code ?? error.message, at: Date.now() }));
+    req.end(body);
+  });
+}
+
+/** POST /v1/generate with "stream": true; calls `onFirstDelta` once the first event arrived, resolves with the whole text received. */
+function generateStream(server: Server, onFirstDelta: () => void): Promise<{ text: string; complete: boolean; at: number }> {
+  return new Promise((resolvePromise) => {
+    const body = JSON.stringify({ prompt: 'slow streamed question', stream: true, enable_fallback: false });
+    let text = '';
+    let notified = false;
+    const req = request(
+      { host: '127.0.0.1', port: server.port, method: 'POST', path: '/v1/generate', agent: false, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      (res) => {
+        res.on('data', (chunk: Buffer) => {
+          text += chunk.toString();
+          if (!notified && text.includes('event: delta')) {
+            notified = true;
+            onFirstDelta();
+          }
+        });
+        res.on('end', () => resolvePromise({ text, complete: res.complete, at: Date.now() }));
+        res.on('error', () => resolvePromise({ text, complete: false, at: Date.now() }));
+      },
+    );
+    req.on('error', () => resolvePromise({ text, complete: false, at: Date.now() }));
     req.end(body);
   });
 }
@@ -164,9 +189,43 @@ describe('graceful shutdown', () => {
     expect(answer.at - signalled).toBeGreaterThanOrEqual(900);
     const ended = await server.exited;
     expect(ended).toMatchObject({ code: 1, signal: null });
-    expect(ended.at - signalled).toBeLessThan(4000);
+    expect(ended.at - signalled).toBeLessThan(5000);
     expect(server.output()).toContain('drain deadline of 1 s passed: closing the remaining connections');
     expect(server.output()).toContain('stopped (SIGTERM)');
+  });
+
+  it('a stream in flight is drained to its last event before the process exits 0', async () => {
+    const server = await startServer({ TOLLGATE_SHUTDOWN_TIMEOUT: '10' });
+    ollama.server.inject({ kind: 'stream', chunkDelayMs: 250 });
+    let signalled = 0;
+    const streamed = await generateStream(server, () => {
+      signalled = Date.now();
+      server.child.kill('SIGTERM');
+    });
+    expect(signalled).toBeGreaterThan(0);
+    const deltas = [...streamed.text.matchAll(/^event: delta\ndata: (.*)$/gm)].map((match) => (JSON.parse(match[1]) as { text: string }).text);
+    expect(deltas.join('')).toBe('Hello from the Ollama emulator');
+    expect(streamed.text).toMatch(/event: done\ndata: \{[^\n]*"provider":"ollama"/);
+    expect(streamed.at - signalled).toBeGreaterThanOrEqual(900);
+    const ended = await server.exited;
+    expect(ended).toMatchObject({ code: 0, signal: null });
+  });
+
+  it('a stream running past the deadline is cut without its done event, and the process exits 1', async () => {
+    const server = await startServer({ TOLLGATE_SHUTDOWN_TIMEOUT: '1' });
+    ollama.server.inject({ kind: 'stream', chunkDelayMs: 1000 });
+    let signalled = 0;
+    const streamed = await generateStream(server, () => {
+      signalled = Date.now();
+      server.child.kill('SIGTERM');
+    });
+    expect(streamed.text).toContain('event: delta');
+    expect(streamed.text).not.toContain('event: done');
+    expect(streamed.complete).toBe(false);
+    expect(streamed.at - signalled).toBeGreaterThanOrEqual(900);
+    const ended = await server.exited;
+    expect(ended).toMatchObject({ code: 1, signal: null });
+    expect(ended.at - signalled).toBeLessThan(5000);
   });
 
   it('an idle server exits 0 at once on SIGINT', async () => {
@@ -175,7 +234,7 @@ describe('graceful shutdown', () => {
     server.child.kill('SIGINT');
     const ended = await server.exited;
     expect(ended).toMatchObject({ code: 0, signal: null });
-    expect(ended.at - signalled).toBeLessThan(3000);
+    expect(ended.at - signalled).toBeLessThan(5000);
     expect(server.output()).toContain('SIGINT: no new connections; draining in-flight requests (deadline 25 s)');
   });
 });
