@@ -15,16 +15,18 @@ import { ANTHROPIC_BODY_MARKER, ANTHROPIC_EMULATOR_KEY, startAnthropicEmulator, 
 import { GEMINI_BODY_MARKER, GEMINI_EMULATOR_KEY, startGeminiEmulator, type GeminiEmulator } from './emulators/gemini-emulator';
 import { OLLAMA_BODY_MARKER, startOllamaEmulator, type OllamaEmulator } from './emulators/ollama-emulator';
 import { OpenAiEmulator, type OpenAiFlavour, UPSTREAM_MARKER } from './emulators/openai-emulator';
+import { SEARCH_UPSTREAM_MARKER, SearxngEmulator } from './emulators/searxng-emulator';
 
 const KEY = 'sk-streaming-rest-KEY-0451';
 const TOKEN = 'api-token-for-streaming-tests';
 const OPENAI_FLAVOURS: OpenAiFlavour[] = ['openai', 'mistral', 'deepseek', 'xai', 'huggingface', 'compatible'];
-const MARKERS = [UPSTREAM_MARKER, ANTHROPIC_BODY_MARKER, GEMINI_BODY_MARKER, OLLAMA_BODY_MARKER, KEY];
+const MARKERS = [UPSTREAM_MARKER, ANTHROPIC_BODY_MARKER, GEMINI_BODY_MARKER, OLLAMA_BODY_MARKER, SEARCH_UPSTREAM_MARKER, KEY];
 
 const openAiFamily = new Map<OpenAiFlavour, OpenAiEmulator>();
 let anthropic: AnthropicEmulator;
 let gemini: GeminiEmulator;
 let ollama: OllamaEmulator;
+let searxng: SearxngEmulator;
 let work: string;
 let app: NestFastifyApplication;
 let base: string;
@@ -45,7 +47,7 @@ beforeAll(async () => {
       openAiFamily.set(flavour, await OpenAiEmulator.start({ flavour, apiKey: flavour === 'compatible' ? undefined : KEY }));
     }),
   );
-  [anthropic, gemini, ollama] = await Promise.all([startAnthropicEmulator(), startGeminiEmulator(), startOllamaEmulator()]);
+  [anthropic, gemini, ollama, searxng] = await Promise.all([startAnthropicEmulator(), startGeminiEmulator(), startOllamaEmulator(), SearxngEmulator.start()]);
   work = mkdtempSync(join(tmpdir(), 'tollgate-streaming-'));
   const providers = [
     ...OPENAI_FLAVOURS.map((flavour) => {
@@ -61,14 +63,15 @@ beforeAll(async () => {
     file,
     `version: 1\nai: { default_provider: openai, retry_attempts: 0, fallback_providers: [anthropic] }\nproviders:\n${providers.join('\n')}\n`,
   );
-  app = await createHttpApp(loadConfig({ cwd: work, configPath: file, env: { API_TOKEN: TOKEN } }), false);
+  const env = { API_TOKEN: TOKEN, SEARXNG_URL: searxng.url, SEARXNG_ALLOW_PRIVATE_NETWORK: 'true' };
+  app = await createHttpApp(loadConfig({ cwd: work, configPath: file, env }), false);
   await app.listen(0, '127.0.0.1');
   base = await app.getUrl();
 });
 
 afterAll(async () => {
   await Promise.all([...openAiFamily.values()].map((e) => e.close()));
-  await Promise.all([anthropic?.close(), gemini?.close(), ollama?.close()]);
+  await Promise.all([anthropic?.close(), gemini?.close(), ollama?.close(), searxng?.close()]);
   await app?.close();
   rmSync(work, { recursive: true, force: true });
 });
@@ -77,6 +80,7 @@ beforeEach(() => {
   for (const emulator of [...openAiFamily.values()]) emulator.server.reset();
   for (const emulator of [anthropic, gemini, ollama]) emulator.server.reset();
   anthropic.options.streamError = undefined;
+  searxng.reset();
 });
 
 interface SseEvent {
@@ -84,8 +88,8 @@ interface SseEvent {
   data: Record<string, unknown>;
 }
 
-function generate(body: Record<string, unknown>): Promise<Response> {
-  return fetch(`${base}/v1/generate`, {
+function generate(body: Record<string, unknown>, path = '/v1/generate'): Promise<Response> {
+  return fetch(`${base}${path}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
     body: JSON.stringify(body),
@@ -100,7 +104,7 @@ function parseEvents(text: string): SseEvent[] {
     .map((frame) => {
       const lines = frame.split('\n');
       expect(lines).toHaveLength(2);
-      expect(lines[0]).toMatch(/^event: (delta|done|error)$/);
+      expect(lines[0]).toMatch(/^event: (results|delta|done|error)$/);
       expect(lines[1]).toMatch(/^data: /);
       return { event: lines[0].slice('event: '.length), data: JSON.parse(lines[1].slice('data: '.length)) };
     });
@@ -203,7 +207,7 @@ describe('POST /v1/generate with stream: true', () => {
 
   it('a client that disconnects mid-stream aborts the upstream request at once', async () => {
     const openai = openAiFamily.get('openai')!;
-    openai.server.inject({ kind: 'stream', chunkDelayMs: 400 });
+    openai.server.inject({ kind: 'stream', chunkDelayMs: 1500 });
     // node:http, so the disconnect is a closed socket, as with a browser tab or curl going away.
     const disconnectedAt = await new Promise<number>((resolve, reject) => {
       const request = httpRequest(`${base}/v1/generate`, {
@@ -224,7 +228,7 @@ describe('POST /v1/generate with stream: true', () => {
     });
     await openai.server.waitForAbort();
     // Seen upstream well before the emulator's next chunk was due.
-    expect(Date.now() - disconnectedAt).toBeLessThan(200);
+    expect(Date.now() - disconnectedAt).toBeLessThan(750);
     expect(openai.server.lastRequest!.aborted).toBe(true);
   });
 
@@ -233,6 +237,27 @@ describe('POST /v1/generate with stream: true', () => {
     expect(response.status).toBe(400);
     const body = (await response.json()) as { error: unknown };
     expect(body.error).toEqual({ type: 'invalid_request', message: 'stream must be a boolean value' });
+    expect(openAiFamily.get('openai')!.server.requests).toHaveLength(0);
+  });
+});
+
+describe('POST /v1/search/generate with stream: true', () => {
+  it('sends the search results as the first event, then the generation over them', async () => {
+    const response = await generate({ query: 'what is fastify', limit: 2, stream: true }, '/v1/search/generate');
+    const requestId = response.headers.get('x-request-id');
+    const events = await streamOf(response);
+    expect(events[0]).toMatchObject({ event: 'results', data: { tool: 'web_search', source: 'searxng', query: 'what is fastify', count: 2, request_id: requestId } });
+    expect((events[0].data.results as unknown[]).length).toBe(2);
+    expect(texts(events).join('')).toContain('[2] title: Result 2 for what is fastify');
+    expect(events.at(-1)).toMatchObject({ event: 'done', data: { provider: 'openai', model: 'gpt-test', request_id: requestId } });
+  });
+
+  it('a search failure is a JSON error before anything is streamed', async () => {
+    searxng.server.failNext(503);
+    const response = await generate({ query: 'down', stream: true, fallback: false }, '/v1/search/generate');
+    expect(response.status).toBe(502);
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(/^web_search: /);
     expect(openAiFamily.get('openai')!.server.requests).toHaveLength(0);
   });
 });

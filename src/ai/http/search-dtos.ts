@@ -52,4 +52,9 @@ export class SearchGenerateDto extends SearchDto {
   @Min(0)
   @Max(2)
   temperature?: number;
+
+  /** Server-sent events: `results`, then the generation's `delta` and `done` events. */
+  @IsOptional()
+  @IsBoolean()
+  stream?: boolean;
 }

@@ -1,10 +1,11 @@
 import { Body, Controller, HttpCode, Inject, Post, Req, Res, UseFilters, UseGuards, UsePipes } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { SearchService } from '../tools/search.service';
+import { type SearchAndGenerateOptions, SearchService } from '../tools/search.service';
 import { ApiAuthGuard } from './api-auth.guard';
 import { ApiExceptionFilter } from './api-exception.filter';
 import { apiBody, disconnectSignal } from './api-response';
 import { createApiValidationPipe } from './api-validation.pipe';
+import { writeGenerateStream } from './generate-stream';
 import { SearchDto, SearchGenerateDto } from './search-dtos';
 
 /**
@@ -30,10 +31,11 @@ export class V1SearchController {
     return apiBody(request, { ...result, count: result.results.length });
   }
 
+  /** Answers through `reply` itself: a stream takes over the raw response, which passthrough would answer again. */
   @Post('generate')
   @HttpCode(200)
-  async generate(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() body: SearchGenerateDto) {
-    const { generation, ...found } = await this.search.searchAndGenerate(body.query, {
+  async generate(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @Body() body: SearchGenerateDto): Promise<void> {
+    const options: SearchAndGenerateOptions = {
       tool: body.tool,
       limit: body.limit,
       enableFallback: body.fallback,
@@ -42,7 +44,12 @@ export class V1SearchController {
       maxTokens: body.max_tokens,
       temperature: body.temperature,
       signal: disconnectSignal(reply),
-    });
-    return apiBody(request, { ...found, count: found.results.length, ...generation });
+    };
+    if (body.stream === true) {
+      const { found, events } = await this.search.searchAndStream(body.query, options);
+      return writeGenerateStream(request, reply, events, [{ event: 'results', data: { ...found, count: found.results.length } }]);
+    }
+    const { generation, ...found } = await this.search.searchAndGenerate(body.query, options);
+    reply.send(apiBody(request, { ...found, count: found.results.length, ...generation }));
   }
 }

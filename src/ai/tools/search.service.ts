@@ -3,7 +3,7 @@
  * `searchAndGenerate` turns the results into context items and asks the AiClient (with its retries and
  * fallback). With no results the prompt is sent without context, through the without_context template.
  */
-import type { AiClient, GenerateOptions, GenerateResponse } from '../client/ai-client';
+import type { AiClient, GenerateOptions, GenerateResponse, GenerateStreamEvent } from '../client/ai-client';
 import { InvalidRequestError, UnknownProviderError } from '../errors';
 import type { ContextItem } from '../prompts/context-rendering';
 import { SEARCH_DEFAULTS, type SearchResponse, type SearchResult, type SearchToolSettings } from './search-tool.interface';
@@ -81,18 +81,33 @@ export class SearchService {
   /** Searches, then generates an answer to `query` with the results as context items. */
   async searchAndGenerate(query: string, options: SearchAndGenerateOptions = {}): Promise<SearchAndGenerateResponse> {
     const { tool, limit, enableFallback, signal, ...generate } = options;
-    // A provider that cannot answer is refused before the search tool is paid for.
-    const providers = this.client.providerNames();
-    if (generate.provider !== undefined && !providers.includes(generate.provider)) {
-      throw new UnknownProviderError(`unknown provider '${generate.provider}' (registered: ${providers.join(', ') || 'none'})`);
-    }
+    this.checkProvider(generate.provider);
     const found = await this.search(query, { tool, limit, enableFallback, signal });
     const generation = await this.client.generateResponse(found.query, toContextItems(found.results), { ...generate, enableFallback, signal });
     return { ...found, generation };
   }
 
+  /** The search is done when this resolves; the generation starts when `events` is iterated. */
+  async searchAndStream(
+    query: string,
+    options: SearchAndGenerateOptions = {},
+  ): Promise<{ found: SearchResponse; events: AsyncIterable<GenerateStreamEvent> }> {
+    const { tool, limit, enableFallback, signal, ...generate } = options;
+    this.checkProvider(generate.provider);
+    const found = await this.search(query, { tool, limit, enableFallback, signal });
+    return { found, events: this.client.streamResponse(found.query, toContextItems(found.results), { ...generate, enableFallback, signal }) };
+  }
+
   close(): Promise<void> {
     return this.registry.close();
+  }
+
+  /** A provider that cannot answer is refused before the search tool is paid for. */
+  private checkProvider(provider: string | undefined): void {
+    const providers = this.client.providerNames();
+    if (provider !== undefined && !providers.includes(provider)) {
+      throw new UnknownProviderError(`unknown provider '${provider}' (registered: ${providers.join(', ') || 'none'})`);
+    }
   }
 
   private toolName(requested: string | undefined): string {
