@@ -265,6 +265,7 @@ async function compare() {
       const addedShare = rows.tollgate.added / rows.portkey.added;
       lines.push(
         `${scenario.name}: Tollgate/Portkey req/s ${speedup.toFixed(2)}x (rounds ${speedups.map((s) => s.toFixed(2)).join(' ')}; target >= 4x: ${verdict(speedup >= 4)}); ` +
+          `CPU per request Portkey/Tollgate ${(rows.portkey.cpu / rows.tollgate.cpu).toFixed(2)}x (steadier than req/s on a shared machine); ` +
           `share of direct req/s: Tollgate ${(100 * rows.tollgate.share).toFixed(0)}%, bare proxy ${(100 * rows['bare-proxy'].share).toFixed(0)}%, Portkey ${(100 * rows.portkey.share).toFixed(0)}%; ` +
           `added p50 Tollgate ${rows.tollgate.added.toFixed(3)} ms vs Portkey ${rows.portkey.added.toFixed(3)} ms = ${addedShare.toFixed(2)} (target <= 0.25: ${verdict(addedShare <= 0.25)})` +
           (scenario.stream ? `; added TTFT p50 ${rows.tollgate.addedTtft.toFixed(3)} ms (target <= 1 ms: ${verdict(rows.tollgate.addedTtft <= 1)})` : ''),
