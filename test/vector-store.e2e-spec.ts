@@ -113,6 +113,16 @@ function vectorStoreContract(backend: string, settings: (table: string) => Vecto
       expect(other.map((m) => [m.id, m.model, m.content])).toEqual([['doc', 'other', 'other model']]);
     });
 
+    it('storedIds answers which ids are stored for one provider and model (bulk embedding resumes on it)', async () => {
+      await store.upsert({ id: 'kept-1', embedding: [1, 2, 3], provider: 'p', model: 'bulk' });
+      await store.upsert({ id: 'kept-2', embedding: [1, 2, 3], provider: 'p', model: 'bulk' });
+      await store.upsert({ id: 'kept-3', embedding: [1, 2, 3], provider: 'q', model: 'bulk' });
+      const stored = await store.storedIds(['kept-1', 'kept-2', 'kept-3', 'missing', "it's"], 'p', 'bulk');
+      expect([...stored].sort()).toEqual(['kept-1', 'kept-2']);
+      expect(await store.storedIds([], 'p', 'bulk')).toEqual(new Set());
+      expect(await store.checkInstalled()).toBe(3);
+    });
+
     it('createIndex builds an HNSW index per metric, and searches still answer', async () => {
       await store.createIndex('cosine');
       await store.createIndex('euclidean');
