@@ -177,6 +177,18 @@ describe('GeminiProvider against the Gemini emulator', () => {
       expect(error.status).toBe(503);
     });
 
+    it('takes a last event whose content has only a role (no parts) as the finish', async () => {
+      const events = [
+        { candidates: [{ content: { parts: [{ text: 'cut' }], role: 'model' } }] },
+        { candidates: [{ content: { role: 'model' }, finishReason: 'MAX_TOKENS' }], usageMetadata: { promptTokenCount: 3, totalTokenCount: 13 } },
+      ];
+      emulator.server.inject({ kind: 'status', status: 200, body: events.map((e) => `data: ${JSON.stringify(e)}\r\n\r\n`).join('') });
+      expect(await collect(create().generateStream(ask))).toEqual([
+        { done: false, text: 'cut' },
+        { done: true, model: 'gemini-2.5-flash', finishReason: 'MAX_TOKENS', usage: { inputTokens: 3, totalTokens: 13 } },
+      ]);
+    });
+
     it('refuses a stream cut short before a finish reason', async () => {
       emulator.server.inject({
         kind: 'status',

@@ -94,12 +94,15 @@ function fromGeminiResponse(body: unknown, provider: string, requestedModel: str
   }
   const candidate = candidates[0];
   let text = '';
-  // A candidate stopped by a safety filter or a zero token budget can legitimately carry no content.
+  // A candidate stopped by a safety filter or a zero token budget can legitimately carry no content, or a
+  // content with only its role (a thinking model out of tokens, a streamed last event): a finished candidate
+  // may lack parts, an unfinished one may not.
   if (candidate.content !== undefined) {
-    if (!isObject(candidate.content) || !Array.isArray(candidate.content.parts)) {
+    const { parts } = isObject(candidate.content) ? candidate.content : { parts: null };
+    if (!(Array.isArray(parts) || (parts === undefined && candidate.finishReason !== undefined))) {
       throw new InvalidResponseError(`${provider}: upstream candidate has no parts`, { provider });
     }
-    for (const part of candidate.content.parts) {
+    for (const part of parts ?? []) {
       // Thought summaries are not part of the answer.
       if (isObject(part) && typeof part.text === 'string' && part.thought !== true) text += part.text;
     }
