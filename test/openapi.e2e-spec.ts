@@ -81,10 +81,16 @@ describe('OpenAPI document', () => {
     expect((await app.inject({ method: 'GET', url: '/docs-json' })).statusCode).toBe(404);
   });
 
-  it('describes request bodies with their constraints and the bearer scheme', async () => {
+  it('describes request bodies with their constraints, the bearer scheme and the public operations', async () => {
     const { app } = await build('version: 1\n');
     const document = (await app.inject({ method: 'GET', url: '/docs-json' })).json();
     expect(document.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(document.security).toEqual([{ bearer: [] }]);
+    // The probes take no credential; /metrics takes none unless metrics.token is set.
+    expect(document.paths['/healthz'].get.security).toEqual([]);
+    expect(document.paths['/readyz'].get.security).toEqual([]);
+    expect(document.paths['/metrics'].get.security).toEqual([{}, { bearer: [] }]);
+    expect(document.paths['/v1/generate'].post.security).toBeUndefined();
     const body = document.paths['/v1/generate'].post.requestBody.content['application/json'].schema;
     const schema = document.components.schemas[body.$ref.split('/').pop()];
     expect(schema.required).toEqual(['prompt']);

@@ -1,4 +1,5 @@
 import { Controller, Get, Header, Headers, Inject, Res, UnauthorizedException } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { bearerTokenMatches, SkipApiAuth } from '../ai/http/api-auth.guard';
 import { SkipAuth } from '../auth/auth.decorators';
@@ -20,6 +21,8 @@ export class MetricsController {
     @Inject(METRICS_SETTINGS) private readonly settings: MetricsSettings,
   ) {}
 
+  // No credential, or metrics.token as a bearer token when one is configured.
+  @ApiOperation({ summary: 'Prometheus metrics (text exposition format)', security: [{}, { bearer: [] }] })
   @Get('metrics')
   @Header('cache-control', 'no-store')
   async scrape(@Headers('authorization') authorization: string | undefined, @Res({ passthrough: true }) reply: FastifyReply): Promise<string> {

@@ -1,4 +1,5 @@
 import { Controller, Get, Res } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { SkipAuth } from '../auth/auth.decorators';
 import { ReadinessService } from './readiness.service';
@@ -10,6 +11,7 @@ export class HealthController {
 
   /** Liveness: the process serves HTTP. */
   @SkipAuth()
+  @ApiOperation({ summary: 'Liveness: 200 whenever the process serves HTTP', security: [] })
   @Get('healthz')
   healthz(): { status: 'ok' } {
     return { status: 'ok' };
@@ -17,6 +19,7 @@ export class HealthController {
 
   /** Readiness: every registered dependency answers; 503 otherwise. */
   @SkipAuth()
+  @ApiOperation({ summary: 'Readiness: 200 when every registered check passes, else 503', security: [] })
   @Get('readyz')
   async readyz(@Res({ passthrough: true }) reply: FastifyReply): Promise<{ status: string; checks: Record<string, string> }> {
     const report = await this.readiness.report();
