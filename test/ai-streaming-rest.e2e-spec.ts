@@ -19,6 +19,7 @@ import { SEARCH_UPSTREAM_MARKER, SearxngEmulator } from './emulators/searxng-emu
 
 const KEY = 'sk-streaming-rest-KEY-0451';
 const TOKEN = 'api-token-for-streaming-tests';
+const METRICS_TOKEN = 'metrics-token-for-streaming-tests';
 const OPENAI_FLAVOURS: OpenAiFlavour[] = ['openai', 'mistral', 'deepseek', 'xai', 'huggingface', 'compatible'];
 const MARKERS = [UPSTREAM_MARKER, ANTHROPIC_BODY_MARKER, GEMINI_BODY_MARKER, OLLAMA_BODY_MARKER, SEARCH_UPSTREAM_MARKER, KEY];
 
@@ -61,9 +62,9 @@ beforeAll(async () => {
   const file = join(work, 'config.yaml');
   writeFileSync(
     file,
-    `version: 1\nai: { default_provider: openai, retry_attempts: 0, fallback_providers: [anthropic] }\nproviders:\n${providers.join('\n')}\n`,
+    `version: 1\nai: { default_provider: openai, retry_attempts: 0, fallback_providers: [anthropic] }\nmetrics: { enabled: true }\nproviders:\n${providers.join('\n')}\n`,
   );
-  const env = { API_TOKEN: TOKEN, SEARXNG_URL: searxng.url, SEARXNG_ALLOW_PRIVATE_NETWORK: 'true' };
+  const env = { API_TOKEN: TOKEN, METRICS_TOKEN, SEARXNG_URL: searxng.url, SEARXNG_ALLOW_PRIVATE_NETWORK: 'true' };
   app = await createHttpApp(loadConfig({ cwd: work, configPath: file, env }), false);
   await app.listen(0, '127.0.0.1');
   base = await app.getUrl();
@@ -230,6 +231,18 @@ describe('POST /v1/generate with stream: true', () => {
     // Seen upstream well before the emulator's next chunk was due.
     expect(Date.now() - disconnectedAt).toBeLessThan(750);
     expect(openai.server.lastRequest!.aborted).toBe(true);
+  });
+
+  it('streamed requests are counted by the HTTP metrics like any other response', async () => {
+    const scrape = async () => {
+      const metrics = await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+      const series = 'tollgate_http_requests_total{method="POST",route="/v1/generate",status="200"} ';
+      const line = metrics.split('\n').find((candidate) => candidate.startsWith(series));
+      return line === undefined ? 0 : Number(line.slice(series.length));
+    };
+    const before = await scrape();
+    await streamOf(await generate({ prompt: 'count me', stream: true }));
+    expect(await scrape()).toBe(before + 1);
   });
 
   it('refuses a stream that is not a boolean, naming the field', async () => {
