@@ -1,6 +1,6 @@
 'use strict';
-// bench/compare: Tollgate against Portkey's AI gateway (@portkey-ai/gateway from npm) and against the OpenAI
-// emulator called directly, in one run on loopback. chat/completions, non-streaming and streaming, through
+// bench/compare: Tollgate against Portkey's AI gateway (@portkey-ai/gateway from npm), a bare Node proxy (the
+// floor for any gateway) and the OpenAI emulator called directly, in one run on loopback. chat/completions, non-streaming and streaming, through
 // each; interleaved rounds (the order rotates every round), medians, ratios taken within a round, so load
 // from other processes shifts every side alike. Then a fault run: the emulator fails a share of calls with
 // 503 and resets a share of connections, Tollgate has a healthy fallback provider, and every client
@@ -64,17 +64,15 @@ async function startPortkey() {
   return { ...portkey, match: `http://127.0.0.1:${port}` };
 }
 
-/**
- * The request each target gets for one scenario. Tollgate's OpenAI-compatible route when the server has it;
- * until then /v1/generate stands in for the non-streaming case (and streaming through Tollgate is skipped).
- */
-function requests(urls, tollgateSurface, stream) {
+/** The request each target gets for one scenario: the same chat body everywhere, each with its own routing. */
+function requests(urls, stream) {
   const emulator = new URL(urls.emulator);
   const chat = JSON.stringify({ model: MODEL, messages, ...(stream ? { stream: true } : {}) });
   const json = { 'content-type': 'application/json' };
-  const byTarget = {
+  return {
     direct: { origin: emulator.origin, path: `${emulator.pathname}/chat/completions`, headers: { ...json, authorization: `Bearer ${API_KEY}` }, body: chat },
     'bare-proxy': { origin: urls.bareProxy, path: '/v1/chat/completions', headers: { ...json, authorization: `Bearer ${API_KEY}` }, body: chat },
+    tollgate: { origin: urls.tollgate, path: '/openai/v1/chat/completions', headers: { ...json, authorization: `Bearer ${API_TOKEN}` }, body: chat },
     portkey: {
       origin: urls.portkey,
       path: '/v1/chat/completions',
@@ -82,35 +80,24 @@ function requests(urls, tollgateSurface, stream) {
       body: chat,
     },
   };
-  const tollgateHeaders = { ...json, authorization: `Bearer ${API_TOKEN}` };
-  if (tollgateSurface.chat && (!stream || tollgateSurface.stream)) {
-    byTarget.tollgate = { origin: urls.tollgate, path: '/openai/v1/chat/completions', headers: tollgateHeaders, body: chat };
-  } else if (!stream) {
-    byTarget.tollgate = { origin: urls.tollgate, path: '/v1/generate', headers: tollgateHeaders, body: JSON.stringify({ prompt: 'Say hello' }), standIn: true };
-  }
-  return byTarget;
 }
 
-/** Which of Tollgate's OpenAI-compatible routes this build answers (a 404 means not built yet). */
-async function probeTollgate(origin) {
-  const pool = new Pool(origin, { connections: 1 });
-  try {
-    const ask = async (stream) => {
-      const response = await pool.request({
-        method: 'POST',
-        path: '/openai/v1/chat/completions',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${API_TOKEN}` },
-        body: JSON.stringify({ model: MODEL, messages, ...(stream ? { stream: true } : {}) }),
-      });
-      const text = await response.body.text();
-      if (response.statusCode === 404) return false;
-      if (response.statusCode < 200 || response.statusCode > 299) throw new Error(`Tollgate /openai/v1/chat/completions${stream ? ' (stream)' : ''} answered ${response.statusCode}: ${text.slice(0, 200)}`);
-      return stream ? String(response.headers['content-type']).startsWith('text/event-stream') && text.includes('[DONE]') : true;
-    };
-    const chat = await ask(false);
-    return { chat, stream: chat && (await ask(true)) };
-  } finally {
-    await pool.close();
+/** Fails early, with the answer, when a target does not answer a plain and a streamed call as expected. */
+async function checkTargets(targets) {
+  for (const stream of [false, true]) {
+    for (const [name, request] of Object.entries(requests(targets, stream))) {
+      const pool = new Pool(request.origin, { connections: 1 });
+      try {
+        const response = await pool.request({ method: 'POST', path: request.path, headers: request.headers, body: request.body });
+        const text = await response.body.text();
+        const streamed = String(response.headers['content-type']).startsWith('text/event-stream') && text.includes('[DONE]');
+        if (response.statusCode !== 200 || streamed !== stream) {
+          throw new Error(`${name} answered ${response.statusCode}${stream ? ' to a streamed call' : ''}: ${text.slice(0, 200)}`);
+        }
+      } finally {
+        await pool.close();
+      }
+    }
   }
 }
 
@@ -198,21 +185,20 @@ async function compare() {
     const bareProxy = await start([BARE_PROXY, emulator.match], {}, /ready (\S+)/);
     processes.push(bareProxy);
     const urls = { emulator: emulator.match, tollgate: tollgate.match, portkey: portkey.match, bareProxy: bareProxy.match };
-    const surface = await probeTollgate(tollgate.match);
+    await checkTargets(urls);
     const watched = { tollgate: tollgate.child.pid, portkey: portkey.child.pid, 'bare-proxy': bareProxy.child.pid };
     const scenarios = [
-      { name: 'chat', stream: false, targets: requests(urls, surface, false) },
-      { name: 'chat-stream', stream: true, targets: requests(urls, surface, true) },
+      { name: 'chat', stream: false, targets: requests(urls, false) },
+      { name: 'chat-stream', stream: true, targets: requests(urls, true) },
     ];
 
     process.stdout.write(
-      `bench/compare: Tollgate (${surface.chat ? '/openai/v1/chat/completions' : '/v1/generate standing in; /openai/v1 not built yet'}` +
-        `${surface.stream ? ', streaming too' : ', no streaming through Tollgate yet'}), Portkey gateway ` +
+      `bench/compare: Tollgate /openai/v1/chat/completions, a bare Node proxy, Portkey gateway ` +
         `${require('@portkey-ai/gateway/package.json').version}, OpenAI emulator direct; Node ${process.version}, ${os.cpus().length} CPUs\n` +
         `${CONNECTIONS} connections x ${DURATION} s for req/s; ${SAMPLES} sequential requests for p50/p99/TTFT (ms); medians of ${ROUNDS} interleaved rounds\n\n`,
     );
     for (const scenario of scenarios) {
-      for (const target of TARGETS) if (scenario.targets[target]) await throughput(scenario.targets[target], WARMUP);
+      for (const target of TARGETS) await throughput(scenario.targets[target], WARMUP);
     }
 
     const samples = {};
@@ -222,7 +208,6 @@ async function compare() {
       for (const scenario of scenarios) {
         for (const target of order) {
           const request = scenario.targets[target];
-          if (!request) continue;
           const latency = await sequentialLatency(request, scenario.stream);
           const load = await throughput(request, DURATION, watched);
           const rss = watched[target] === undefined ? undefined : rssMiB(watched[target]);
@@ -237,7 +222,6 @@ async function compare() {
       const rows = {};
       for (const target of TARGETS) {
         const runs = samples[`${scenario.name}/${target}`];
-        if (!runs) continue;
         const direct = samples[`${scenario.name}/direct`];
         rows[target] = {
           rps: median(runs.map((r) => r.rps)),
@@ -251,13 +235,11 @@ async function compare() {
           share: median(runs.map((r, i) => r.rps / direct[i].rps)),
         };
         const row = rows[target];
-        const label = target === 'tollgate' && scenario.targets.tollgate.standIn ? 'tollgate*' : target;
         process.stdout.write(
-          `${scenario.name.padEnd(12)} ${label.padEnd(11)} ${fmt(row.rps, 0)} ${fmt(row.p50, 2, 7)} ${fmt(row.p99, 2, 7)} ${fmt(row.ttft50, 2)} ` +
+          `${scenario.name.padEnd(12)} ${target.padEnd(11)} ${fmt(row.rps, 0)} ${fmt(row.p50, 2, 7)} ${fmt(row.p99, 2, 7)} ${fmt(row.ttft50, 2)} ` +
             `${fmt(row.added, 3, 10)} ${fmt(row.addedTtft, 3, 11)} ${fmt(row.cpu, 0, 11)} ${fmt(row.rss, 1, 8)}\n`,
         );
       }
-      if (!rows.tollgate) continue;
       const tollgateRuns = samples[`${scenario.name}/tollgate`];
       const portkeyRuns = samples[`${scenario.name}/portkey`];
       const speedups = tollgateRuns.map((r, i) => r.rps / portkeyRuns[i].rps);
@@ -271,7 +253,6 @@ async function compare() {
           (scenario.stream ? `; added TTFT p50 ${rows.tollgate.addedTtft.toFixed(3)} ms (target <= 1 ms: ${verdict(rows.tollgate.addedTtft <= 1)})` : ''),
       );
     }
-    if (scenarios[0].targets.tollgate.standIn) lines.push('tollgate* = /v1/generate standing in for /openai/v1/chat/completions');
     // Read right after each load run (no forced GC: what the machine actually holds), median over runs.
     const rssAfterLoad = (target) => median(Object.entries(samples).filter(([key]) => key.endsWith(`/${target}`)).flatMap(([, runs]) => runs.map((r) => r.rss)));
     const rss = { tollgate: rssAfterLoad('tollgate'), portkey: rssAfterLoad('portkey') };
@@ -309,7 +290,7 @@ async function faultRun() {
   try {
     const healthy = await startEmulator();
     processes.push(healthy);
-    // Short retry waits so a reset costs milliseconds, not the default second; every provider is a fallback.
+    // Short retry waits so a reset costs milliseconds, not the default second; openai_compatible is the fallback.
     fs.writeFileSync(path.join(config, 'tollgate.yaml'), 'version: 1\nai:\n  retry_delay: 0.01\n  default_provider: openai\n  fallback_providers: [openai_compatible]\n');
     const tollgate = await startTollgate({
       TOLLGATE_CONFIG: path.join(config, 'tollgate.yaml'),
@@ -321,8 +302,7 @@ async function faultRun() {
       OPENAI_COMPATIBLE_CHAT_MODEL: MODEL,
     });
     processes.push(tollgate);
-    const surface = await probeTollgate(tollgate.match);
-    const request = requests({ emulator: faulty.match, tollgate: tollgate.match, portkey: '' }, surface, false).tollgate;
+    const request = requests({ emulator: faulty.match, tollgate: tollgate.match }, false).tollgate;
 
     await throughput(request, WARMUP).catch(() => undefined);
     // Readings after a full GC at the start and every quarter of the run: a leak grows with every quarter,
