@@ -123,6 +123,28 @@ function vectorStoreContract(backend: string, settings: (table: string) => Vecto
       expect(await store.checkInstalled()).toBe(3);
     });
 
+    it('upsertMany writes a batch in one statement, the last of a repeated key winning; a bad record writes nothing', async () => {
+      await store.upsertMany([
+        { id: 'many-1', embedding: [1, 1, 0], provider: 'p', model: 'many', content: 'first' },
+        { id: 'many-2', embedding: [0, 1, 1], provider: 'p', model: 'many', metadata: { n: 2 } },
+        { id: 'many-1', embedding: [2, 1, 0], provider: 'p', model: 'many', content: 'again' },
+      ]);
+      const found = await store.search({ embedding: [2, 1, 0], provider: 'p', model: 'many', limit: 10 });
+      expect(found.map((m) => [m.id, m.content, m.metadata])).toEqual([
+        ['many-1', 'again', {}],
+        ['many-2', '', { n: 2 }],
+      ]);
+      const error = await failure(
+        store.upsertMany([
+          { id: 'many-3', embedding: [1, 0, 0], provider: 'p', model: 'many' },
+          { id: 'many-4', embedding: [1, 0], provider: 'p', model: 'many' },
+        ]),
+      );
+      expect(error.message).toBe('embedding must have exactly 3 dimensions (got 2)');
+      expect(await store.storedIds(['many-3', 'many-4'], 'p', 'many')).toEqual(new Set());
+      await store.upsertMany([]);
+    });
+
     it('createIndex builds an HNSW index per metric, and searches still answer', async () => {
       await store.createIndex('cosine');
       await store.createIndex('euclidean');

@@ -112,9 +112,7 @@ export class VectorStoreEmbeddingSink implements EmbeddingSink {
     return this.store.storedIds(ids, provider, model);
   }
 
-  async write(records: readonly EmbeddedRecord[]): Promise<void> {
-    for (const { id, embedding, provider, model, text, metadata } of records) {
-      await this.store.upsert({ id, embedding, provider, model, content: text, metadata });
-    }
+  write(records: readonly EmbeddedRecord[]): Promise<void> {
+    return this.store.upsertMany(records.map(({ id, embedding, provider, model, text, metadata }) => ({ id, embedding, provider, model, content: text, metadata })));
   }
 }

@@ -22,6 +22,8 @@ import {
 export const DEFAULT_VECTOR_TABLE = 'tollgate_vectors';
 export const DEFAULT_VECTOR_LIMIT = 10;
 export const DEFAULT_VECTOR_MAX_LIMIT = 100;
+/** Records per upsertMany statement: 6 parameters each, far below PostgreSQL's 65,535. */
+export const MAX_UPSERT_BATCH = 1000;
 
 /** pgvector operator and HNSW operator class per metric; ORDER BY on the operator lets the index serve it. */
 const METRICS: Record<VectorMetric, { operator: string; opclass: string; score: (distance: number) => number }> = {
@@ -105,15 +107,43 @@ export class PgVectorStore implements VectorStore {
   }
 
   async upsert(record: VectorRecord): Promise<void> {
+    await this.upsertMany([record]);
+  }
+
+  /**
+   * Several records in one statement (bulk embedding writes a batch at a time). Every record is checked
+   * before anything is written; a key given twice keeps its last record, since one statement may not update
+   * a row twice.
+   */
+  async upsertMany(records: readonly VectorRecord[]): Promise<void> {
+    if (!Array.isArray(records)) throw new InvalidRequestError('records must be an array');
+    if (records.length === 0) return;
+    if (records.length > MAX_UPSERT_BATCH) throw new InvalidRequestError(`at most ${MAX_UPSERT_BATCH} records per upsert`);
     const dimensions = await this.resolveDimensions();
-    const { metadataJson, content } = checkRecord(record, dimensions);
+    const rows = new Map<string, unknown[]>();
+    for (const record of records) {
+      const { metadataJson, content } = checkRecord(record, dimensions);
+      rows.set(JSON.stringify([record.id, record.provider, record.model]), [
+        record.id,
+        record.provider,
+        record.model,
+        content,
+        metadataJson,
+        toVectorLiteral(record.embedding),
+      ]);
+    }
+    const values = [...rows.values()];
+    const placeholders = values.map((_, row) => {
+      const at = row * 6;
+      return `($${at + 1}, $${at + 2}, $${at + 3}, $${at + 4}, $${at + 5}::jsonb, $${at + 6}::vector, now())`;
+    });
     await this.run(
       `write to ${this.table}`,
       `insert into ${this.table} (id, provider, model, content, metadata, embedding, updated_at)
-       values ($1, $2, $3, $4, $5::jsonb, $6::vector, now())
+       values ${placeholders.join(', ')}
        on conflict (id, provider, model) do update
        set content = excluded.content, metadata = excluded.metadata, embedding = excluded.embedding, updated_at = now()`,
-      [record.id, record.provider, record.model, content, metadataJson, toVectorLiteral(record.embedding)],
+      values.flat(),
     );
   }
 

@@ -42,6 +42,8 @@ export interface VectorStore {
   /** An HNSW index for one metric; searches with that metric use it. */
   createIndex(metric?: VectorMetric): Promise<void>;
   upsert(record: VectorRecord): Promise<void>;
+  /** Several records in one statement; all are checked before any is written. */
+  upsertMany(records: readonly VectorRecord[]): Promise<void>;
   search(query: VectorQuery): Promise<VectorMatch[]>;
   /** Which of `ids` are stored for this provider and model. */
   storedIds(ids: readonly string[], provider: string, model: string): Promise<Set<string>>;
