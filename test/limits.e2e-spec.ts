@@ -78,10 +78,10 @@ function jwtFor(tenantId: string | undefined, userId = 7): string {
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const get = (app: NestFastifyApplication, url: string, headers: Record<string, string>) => app.inject({ method: 'GET', url, headers });
 
-function expectLimited(response: { statusCode: number; body: string; headers: Record<string, unknown> }, scope: string, limit: number, windowSeconds: number) {
+function expectLimited(response: { statusCode: number; body: string; headers: Record<string, unknown> }, description: string, limit: number, windowSeconds: number) {
   expect(response.statusCode).toBe(429);
   expect(JSON.parse(response.body)).toEqual({
-    error: { type: 'rate_limited', message: `The ${scope} request limit (${limit} per ${windowSeconds} s) is reached; retry after ${response.headers['retry-after']} s.` },
+    error: { type: 'rate_limited', message: `The ${description} (${limit} per ${windowSeconds} s) is reached; retry after ${response.headers['retry-after']} s.` },
     request_id: response.headers['x-request-id'],
   });
   const retryAfter = Number(response.headers['retry-after']);
@@ -99,8 +99,8 @@ describe('per-tenant limit', () => {
     expect((await get(app, '/v1/version', north)).statusCode).toBe(200);
     // Another user of the same tenant shares the counter.
     expect((await get(app, '/auth/context', bearer(jwtFor('north', 8)))).statusCode).toBe(200);
-    expectLimited(await get(app, '/v1/version', north), 'tenant', 3, 60);
-    expectLimited(await get(app, '/auth/context', north), 'tenant', 3, 60);
+    expectLimited(await get(app, '/v1/version', north), 'tenant request limit', 3, 60);
+    expectLimited(await get(app, '/auth/context', north), 'tenant request limit', 3, 60);
     // Other tenants have their own counters.
     expect((await get(app, '/auth/context', bearer(jwtFor('south')))).statusCode).toBe(200);
   });
@@ -114,7 +114,7 @@ describe('per-tenant limit', () => {
     }
     // The rejected and tenant-less requests above consumed nothing.
     expect((await get(app, '/auth/context', bearer(jwtFor('east')))).statusCode).toBe(200);
-    expectLimited(await get(app, '/auth/context', bearer(jwtFor('east'))), 'tenant', 1, 60);
+    expectLimited(await get(app, '/auth/context', bearer(jwtFor('east'))), 'tenant request limit', 1, 60);
   });
 
   it('shares one counter between two application instances on one Redis', async () => {
@@ -125,7 +125,7 @@ describe('per-tenant limit', () => {
     const statuses: number[] = [];
     for (const app of [first, second, first, second, first, second]) statuses.push((await get(app, '/auth/context', west)).statusCode);
     expect(statuses).toEqual([200, 200, 200, 200, 429, 429]);
-    expectLimited(await get(second, '/auth/context', west), 'tenant', 4, 30);
+    expectLimited(await get(second, '/auth/context', west), 'tenant request limit', 4, 30);
 
     const redis = new Redis(REDIS_URL);
     const keys = await redis.keys(`*${prefix}*`);
@@ -143,7 +143,7 @@ describe('per-token limit of the /v1 API', () => {
     for (let i = 0; i < 4; i++) expect((await get(first, '/v1/version', bearer('wrong-token'))).statusCode).toBe(401);
     expect((await get(first, '/v1/version', bearer(API_TOKEN))).statusCode).toBe(200);
     expect((await get(second, '/v1/version', bearer(API_TOKEN))).statusCode).toBe(200);
-    expectLimited(await get(first, '/v1/version', bearer(API_TOKEN)), 'API token', 2, 20);
+    expectLimited(await get(first, '/v1/version', bearer(API_TOKEN)), 'API token request limit', 2, 20);
     // Still 401, not 429, for a wrong token: authentication comes first.
     expect((await get(second, '/v1/version', bearer('wrong-token'))).statusCode).toBe(401);
 
@@ -160,7 +160,7 @@ describe('per-token limit of the /v1 API', () => {
     const post = () =>
       app.inject({ method: 'POST', url: '/v1/embeddings', headers: { ...bearer(API_TOKEN), 'content-type': 'application/json' }, payload: '{"input":"a","provider":"openai"}' });
     expect((await post()).statusCode).not.toBe(429);
-    expectLimited(await post(), 'API token', 1, 5);
+    expectLimited(await post(), 'API token request limit', 1, 5);
   });
 });
 
@@ -175,6 +175,28 @@ describe('per-token limit of the OpenAI-compatible API', () => {
     expect(JSON.parse(refused.body)).toEqual({
       error: { message: expect.stringContaining('The API token request limit (2 per 30 s) is reached'), type: 'requests', param: null, code: 'rate_limit_exceeded' },
     });
+  });
+});
+
+describe('route groups', () => {
+  it('give matching routes their own limits and counters; other routes keep the defaults', async () => {
+    const app = await buildApp(
+      tenantYaml(
+        '\n  tenant: { limit: 100, window: 60 }\n  token: { limit: 3, window: 60 }\n  routes:\n' +
+          '    - { name: identity, paths: [/auth/*], tenant: { limit: 1, window: 60 } }\n' +
+          '    - { name: models, paths: ["%r{^/v1/mod}"], token: { limit: 1, window: 60 } }\n',
+      ),
+    );
+    const north = bearer(jwtFor('north'));
+    expect((await get(app, '/auth/context', north)).statusCode).toBe(200);
+    expectLimited(await get(app, '/auth/context', north), 'tenant request limit of identity', 1, 60);
+
+    const token = bearer(API_TOKEN);
+    expect((await get(app, '/v1/models', token)).statusCode).not.toBe(429);
+    expectLimited(await get(app, '/v1/models', token), 'API token request limit of models', 1, 60);
+    // The default token counter is apart from the group's: three more on other routes.
+    for (let i = 0; i < 3; i++) expect((await get(app, '/v1/version', token)).statusCode).toBe(200);
+    expectLimited(await get(app, '/v1/version', token), 'API token request limit', 3, 60);
   });
 });
 

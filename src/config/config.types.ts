@@ -85,6 +85,14 @@ export interface LimitsSection {
   redis_key_prefix?: string;
   tenant?: RateLimitSection;
   token?: RateLimitSection;
+  routes?: RouteGroupSection[];
+}
+
+export interface RouteGroupSection {
+  name: string;
+  paths: string[];
+  tenant?: RateLimitSection;
+  token?: RateLimitSection;
 }
 
 export interface McpSection {

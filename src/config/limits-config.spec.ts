@@ -38,12 +38,27 @@ describe('limits configuration', () => {
       store: { kind: 'memory' },
       tenant: { limit: 100, windowMs: 60_000 },
       token: { limit: 5, windowMs: 250 },
+      routes: [],
     });
     expect(load('version: 1\nlimits: { store: redis, redis_url: "redis://cache:6379/2", token: { limit: 5, window: 1 } }\n').limits).toEqual({
       enabled: true,
       store: { kind: 'redis', url: 'redis://cache:6379/2', keyPrefix: 'tollgate:limits:' },
       token: { limit: 5, windowMs: 1000 },
+      routes: [],
     });
+  });
+
+  it('maps route groups in order, prefixing exact and prefix paths with the base path', () => {
+    const config = load(
+      `version: 1\nserver: { base_path: /gw }\n${AUTH}limits:\n  token: { limit: 100, window: 60 }\n  routes:\n` +
+        '    - { name: generation, paths: [/v1/generate, /v1/agent/*, "%r{^/gw/openai/v1/chat}"], token: { limit: 10, window: 60 } }\n' +
+        '    - { name: search, paths: [/v1/search], tenant: { limit: 5, window: 1 } }\n',
+    );
+    expect(config.limits.routes).toEqual([
+      { name: 'generation', paths: ['/gw/v1/generate', '/gw/v1/agent/*', '%r{^/gw/openai/v1/chat}'], token: { limit: 10, windowMs: 60_000 } },
+      { name: 'search', paths: ['/gw/v1/search'], tenant: { limit: 5, windowMs: 1000 } },
+    ]);
+    expect(config.limits.enabled).toBe(true);
   });
 
   it('enabled: false keeps the settings but turns limits off', () => {
@@ -69,6 +84,9 @@ describe('limits configuration', () => {
     ['an unknown key', 'limits: { token: { limit: 1, window: 1, burst: 2 } }', 'limits.token.burst'],
     ['an unknown store', 'limits: { store: memcached, token: { limit: 1, window: 1 } }', 'limits.store: must be one of memory, redis'],
     ['a non-redis URL', 'limits: { store: redis, redis_url: "http://cache", token: { limit: 1, window: 1 } }', 'limits.redis_url'],
+    ['a route group without paths', 'limits: { routes: [{ name: g, paths: [], token: { limit: 1, window: 1 } }] }', 'limits.routes[0].paths'],
+    ['a route group path without a leading slash', 'limits: { routes: [{ name: g, paths: [v1/generate], token: { limit: 1, window: 1 } }] }', 'limits.routes[0].paths[0]'],
+    ['a route group name with a colon', 'limits: { routes: [{ name: "a:b", paths: [/v1], token: { limit: 1, window: 1 } }] }', 'limits.routes[0].name'],
   ])('refuses %s, naming the key', (_label, section, key) => {
     expect(problemsOf(() => load(`version: 1\n${section}\n`)).join('\n')).toContain(key);
   });
@@ -87,7 +105,19 @@ describe('limits configuration', () => {
     expect(problemsOf(() => load(`version: 1\n${AUTH}api: { auth: jwt }\nlimits: { token: { limit: 1, window: 1 } }\n`))).toEqual([
       'tollgate.yaml: limits.token: applies to api.auth token only (api.auth is jwt)',
     ]);
-    expect(problemsOf(() => load('version: 1\nlimits: { store: memory }\n'))).toEqual(['tollgate.yaml: limits: set tenant, token or both (or enabled: false)']);
+    expect(problemsOf(() => load('version: 1\nlimits: { store: memory }\n'))).toEqual(['tollgate.yaml: limits: set tenant, token, routes or several (or enabled: false)']);
+    expect(
+      problemsOf(() =>
+        load(
+          'version: 1\nlimits:\n  routes:\n    - { name: g, paths: ["%r{[}"], tenant: { limit: 1, window: 1 } }\n    - { name: g, paths: [/v1] }\n',
+        ),
+      ),
+    ).toEqual([
+      'tollgate.yaml: limits.routes[0].tenant: needs the AuthModule configured (an auth: section or JWT_SECRET)',
+      'tollgate.yaml: limits.routes[0].paths[0]: must be a valid regular expression',
+      'tollgate.yaml: limits.routes[1]: set tenant, token or both',
+      'tollgate.yaml: limits.routes[1].name: "g" names another group too',
+    ]);
   });
 
   it('JWT_SECRET alone configures the AuthModule a tenant limit needs', () => {

@@ -1,7 +1,6 @@
-import { type ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { type ExecutionContext, Injectable } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
 import type { ApiTokenLimiter } from '../ai/http/api-auth.guard';
-import { LIMITS_SETTINGS } from './limits.constants';
-import type { LimitsSettings, RateLimit } from './limits-settings';
 import { RateLimiter } from './rate-limiter';
 
 /**
@@ -10,16 +9,10 @@ import { RateLimiter } from './rate-limiter';
  */
 @Injectable()
 export class ApiTokenRateLimiter implements ApiTokenLimiter {
-  private readonly rateLimit: RateLimit;
-
-  constructor(
-    private readonly limiter: RateLimiter,
-    @Inject(LIMITS_SETTINGS) settings: LimitsSettings,
-  ) {
-    this.rateLimit = settings.token!;
-  }
+  constructor(private readonly limiter: RateLimiter) {}
 
   async consume(context: ExecutionContext, tokenKey: string): Promise<void> {
-    await this.limiter.consume(context, 'token', tokenKey, this.rateLimit);
+    const limit = this.limiter.limitFor('token', context.switchToHttp().getRequest<FastifyRequest>().url);
+    if (limit) await this.limiter.consume(context, limit, tokenKey);
   }
 }

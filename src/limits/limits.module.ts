@@ -3,7 +3,7 @@ import { APP_GUARD } from '@nestjs/core';
 import { API_TOKEN_LIMITER } from '../ai/http/api-auth.guard';
 import { ApiTokenRateLimiter } from './api-token-rate-limiter';
 import { LIMITS_SETTINGS, LIMITS_STORAGE } from './limits.constants';
-import type { LimitsSettings } from './limits-settings';
+import { type LimitsSettings, hasLimits } from './limits-settings';
 import { createLimitsStorage } from './limits-storage';
 import { RateLimiter } from './rate-limiter';
 import { TenantRateLimitGuard } from './tenant-rate-limit.guard';
@@ -22,13 +22,14 @@ export class LimitsModule {
       { provide: LIMITS_STORAGE, useFactory: () => createLimitsStorage(settings.store) },
       RateLimiter,
     ];
-    if (settings.tenant) providers.push({ provide: APP_GUARD, useClass: TenantRateLimitGuard });
-    if (settings.token) providers.push({ provide: API_TOKEN_LIMITER, useClass: ApiTokenRateLimiter });
+    if (hasLimits(settings, 'tenant')) providers.push({ provide: APP_GUARD, useClass: TenantRateLimitGuard });
+    const tokenLimits = hasLimits(settings, 'token');
+    if (tokenLimits) providers.push({ provide: API_TOKEN_LIMITER, useClass: ApiTokenRateLimiter });
     return {
       module: LimitsModule,
       global: true,
       providers,
-      exports: settings.token ? [API_TOKEN_LIMITER] : [],
+      exports: tokenLimits ? [API_TOKEN_LIMITER] : [],
     };
   }
 }

@@ -1,36 +1,73 @@
 import { type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import type { ThrottlerStorage } from '@nestjs/throttler';
 import type { FastifyReply } from 'fastify';
+import { compileSkipPaths, type SkipPathMatcher } from '../auth/skip-paths';
 import { LIMITS_SETTINGS, LIMITS_STORAGE } from './limits.constants';
 import { type LimitsSettings, type RateLimit, limitsKeyPrefix } from './limits-settings';
 import { rateLimitExceeded } from './rate-limit-exceeded';
 
 export type LimitScope = 'tenant' | 'token';
 
-/** As the 429 message names them. */
+/** One limit ready to count: its key prefix (callers are appended) and how the 429 message names it. */
+export interface ResolvedLimit {
+  scope: LimitScope;
+  keyPrefix: string;
+  rateLimit: RateLimit;
+  description: string;
+}
+
+interface CompiledGroup {
+  matches: SkipPathMatcher;
+  limits: Partial<Record<LimitScope, ResolvedLimit>>;
+}
+
 const SCOPE_NAMES: Record<LimitScope, string> = { tenant: 'tenant', token: 'API token' };
 
 /**
- * Counts one request of a caller on the throttler storage (memory or Redis) and refuses it with 429 once
- * the caller is over its limit. Keys: `<prefix><scope>:<caller>`; the storage adds the scope as the
- * throttler name and its own suffixes.
+ * Counts one request of a caller on the throttler storage (memory or Redis) and refuses it with 429 once the
+ * caller is over its limit. Keys: `<prefix><scope>:<caller>` for the defaults, `<prefix><scope>@<group>:<caller>`
+ * for a route group; the storage adds the scope as the throttler name and its own suffixes.
  */
 @Injectable()
 export class RateLimiter {
-  private readonly keyPrefix: string;
+  private readonly defaults: Partial<Record<LimitScope, ResolvedLimit>> = {};
+  private readonly groups: CompiledGroup[];
 
   constructor(
     @Inject(LIMITS_STORAGE) private readonly storage: ThrottlerStorage,
     @Inject(LIMITS_SETTINGS) settings: LimitsSettings,
   ) {
-    this.keyPrefix = limitsKeyPrefix(settings);
+    const prefix = limitsKeyPrefix(settings);
+    for (const scope of ['tenant', 'token'] as const) {
+      const rateLimit = settings[scope];
+      if (rateLimit) this.defaults[scope] = { scope, keyPrefix: `${prefix}${scope}:`, rateLimit, description: `${SCOPE_NAMES[scope]} request limit` };
+    }
+    this.groups = settings.routes.map((group) => {
+      const limits: CompiledGroup['limits'] = {};
+      for (const scope of ['tenant', 'token'] as const) {
+        const rateLimit = group[scope];
+        if (rateLimit) {
+          limits[scope] = { scope, keyPrefix: `${prefix}${scope}@${group.name}:`, rateLimit, description: `${SCOPE_NAMES[scope]} request limit of ${group.name}` };
+        }
+      }
+      return { matches: compileSkipPaths(group.paths), limits };
+    });
   }
 
-  async consume(context: ExecutionContext, scope: LimitScope, caller: string, rateLimit: RateLimit): Promise<true> {
-    const { limit, windowMs } = rateLimit;
-    const record = await this.storage.increment(`${this.keyPrefix}${scope}:${caller}`, windowMs, limit, windowMs, scope);
+  /** The limit of a request to `url`: the first route group matching its path that sets the scope, else the default. */
+  limitFor(scope: LimitScope, url: string): ResolvedLimit | undefined {
+    for (const group of this.groups) {
+      const limit = group.limits[scope];
+      if (limit && group.matches(url)) return limit;
+    }
+    return this.defaults[scope];
+  }
+
+  async consume(context: ExecutionContext, limit: ResolvedLimit, caller: string): Promise<true> {
+    const { limit: allowed, windowMs } = limit.rateLimit;
+    const record = await this.storage.increment(limit.keyPrefix + caller, windowMs, allowed, windowMs, limit.scope);
     if (record.isBlocked) {
-      throw rateLimitExceeded(context.switchToHttp().getResponse<FastifyReply>(), SCOPE_NAMES[scope], limit, windowMs, record.timeToBlockExpire);
+      throw rateLimitExceeded(context.switchToHttp().getResponse<FastifyReply>(), limit.description, allowed, windowMs, record.timeToBlockExpire);
     }
     return true;
   }

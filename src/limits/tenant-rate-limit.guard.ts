@@ -1,7 +1,6 @@
-import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
 import { getTenantId } from '../auth/request-context';
-import { LIMITS_SETTINGS } from './limits.constants';
-import type { LimitsSettings, RateLimit } from './limits-settings';
 import { RateLimiter } from './rate-limiter';
 
 /**
@@ -11,19 +10,14 @@ import { RateLimiter } from './rate-limiter';
  */
 @Injectable()
 export class TenantRateLimitGuard implements CanActivate {
-  private readonly rateLimit: RateLimit;
-
-  constructor(
-    private readonly limiter: RateLimiter,
-    @Inject(LIMITS_SETTINGS) settings: LimitsSettings,
-  ) {
-    this.rateLimit = settings.tenant!;
-  }
+  constructor(private readonly limiter: RateLimiter) {}
 
   canActivate(context: ExecutionContext): boolean | Promise<true> {
     if (context.getType() !== 'http') return true;
-    const tenantId = getTenantId(context.switchToHttp().getRequest<object>());
+    const request = context.switchToHttp().getRequest<FastifyRequest>();
+    const tenantId = getTenantId(request);
     if (tenantId === undefined) return true;
-    return this.limiter.consume(context, 'tenant', String(tenantId), this.rateLimit);
+    const limit = this.limiter.limitFor('tenant', request.url);
+    return limit ? this.limiter.consume(context, limit, String(tenantId)) : true;
   }
 }
