@@ -36,11 +36,6 @@ export class JsonlEmbeddingSink implements EmbeddingSink {
     return new JsonlEmbeddingSink(await open(path, 'a'), done);
   }
 
-  /** Records an earlier run wrote, any provider and model. */
-  get existingRecords(): number {
-    return this.done.size;
-  }
-
   async storedIds(ids: readonly string[], provider: string, model: string): Promise<Set<string>> {
     return new Set(ids.filter((id) => this.done.has(doneKey(id, provider, model))));
   }
