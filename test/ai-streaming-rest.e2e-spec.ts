@@ -58,6 +58,7 @@ beforeAll(async () => {
     `  anthropic: { url: "${anthropic.url}", api_key: ${ANTHROPIC_EMULATOR_KEY}, chat_model: claude-haiku-4-5 }`,
     `  gemini: { url: "${gemini.url}", api_key: ${GEMINI_EMULATOR_KEY}, chat_model: gemini-2.5-flash }`,
     `  ollama: { url: "${ollama.url}", chat_model: llama3.2 }`,
+    `  impatient: { kind: openai, url: "${openAiFamily.get('openai')!.url}", api_key: ${KEY}, chat_model: gpt-test, timeout: 0.4 }`,
   ];
   const file = join(work, 'config.yaml');
   writeFileSync(
@@ -194,6 +195,26 @@ describe('POST /v1/generate with stream: true', () => {
     expect(events.at(-1)).toMatchObject({ event: 'error', data: { error: { type: 'connection_error', message: expect.stringMatching(/^ollama: /) } } });
     expect(anthropic.server.requests).toHaveLength(0);
     expect(ollama.server.requests).toHaveLength(1);
+  });
+
+  it('a stall before the first delta times out and falls back like a JSON call', async () => {
+    const openai = openAiFamily.get('openai')!;
+    openai.server.inject({ kind: 'stream', stallAfter: 1 });
+    const events = await streamOf(await generate({ prompt: 'stall at once', provider: 'impatient', stream: true }));
+    expect(events.at(-1)).toMatchObject({ event: 'done', data: { provider: 'anthropic' } });
+    expect(openai.server.lastRequest!.aborted).toBe(true);
+  });
+
+  it('the timeout applies to each gap between chunks: a stall after the first delta ends with a timeout error event', async () => {
+    const openai = openAiFamily.get('openai')!;
+    openai.server.inject({ kind: 'stream', stallAfter: 2 });
+    const events = await streamOf(await generate({ prompt: 'stall after the first words', provider: 'impatient', stream: true }));
+    expect(texts(events)).toEqual(['echo: ']);
+    expect(events.at(-1)).toMatchObject({
+      event: 'error',
+      data: { error: { type: 'timeout', message: 'impatient: upstream did not answer within 400 ms' } },
+    });
+    expect(anthropic.server.requests).toHaveLength(0);
   });
 
   it('a refusal before the first delta (Anthropic error event after message_start) is still the JSON error', async () => {

@@ -39,8 +39,11 @@ export type Fault =
   | { kind: 'malformed'; status?: number; contentType?: string }
   /** Destroys the socket without answering. */
   | { kind: 'reset' }
-  /** Shapes a streamed reply: a pause before each chunk after the first, and/or a cut connection after `cutAfter` chunks. */
-  | { kind: 'stream'; chunkDelayMs?: number; cutAfter?: number };
+  /**
+   * Shapes a streamed reply: a pause before each chunk after the first; a cut connection after `cutAfter`
+   * chunks; or, after `stallAfter` chunks, silence with the connection open until the client goes away.
+   */
+  | { kind: 'stream'; chunkDelayMs?: number; cutAfter?: number; stallAfter?: number };
 
 export interface LoggedRequest {
   method: string;
@@ -305,7 +308,7 @@ export class EmulatorServer {
     res.end(payload);
   }
 
-  private async sendChunks(res: ServerResponse, reply: EmulatorReply & { cutAfter?: number }, onCut: () => void): Promise<void> {
+  private async sendChunks(res: ServerResponse, reply: ShapedStream, onCut: () => void): Promise<void> {
     res.writeHead(reply.status ?? 200, { 'content-type': 'text/event-stream', ...reply.headers });
     const chunks = reply.chunks ?? [];
     for (const [index, chunk] of chunks.entries()) {
@@ -314,6 +317,10 @@ export class EmulatorServer {
         // A mid-stream failure as the client sees it: the connection drops without the stream's end.
         onCut();
         res.socket?.destroy();
+        return;
+      }
+      if (index === reply.stallAfter) {
+        await this.sleep(Infinity, res);
         return;
       }
       // Flushed before a cut, so the client really holds those chunks when the connection drops.
@@ -325,8 +332,10 @@ export class EmulatorServer {
   }
 }
 
-function shapeStream(reply: EmulatorReply, fault: { chunkDelayMs?: number; cutAfter?: number }): EmulatorReply & { cutAfter?: number } {
-  return { ...reply, chunkDelayMs: fault.chunkDelayMs ?? reply.chunkDelayMs, cutAfter: fault.cutAfter };
+type ShapedStream = EmulatorReply & { cutAfter?: number; stallAfter?: number };
+
+function shapeStream(reply: EmulatorReply, fault: { chunkDelayMs?: number; cutAfter?: number; stallAfter?: number }): ShapedStream {
+  return { ...reply, chunkDelayMs: fault.chunkDelayMs ?? reply.chunkDelayMs, cutAfter: fault.cutAfter, stallAfter: fault.stallAfter };
 }
 
 /** Starts an emulator on an ephemeral loopback port. */
