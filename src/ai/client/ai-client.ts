@@ -26,7 +26,7 @@ import { buildMessages, templatesFor } from '../prompts/prompt-templates';
 import type { AiClientOptions } from './ai-client.options';
 import type { ProviderRegistry } from './provider-registry';
 import { callWithRetry, type Sleep } from './retry';
-import { type EventSink, type ServiceOperation, ServiceRequestPublisher } from './service-request.events';
+import { type EventSink, publishProviderFallback, type ServiceOperation, ServiceRequestPublisher } from './service-request.events';
 
 export interface CallOptions {
   /** Registration name; the default provider when omitted. */
@@ -359,6 +359,7 @@ export class AiClient {
       if (options.enableFallback === false || !this.options.fallback.enabled || !isFallbackEligible(error)) throw error;
       for (const candidate of this.fallbackCandidates(primary, capability)) {
         if (options.signal?.aborted) break;
+        publishProviderFallback(primary.name, candidate.name, operation);
         try {
           return { result: await this.retrying(candidate, operation, options.signal, () => call(candidate, false)), provider: candidate };
         } catch {
