@@ -207,6 +207,37 @@ describe('tollgate embed --file --out', () => {
     expect(run.stderr + run.stdout).not.toContain('sk-wrong-key-0000');
   });
 
+  it('draws a progress bar on a terminal instead of plain lines (run under a pseudo-terminal with script(1))', async () => {
+    const hasScript = spawnSync('script', ['--version']).status === 0;
+    if (!hasScript) {
+      console.warn('progress bar test skipped: script(1) from util-linux is not installed');
+      return;
+    }
+    const file = corpus('tty.jsonl', [line('t1', 'terminal one'), '{"id":', line('t2', 'terminal two')]);
+    const command = [process.execPath, CLI, 'embed', '--file', file, '--out', join(work, 'tty.out.jsonl')].map((part) => `'${part}'`).join(' ');
+    // Asynchronous: the emulator answers from this process.
+    const run = await new Promise<{ status: number | null; stdout: string }>((resolvePromise, reject) => {
+      const child = spawn('script', ['-qec', command, '/dev/null'], {
+        cwd: work,
+        env: { PATH: process.env.PATH, OPENAI_API_KEY: KEY, OPENAI_URL: openai.url, OPENAI_EMBEDDING_MODEL: 'embed-test', TOLLGATE_CONFIG: join(work, 'tollgate.yaml'), TERM: 'xterm' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+      child.on('error', reject);
+      child.on('close', (status) => {
+        clearTimeout(timer);
+        resolvePromise({ status, stdout });
+      });
+    });
+    const screen = run.stdout;
+    expect(screen).toMatch(/embedding \[[^\]]*\] 100% \| 3\/3 lines \| embedded 2 \| already stored 0 \| bad 1 \| failed 0/);
+    expect(screen).toContain('tollgate: tty.jsonl:2: not valid JSON (skipped)');
+    expect(screen).not.toContain('progress: ');
+    expect(run.status).toBe(1);
+  });
+
   it.each([
     ['no destination', ['--file', 'x.jsonl'], 'tollgate: embed --file: give exactly one of --into-vector-store or --out FILE\n'],
     ['two destinations', ['--file', 'x.jsonl', '--out', 'o.jsonl', '--into-vector-store'], 'tollgate: embed --file: give exactly one of --into-vector-store or --out FILE\n'],
