@@ -5,6 +5,7 @@
  * cut and the process still exits, with code 1.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { request } from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -192,6 +193,43 @@ describe('graceful shutdown', () => {
     expect(ended.at - signalled).toBeLessThan(5000);
     expect(server.output()).toContain('drain deadline of 1 s passed: closing the remaining connections');
     expect(server.output()).toContain('stopped (SIGTERM)');
+  });
+
+  it('a request arriving on a kept-alive connection during the drain is answered 503 shutting_down in the envelope, and that connection closed', async () => {
+    const server = await startServer({ TOLLGATE_SHUTDOWN_TIMEOUT: '10' });
+    // Two requests in flight: the first ends early, so its connection carries one more; the second keeps the drain going.
+    ollama.server.delayNext(800);
+    ollama.server.delayNext(3000);
+    const socket = connect(server.port, '127.0.0.1');
+    await once(socket, 'connect');
+    let received = '';
+    socket.on('data', (chunk: Buffer) => (received += chunk.toString()));
+    const body = JSON.stringify({ prompt: 'slow question', enable_fallback: false });
+    socket.write(
+      `POST /v1/generate HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+    await waitFor(() => ollama.server.requestsTo('/api/chat').length === 1, 'the first upstream call');
+    const second = generate(server);
+    await waitFor(() => ollama.server.requestsTo('/api/chat').length === 2, 'the second upstream call');
+
+    server.child.kill('SIGTERM');
+    await waitFor(() => received.includes('Hello from the Ollama emulator'), 'the first answer');
+    expect(received).toMatch(/^HTTP\/1\.1 200 /);
+    const closed = once(socket, 'close');
+    socket.write(`GET /v1/version HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${TOKEN}\r\nX-Request-Id: drain-check-1\r\n\r\n`);
+    await closed;
+    const refusal = received.slice(received.indexOf('HTTP/1.1', 1));
+    expect(refusal).toMatch(/^HTTP\/1\.1 503 /);
+    expect(refusal.toLowerCase()).toContain('connection: close');
+    expect(refusal.toLowerCase()).toContain('x-request-id: drain-check-1');
+    expect(JSON.parse(refusal.slice(refusal.indexOf('\r\n\r\n') + 4))).toEqual({
+      error: { type: 'shutting_down', message: 'The server is shutting down; retry the request.' },
+      request_id: 'drain-check-1',
+    });
+
+    expect((await second).status).toBe(200);
+    expect(await server.exited).toMatchObject({ code: 0, signal: null });
   });
 
   it('a stream in flight is drained to its last event before the process exits 0', async () => {

@@ -7,7 +7,7 @@ function fakeApp(options: { drain?: () => Promise<void>; close?: () => Promise<v
   const calls: string[] = [];
   const app = {
     getHttpServer: () => ({ closeAllConnections: () => calls.push('cut') }),
-    getHttpAdapter: () => ({ getInstance: () => ({ close: async () => (calls.push('drain'), options.drain?.()) }) }),
+    getHttpAdapter: () => ({ getInstance: () => ({ addHook: () => undefined, close: async () => (calls.push('drain'), options.drain?.()) }) }),
     close: async (signal: string) => (calls.push(`hooks ${signal}`), options.close?.()),
   };
   return { app: app as unknown as NestFastifyApplication, calls };

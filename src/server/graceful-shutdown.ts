@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import { Logger } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { errorEnvelope } from '../ai/http/api-error';
 
 export interface GracefulShutdownOptions {
   /** How long in-flight requests (streams included) may run after the signal before their connections are cut. */
@@ -14,8 +15,9 @@ export interface GracefulShutdownOptions {
 const DEFAULT_HOOKS_TIMEOUT_MS = 10_000;
 
 /**
- * SIGTERM / SIGINT: stop accepting connections at once (Fastify answers 503 to requests arriving on
- * kept-alive connections and closes idle ones), let in-flight requests finish until the deadline, then cut
+ * SIGTERM / SIGINT: stop accepting connections at once (idle kept-alive connections are closed, and a request
+ * arriving on a busy one is answered 503 `shutting_down` with `Connection: close`), let in-flight requests
+ * finish until the deadline, then cut
  * what is left; only then close the modules (stores, provider pools, MCP sessions), so a request in flight
  * never loses its store. Exit 0 after a clean drain, 1 when connections were cut or a hook failed or hung.
  * Nest's own shutdown hooks are not used: they close modules before the HTTP server and re-raise the signal.
@@ -26,6 +28,16 @@ export function installGracefulShutdown(app: NestFastifyApplication, options: Gr
   const hooksTimeoutMs = options.hooksTimeoutMs ?? DEFAULT_HOOKS_TIMEOUT_MS;
   const signals = options.signals ?? ['SIGTERM', 'SIGINT'];
   let started = false;
+
+  const fastify = app.getHttpAdapter().getInstance();
+  fastify.addHook('onRequest', (request, reply, done) => {
+    if (!started) {
+      done();
+      return;
+    }
+    const refusal = { status: 503, type: 'shutting_down', message: 'The server is shutting down; retry the request.', headers: {}, unexpected: false };
+    void reply.code(503).header('connection', 'close').send(errorEnvelope(refusal, request.id));
+  });
 
   const shutdown = async (signal: NodeJS.Signals) => {
     if (started) return;
@@ -46,7 +58,7 @@ export function installGracefulShutdown(app: NestFastifyApplication, options: Gr
     hardStop.unref();
     let failed = false;
     try {
-      await app.getHttpAdapter().getInstance().close();
+      await fastify.close();
       clearTimeout(deadline);
       // Nest hands the signal to onApplicationShutdown hooks; its typings omit the parameter.
       await (app as unknown as { close(signal: string): Promise<void> }).close(signal);

@@ -22,7 +22,8 @@ export async function createHttpApp(config: TollgateConfig, logs: LogOutput = {}
   const metrics = toMetricsSettings(config.document);
   const app = await NestFactory.create<NestFastifyApplication>(
     HttpRootModule.forRoot(config, metrics, logs === false || logs.level ? logs : { ...logs, level: defaultLogLevel(config) }),
-    new FastifyAdapter({ bodyLimit: config.server.bodyLimit, ...requestIdAdapterOptions }),
+    // While draining, graceful-shutdown.ts answers 503 in the error envelope instead of Fastify's own body.
+    new FastifyAdapter({ bodyLimit: config.server.bodyLimit, return503OnClosing: false, ...requestIdAdapterOptions }),
     // An explicit logger: the CLI context that runs `tollgate serve` silenced the default one.
     logs === false ? { logger: false } : { bufferLogs: true },
   );
