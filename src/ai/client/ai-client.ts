@@ -108,7 +108,6 @@ interface OpenedStream {
 
 const CHAT_ROLES: ReadonlySet<string> = new Set(['system', 'user', 'assistant']);
 
-
 export class AiClient {
   private readonly publisher: ServiceRequestPublisher;
   private healthCache?: { at: number; results: Promise<HealthResult[]> };
