@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Params } from 'nestjs-pino';
-import type { DestinationStream, Level } from 'pino';
+import { destination as pinoDestination, type DestinationStream, type Level } from 'pino';
 import { requestIdFor } from '../ai/http/request-id';
 import type { TollgateConfig } from '../config/config.types';
 
@@ -67,5 +67,8 @@ export function loggerParams(output: LogOutput = {}): Params {
     customSuccessMessage: (request: IncomingMessage, response: ServerResponse) => `${request.method} ${response.statusCode}`,
     customErrorMessage: (request: IncomingMessage, response: ServerResponse) => `${request.method} ${response.statusCode}`,
   };
-  return { pinoHttp: output !== false && output.destination ? [options, output.destination] : options };
+  if (output === false) return { pinoHttp: options };
+  // Asynchronous stdout: lines written while a write is in flight leave together instead of one blocking
+  // write per line; pino flushes what is buffered when the process exits.
+  return { pinoHttp: [options, output.destination ?? pinoDestination({ dest: 1, sync: false })] };
 }
