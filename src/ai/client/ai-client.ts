@@ -135,26 +135,11 @@ export class AiClient {
   async generateResponse(prompt: string, contextItems: readonly ContextItem[] = [], options: GenerateOptions = {}): Promise<GenerateResponse> {
     if (typeof prompt !== 'string' || prompt.trim() === '') throw new InvalidRequestError('prompt must be a non-empty string');
     const context = renderContextItems(contextItems, this.options.context);
-    const { result, provider } = await this.withFallback('generate', 'generate', options, (candidate, primary) => {
+    return this.generateWith(options, (candidate) => {
       const templates = templatesFor(this.options.prompts, candidate.name);
       if (options.systemPrompt !== undefined) templates.systemPrompt = options.systemPrompt;
-      return candidate.generate({
-        messages: buildMessages(templates, prompt, context),
-        model: primary ? options.model : undefined,
-        maxTokens: options.maxTokens,
-        temperature: options.temperature,
-        topP: options.topP,
-        stop: options.stop,
-        signal: options.signal,
-      });
+      return buildMessages(templates, prompt, context);
     });
-    return {
-      response: result.text,
-      provider: provider.name,
-      model: result.model,
-      ...(result.finishReason !== undefined ? { finishReason: result.finishReason } : {}),
-      ...(result.usage !== undefined ? { usage: result.usage } : {}),
-    };
   }
 
   /**
@@ -164,9 +149,14 @@ export class AiClient {
   async generateMessages(messages: ChatMessage[], options: GenerateOptions = {}): Promise<GenerateResponse> {
     checkMessages(messages);
     const sent: ChatMessage[] = options.systemPrompt !== undefined ? [{ role: 'system', content: options.systemPrompt }, ...messages] : messages;
+    return this.generateWith(options, () => sent);
+  }
+
+  /** One generation with retries, fallback and events; `messagesFor` builds each candidate's messages. */
+  private async generateWith(options: GenerateOptions, messagesFor: (candidate: AiProvider) => ChatMessage[]): Promise<GenerateResponse> {
     const { result, provider } = await this.withFallback('generate', 'generate', options, (candidate, primary) =>
       candidate.generate({
-        messages: sent,
+        messages: messagesFor(candidate),
         model: primary ? options.model : undefined,
         maxTokens: options.maxTokens,
         temperature: options.temperature,
