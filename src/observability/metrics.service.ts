@@ -1,6 +1,11 @@
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import diagnosticsChannel from 'node:diagnostics_channel';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+
+interface LabelledSeries {
+  requests: { inc(): void };
+  duration: { observe(value: number): void };
+}
 import { AGENT_EVENT_CHANNEL, type AgentTelemetryEvent } from '../ai/agent/agent-telemetry';
 import {
   PROVIDER_FALLBACK_CHANNEL,
@@ -51,6 +56,12 @@ export class MetricsService implements OnModuleDestroy {
   private readonly authStatus: Record<string, number> = {};
   private readonly cacheTally = { hit: 0, miss: 0 };
   private readonly subscriptions: Array<[string, (message: unknown) => void]> = [];
+  /**
+   * Labelled children by label values: prom-client hashes a label object on every call, the hot part of a
+   * request's metrics. Bounded: routes are patterns, providers and operations are configured names.
+   */
+  private readonly httpSeries = new Map<string, LabelledSeries>();
+  private readonly providerSeries = new Map<string, LabelledSeries>();
 
   constructor() {
     const registers = [this.registry];
@@ -150,9 +161,15 @@ export class MetricsService implements OnModuleDestroy {
 
   /** Called once per response by the HTTP hook; `route` is the route pattern, never the raw URL. */
   observeHttpRequest(method: string, route: string, status: number, seconds: number): void {
-    const labels = { method, route, status: String(status) };
-    this.httpRequests.inc(labels);
-    this.httpDuration.observe(labels, seconds);
+    const key = `${method} ${status} ${route}`;
+    let series = this.httpSeries.get(key);
+    if (series === undefined) {
+      const labels = { method, route, status: String(status) };
+      series = { requests: this.httpRequests.labels(labels), duration: this.httpDuration.labels(labels) };
+      this.httpSeries.set(key, series);
+    }
+    series.requests.inc();
+    series.duration.observe(seconds);
   }
 
   /** The Prometheus text exposition of every metric. */
@@ -178,8 +195,18 @@ export class MetricsService implements OnModuleDestroy {
 
   private recordProviderCall({ duration, payload }: ServiceRequestEvent): void {
     const { provider, operation, status } = payload;
-    this.providerRequests.inc({ provider, operation, status, error_type: payload.errorType ?? '' });
-    this.providerDuration.observe({ provider, operation, status }, duration / 1000);
+    const errorType = payload.errorType ?? '';
+    const key = `${provider} ${operation} ${status} ${errorType}`;
+    let series = this.providerSeries.get(key);
+    if (series === undefined) {
+      series = {
+        requests: this.providerRequests.labels({ provider, operation, status, error_type: errorType }),
+        duration: this.providerDuration.labels({ provider, operation, status }),
+      };
+      this.providerSeries.set(key, series);
+    }
+    series.requests.inc();
+    series.duration.observe(duration / 1000);
     if (payload.attempt > 1) this.providerRetries.inc({ provider, operation });
   }
 
