@@ -183,6 +183,34 @@ describe('configuration of the server', () => {
     expect(run.stderr + run.stdout).not.toContain('short');
   });
 
+  it('writes one access line per request by default; logs.requests false (TOLLGATE_REQUEST_LOGS) leaves it out', async () => {
+    const accessLines = async (env: NodeJS.ProcessEnv, args: string[] = []) => {
+      const server = await startServer(env, args);
+      try {
+        const response = await fetch(`${server.url}/healthz`, { headers: { 'x-request-id': 'access-line-probe' } });
+        expect(response.status).toBe(200);
+        await stop(server);
+      } finally {
+        server.child.kill('SIGKILL');
+      }
+      return server
+        .output()
+        .split('\n')
+        .filter((line) => line.includes('"request_id":"access-line-probe"') && line.includes('"msg":"GET 200"'));
+    };
+    expect(await accessLines({})).toHaveLength(1);
+    expect(await accessLines({ TOLLGATE_REQUEST_LOGS: 'false' })).toHaveLength(0);
+    const file = join(work, 'quiet-requests.yaml');
+    writeFileSync(file, 'version: 1\nlogs:\n  requests: false\n');
+    expect(await accessLines({}, ['--config', file])).toHaveLength(0);
+  });
+
+  it('refuses a logs.requests that is not a boolean, naming the key', () => {
+    const run = failToStart({ TOLLGATE_REQUEST_LOGS: 'sometimes' });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain('tollgate: TOLLGATE_REQUEST_LOGS: logs.requests: must be a boolean');
+  });
+
   it('refuses an invalid PORT naming the variable', () => {
     const run = failToStart({ PORT: 'eighty' });
     expect(run.status).toBe(1);

@@ -6,6 +6,7 @@ import type { SearchModuleOptions } from '../ai/tools/search.service';
 import type { VectorStoreSettings } from '../ai/vector/vector-store.interface';
 import type { AgentLimits } from '../ai/agent/agent-limits';
 import type { McpSettings } from '../ai/mcp/mcp-settings';
+import type { LogsSection } from '../observability/logging';
 import type { MetricsSection } from '../observability/metrics-settings';
 import type { LimitsSettings } from '../limits/limits-settings';
 
@@ -28,6 +29,7 @@ export interface ConfigDocument {
   agent?: AgentSection;
   mcp?: McpSection;
   metrics?: MetricsSection;
+  logs?: LogsSection;
   limits?: LimitsSection;
 }
 

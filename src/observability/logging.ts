@@ -4,8 +4,17 @@ import { destination as pinoDestination, type DestinationStream, type Level } fr
 import { requestIdFor } from '../ai/http/request-id';
 import type { TollgateConfig } from '../config/config.types';
 
-/** Where the server's JSON log lines go: stdout by default; `false` silences them (tests). */
-export type LogOutput = false | { level?: Level; destination?: DestinationStream };
+/** The `logs:` section as written in YAML. */
+export interface LogsSection {
+  /** One access line per completed request (default true). */
+  requests?: boolean;
+}
+
+/**
+ * Where the server's JSON log lines go: stdout by default; `false` silences them (tests). `requests: false`
+ * drops the per-request access line.
+ */
+export type LogOutput = false | { level?: Level; destination?: DestinationStream; requests?: boolean };
 
 /**
  * info, or debug when the AuthModule's debug mode is on (its decision lines are debug lines), as it is by
@@ -59,6 +68,7 @@ export function loggerParams(output: LogOutput = {}): Params {
     customAttributeKeys: { reqId: 'request_id' },
     // Child loggers carry only the id; the request itself is logged once, on its completion line.
     quietReqLogger: true,
+    autoLogging: output !== false && output.requests !== false,
     serializers: { req: serializeRequest, res: serializeResponse },
     redact: {
       paths: ['authorization', 'cookie', 'token', 'api_key', 'apiKey', 'password', 'secret', '*.authorization', '*.cookie', '*.token', '*.api_key', '*.apiKey', '*.password', '*.secret'],

@@ -21,7 +21,7 @@ import { HttpRootModule } from './http-root.module';
 export async function createHttpApp(config: TollgateConfig, logs: LogOutput = {}): Promise<NestFastifyApplication> {
   const metrics = toMetricsSettings(config.document);
   const app = await NestFactory.create<NestFastifyApplication>(
-    HttpRootModule.forRoot(config, metrics, logs === false || logs.level ? logs : { ...logs, level: defaultLogLevel(config) }),
+    HttpRootModule.forRoot(config, metrics, logs === false ? logs : withLogDefaults(logs, config)),
     // While draining, graceful-shutdown.ts answers 503 in the error envelope instead of Fastify's own body.
     new FastifyAdapter({ bodyLimit: config.server.bodyLimit, return503OnClosing: false, ...requestIdAdapterOptions }),
     // An explicit logger: the CLI context that runs `tollgate serve` silenced the default one.
@@ -39,6 +39,15 @@ export async function createHttpApp(config: TollgateConfig, logs: LogOutput = {}
   if (config.server.basePath) app.setGlobalPrefix(config.server.basePath);
   installOpenApi(app, config.server.basePath);
   return app;
+}
+
+/** The configured level and access-line switch, unless the caller chose them. */
+function withLogDefaults(logs: Exclude<LogOutput, false>, config: TollgateConfig): Exclude<LogOutput, false> {
+  return {
+    ...logs,
+    level: logs.level ?? defaultLogLevel(config),
+    requests: logs.requests ?? config.document.logs?.requests ?? true,
+  };
 }
 
 /** Builds and starts the HTTP server from a loaded configuration (`npm start` and `tollgate serve`). */
