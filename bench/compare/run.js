@@ -6,7 +6,8 @@
 // 503 and resets a share of connections, Tollgate has a healthy fallback provider, and every client
 // request must succeed with the gateway's memory flat.
 // Usage: npm run build && node bench/compare/run.js
-//   (env: CONNECTIONS=20 DURATION=5 ROUNDS=3 SAMPLES=1000 WARMUP=2 FAULT_DURATION=20 FAULT_5XX=0.1 FAULT_RESET=0.05)
+//   (env: CONNECTIONS=20 DURATION=5 ROUNDS=3 SAMPLES=1000 WARMUP=2 FAULT_DURATION=20 FAULT_5XX=0.1 FAULT_RESET=0.05
+//    REQUEST_LOGS=1; 0 runs Tollgate with logs.requests false, as Portkey --headless writes no request logs)
 const autocannon = require('autocannon');
 const fs = require('node:fs');
 const net = require('node:net');
@@ -23,6 +24,7 @@ const WARMUP = Number(process.env.WARMUP || 2);
 const FAULT_DURATION = Number(process.env.FAULT_DURATION || 20);
 const FAULT_5XX = Number(process.env.FAULT_5XX ?? 0.1);
 const FAULT_RESET = Number(process.env.FAULT_RESET ?? 0.05);
+const REQUEST_LOGS = process.env.REQUEST_LOGS !== '0';
 
 const API_KEY = 'sk-bench-upstream';
 const API_TOKEN = 'bench-api-token';
@@ -55,7 +57,7 @@ function startEmulator(faults = {}) {
 
 /** The built server, started with the memory probe so the fault run can read its heap. */
 function startTollgate(env) {
-  return start(['--expose-gc', '--require', MEMORY_PROBE, path.join(ROOT, 'dist', 'src', 'main.js')], { PORT: '0', API_TOKEN, ...env }, /listening on (http:\/\/[^\s"]+)/);
+  return start(['--expose-gc', '--require', MEMORY_PROBE, path.join(ROOT, 'dist', 'src', 'main.js')], { PORT: '0', API_TOKEN, TOLLGATE_REQUEST_LOGS: String(REQUEST_LOGS), ...env }, /listening on (http:\/\/[^\s"]+)/);
 }
 
 async function startPortkey() {
@@ -194,7 +196,8 @@ async function compare() {
 
     process.stdout.write(
       `bench/compare: Tollgate /openai/v1/chat/completions, a bare Node proxy, Portkey gateway ` +
-        `${require('@portkey-ai/gateway/package.json').version}, OpenAI emulator direct; Node ${process.version}, ${os.cpus().length} CPUs\n` +
+        `${require('@portkey-ai/gateway/package.json').version}, OpenAI emulator direct; Node ${process.version}, ${os.cpus().length} CPUs; ` +
+        `Tollgate access log lines ${REQUEST_LOGS ? 'on' : 'off (REQUEST_LOGS=0)'}\n` +
         `${CONNECTIONS} connections x ${DURATION} s for req/s; ${SAMPLES} sequential requests for p50/p99/TTFT (ms); medians of ${ROUNDS} interleaved rounds\n\n`,
     );
     for (const scenario of scenarios) {
