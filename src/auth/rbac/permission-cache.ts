@@ -183,10 +183,13 @@ export class PermissionCache {
 
   /** True on a valid cached grant, in memory or in the store; an expired or stale entry is deleted (only that one). */
   async lookup(entryKey: string, lastUpdate: number, nowSeconds: number, nowMs = Date.now()): Promise<boolean> {
+    return this.lookupLocal(entryKey, lastUpdate, nowSeconds, nowMs) || this.lookupStore(entryKey, lastUpdate, nowSeconds, nowMs);
+  }
+
+  /** The store half of {@link lookup}, for a caller that has already missed in memory. */
+  async lookupStore(entryKey: string, lastUpdate: number, nowSeconds: number, nowMs = Date.now()): Promise<boolean> {
     const generation = this.generation;
     if (!generation) return false;
-    if (this.lookupLocal(entryKey, lastUpdate, nowSeconds, nowMs)) return true;
-
     const key = generationKey(generation.id, entryKey);
     const cachedAt = await this.store.get<unknown>(key).catch(() => undefined);
     const state = classifyEntry(cachedAt, nowSeconds, this.ttlSeconds, lastUpdate);

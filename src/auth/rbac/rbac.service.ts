@@ -184,7 +184,7 @@ export class RbacService {
     nowSeconds: number,
     now: number,
   ): Promise<RbacDecision> {
-    const hit = await this.permissions.lookup(entryKey, record.lastUpdate, nowSeconds, now);
+    const hit = await this.permissions.lookupStore(entryKey, record.lastUpdate, nowSeconds, now);
     publishPermissionCache(hit);
     if (hit) return ALLOW_CACHED;
 
