@@ -19,32 +19,38 @@ import {
 const PROVIDER_NAME = /^[a-z0-9_-]{1,64}$/i;
 const PROVIDER_MESSAGE = { message: '$property must be a provider name (letters, digits, "_" or "-")' };
 
+/**
+ * Several class-validator rules as one property decorator, applied in the order stacked decorators are
+ * (the last first), so the metadata, and the order of the messages, is what the stacked form gives.
+ */
+function rules(...decorators: PropertyDecorator[]): PropertyDecorator {
+  return (target, key) => {
+    for (let index = decorators.length - 1; index >= 0; index--) decorators[index](target, key);
+  };
+}
+
+/** Fields several bodies share (/v1 generation, embeddings, models, search/generate), defined once each. */
+export const ProviderNameField = () => rules(IsOptional(), IsString(), Matches(PROVIDER_NAME, PROVIDER_MESSAGE));
+export const ModelField = () => rules(IsOptional(), IsString(), MinLength(1), MaxLength(256));
+export const MaxTokensField = () => rules(IsOptional(), IsInt(), Min(1), Max(1_000_000));
+export const TemperatureField = () => rules(IsOptional(), IsNumber({ allowNaN: false, allowInfinity: false }), Min(0), Max(2));
+export const OptionalFlagField = () => rules(IsOptional(), IsBoolean());
+
 export class GenerateDto {
   @IsString()
   @MinLength(1)
   prompt!: string;
 
-  @IsOptional()
-  @IsString()
-  @Matches(PROVIDER_NAME, PROVIDER_MESSAGE)
+  @ProviderNameField()
   provider?: string;
 
-  @IsOptional()
-  @IsString()
-  @MinLength(1)
-  @MaxLength(256)
+  @ModelField()
   model?: string;
 
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(1_000_000)
+  @MaxTokensField()
   max_tokens?: number;
 
-  @IsOptional()
-  @IsNumber({ allowNaN: false, allowInfinity: false })
-  @Min(0)
-  @Max(2)
+  @TemperatureField()
   temperature?: number;
 
   @IsOptional()
@@ -76,13 +82,11 @@ export class GenerateDto {
   documents?: unknown[];
 
   /** Per-call switch for provider fallback (seed: enable_fallback). */
-  @IsOptional()
-  @IsBoolean()
+  @OptionalFlagField()
   enable_fallback?: boolean;
 
   /** Server-sent events instead of one JSON body. */
-  @IsOptional()
-  @IsBoolean()
+  @OptionalFlagField()
   stream?: boolean;
 }
 
@@ -91,19 +95,13 @@ export class EmbeddingDto {
   @MinLength(1)
   input!: string;
 
-  @IsOptional()
-  @IsString()
-  @Matches(PROVIDER_NAME, PROVIDER_MESSAGE)
+  @ProviderNameField()
   provider?: string;
 
-  @IsOptional()
-  @IsString()
-  @MinLength(1)
-  @MaxLength(256)
+  @ModelField()
   model?: string;
 
-  @IsOptional()
-  @IsBoolean()
+  @OptionalFlagField()
   enable_fallback?: boolean;
 }
 
@@ -116,25 +114,17 @@ export class BatchEmbeddingDto {
   @MinLength(1, { each: true })
   inputs!: string[];
 
-  @IsOptional()
-  @IsString()
-  @Matches(PROVIDER_NAME, PROVIDER_MESSAGE)
+  @ProviderNameField()
   provider?: string;
 
-  @IsOptional()
-  @IsString()
-  @MinLength(1)
-  @MaxLength(256)
+  @ModelField()
   model?: string;
 
-  @IsOptional()
-  @IsBoolean()
+  @OptionalFlagField()
   enable_fallback?: boolean;
 }
 
 export class ModelsQueryDto {
-  @IsOptional()
-  @IsString()
-  @Matches(PROVIDER_NAME, PROVIDER_MESSAGE)
+  @ProviderNameField()
   provider?: string;
 }

@@ -1,4 +1,5 @@
-import { IsBoolean, IsInt, IsNumber, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
+import { MaxTokensField, ModelField, OptionalFlagField, ProviderNameField, TemperatureField } from './api-dtos';
 
 /**
  * Bodies of POST /v1/search and /v1/search/generate (seed 001 section 2.4, plus tool, fallback and model).
@@ -24,37 +25,24 @@ export class SearchDto {
   tool?: string;
 
   /** `false`: a capability group asks its first tool only (and /search/generate keeps to one provider). */
-  @IsOptional()
-  @IsBoolean()
+  @OptionalFlagField()
   fallback?: boolean;
 }
 
 export class SearchGenerateDto extends SearchDto {
-  @IsOptional()
-  @IsString()
-  @Matches(NAME, { message: '$property must be a provider name (letters, digits, "_" or "-")' })
+  @ProviderNameField()
   provider?: string;
 
-  @IsOptional()
-  @IsString()
-  @MinLength(1)
-  @MaxLength(256)
+  @ModelField()
   model?: string;
 
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(1_000_000)
+  @MaxTokensField()
   max_tokens?: number;
 
-  @IsOptional()
-  @IsNumber({ allowNaN: false, allowInfinity: false })
-  @Min(0)
-  @Max(2)
+  @TemperatureField()
   temperature?: number;
 
   /** Server-sent events: `results`, then the generation's `delta` and `done` events. */
-  @IsOptional()
-  @IsBoolean()
+  @OptionalFlagField()
   stream?: boolean;
 }
