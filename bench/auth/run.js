@@ -1,16 +1,19 @@
 'use strict';
 // bench/auth: one route served four ways in one run, loaded with autocannon on loopback in interleaved
-// rounds; prints req/s and p99 per variant and its ratio to the unguarded route, then an HS256 verify
-// micro-benchmark. Usage: npm run bench:auth  (env: ROUNDS=3 DURATION=5 CONNECTIONS=10; LIMITS=1 adds the
+// rounds; prints req/s, p99 and server CPU per request per variant and its ratio to the unguarded route,
+// then an HS256 verify micro-benchmark. The ratio is the median of each round's ratio to the unguarded run
+// just before it, so a shared machine's speed drifting over the run moves both sides of each ratio alike.
+// Usage: npm run bench:auth  (env: ROUNDS=7 DURATION=3 CONNECTIONS=10; LIMITS=1 adds the
 // JWT + tenant checks with a per-tenant rate limit that never trips, counters in memory and in Redis)
 const { spawn } = require('node:child_process');
 const path = require('node:path');
 const autocannon = require('autocannon');
 const { BENCH_REQUEST } = require('./bench-fixtures');
 const { measureVerify } = require('./verify-microbench');
+const { cpuMicros } = require('../gateway/harness');
 
-const ROUNDS = Number(process.env.ROUNDS || 3);
-const DURATION = Number(process.env.DURATION || 5);
+const ROUNDS = Number(process.env.ROUNDS || 7);
+const DURATION = Number(process.env.DURATION || 3);
 const CONNECTIONS = Number(process.env.CONNECTIONS || 10);
 const BASE_PORT = Number(process.env.BENCH_PORT || 38100);
 
@@ -59,30 +62,34 @@ async function main() {
     for (const [index, variant] of VARIANTS.entries()) {
       servers.push(await startServer(variant.name, BASE_PORT + index));
     }
-    const samples = VARIANTS.map(() => ({ rps: [], p99: [], non2xx: 0 }));
+    const samples = VARIANTS.map(() => ({ rps: [], ratio: [], cpu: [], p99: [], non2xx: 0 }));
     for (const [index] of VARIANTS.entries()) await load(BASE_PORT + index, 1); // warm-up: JIT, permission cache
     for (let round = 0; round < ROUNDS; round++) {
       for (const [index, variant] of VARIANTS.entries()) {
+        const cpuBefore = cpuMicros(servers[index].pid);
         const result = await load(BASE_PORT + index, DURATION);
+        const cpuAfter = cpuMicros(servers[index].pid);
+        if (cpuBefore !== undefined && cpuAfter !== undefined) samples[index].cpu.push((cpuAfter - cpuBefore) / result.requests.total);
         samples[index].rps.push(result.requests.average);
+        samples[index].ratio.push(result.requests.average / samples[0].rps[round]);
         samples[index].p99.push(result.latency.p99);
         samples[index].non2xx += result.non2xx + result.errors;
         process.stderr.write(`round ${round + 1} ${variant.name}: ${Math.round(result.requests.average)} req/s\n`);
       }
     }
-    const baseline = median(samples[0].rps);
     console.log(`\nbench/auth — ${ROUNDS} rounds x ${DURATION}s, ${CONNECTIONS} connections, node ${process.version}`);
-    console.log('variant                      req/s   p99 ms   ratio   target  non-2xx');
+    console.log('variant                      req/s   p99 ms   ratio   target  CPU µs/req  non-2xx');
     let failed = false;
     for (const [index, variant] of VARIANTS.entries()) {
       const rps = median(samples[index].rps);
-      const ratio = rps / baseline;
+      const ratio = median(samples[index].ratio);
+      const cpu = samples[index].cpu.length ? median(samples[index].cpu).toFixed(1) : '-';
       const meets = variant.target === null || ratio >= variant.target;
       if (!meets || samples[index].non2xx > 0) failed = true;
       console.log(
         `${variant.name.padEnd(26)} ${String(Math.round(rps)).padStart(7)} ${String(median(samples[index].p99)).padStart(8)}` +
           `   ${ratio.toFixed(2)}x  ${variant.target === null ? '   -   ' : `>=${variant.target.toFixed(2)}x`}` +
-          `  ${samples[index].non2xx}${meets ? '' : '  BELOW TARGET'}`,
+          `  ${cpu.padStart(10)}  ${samples[index].non2xx}${meets ? '' : '  BELOW TARGET'}`,
       );
     }
     console.log('');

@@ -10,14 +10,23 @@ import { Reflector } from '@nestjs/core';
 import { applyDenialHeaders, forbidden, unauthorized, type AuthDeniedException } from './auth-denial';
 import { publishAuthAllowed, publishAuthDenied } from './auth-events';
 import type { AuthRequest, ResolvedAuthOptions } from './auth-module-options.interface';
-import { AUTH_OPTIONS, SKIP_AUTH_KEY } from './auth.constants';
-import { extractClaims, type ClaimRequirements } from './claims';
+import { AUTH_OPTIONS } from './auth.constants';
+import { extractClaims, type ClaimRequirements, type ClaimsResult } from './claims';
 import { requestHost } from './request-parts';
 import { AUTH_SKIPPED, setAuthContext, type AuthContext } from './request-context';
+import { SkipAuthLookup } from './skip-auth-lookup';
 import { compileSkipPaths, type SkipPathMatcher } from './skip-paths';
 import { checkPathnameSlug, checkSubdomain, checkTenantHeader } from './tenant-checks';
 import { extractToken } from './token-extraction';
 import { TokenVerifier } from './token-verifier';
+
+/** The claims of one verified payload with its slugs lower-cased for the slug check; frozen, shared by its requests. */
+interface MappedClaims {
+  result: ClaimsResult;
+  slugs: ReadonlySet<string>;
+}
+
+const NO_SLUGS: ReadonlySet<string> = new Set();
 
 /**
  * First guard (DECISIONS.md A3; first failure wins): skip paths -> token -> claims -> subdomain ->
@@ -30,12 +39,13 @@ export class JwtTenantGuard implements CanActivate {
   private readonly verifier: TokenVerifier;
   private readonly skipPath: SkipPathMatcher;
   private readonly required: ClaimRequirements;
+  private readonly skipAuth: SkipAuthLookup;
+  // Keyed by the payload object the verifier hands out again for a token it has seen: same token, same claims.
+  private readonly claimsByPayload = new WeakMap<object, MappedClaims>();
 
-  constructor(
-    @Inject(AUTH_OPTIONS) private readonly options: ResolvedAuthOptions,
-    private readonly reflector: Reflector,
-  ) {
+  constructor(@Inject(AUTH_OPTIONS) private readonly options: ResolvedAuthOptions, reflector: Reflector) {
     this.verifier = new TokenVerifier(options);
+    this.skipAuth = new SkipAuthLookup(reflector);
     this.skipPath = compileSkipPaths(options.skipPaths);
     this.required = {
       tenantId: options.validateTenantId,
@@ -48,47 +58,58 @@ export class JwtTenantGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     // The seed guards HTTP requests; RPC and WebSocket handlers of a hybrid app are not its business.
     if (context.getType() !== 'http') return true;
-    const http = context.switchToHttp();
-    const request = http.getRequest<AuthRequest>();
+    // An HTTP context's arguments are (request, reply): read directly, without switchToHttp()'s three closures.
+    const request = context.getArgByIndex<AuthRequest>(0);
     const options = this.options;
 
-    if (
-      (options.skipPreflight && request.method === 'OPTIONS') ||
-      this.skipPath(request.url) ||
-      this.reflector.getAllAndOverride<boolean>(SKIP_AUTH_KEY, [context.getHandler(), context.getClass()])
-    ) {
+    if ((options.skipPreflight && request.method === 'OPTIONS') || this.skipPath(request.url) || this.skipAuth.isSkipped(context)) {
       request[AUTH_SKIPPED] = true;
       return true;
     }
 
     const source = extractToken(request.headers, options.tokenCookieName);
-    if (!('token' in source)) throw this.deny(http.getResponse(), unauthorized(options, source.code, source.detail, false), request);
+    if (!('token' in source)) throw this.deny(context, unauthorized(options, source.code, source.detail, false), request);
 
     const verified = this.verifier.verify(source.token);
-    if (!verified.ok) throw this.deny(http.getResponse(), unauthorized(options, verified.code, verified.detail, true), request);
+    if (!verified.ok) throw this.deny(context, unauthorized(options, verified.code, verified.detail, true), request);
 
-    const claims = extractClaims(verified.payload, options.payloadMapping, this.required);
-    if (!claims.ok) throw this.deny(http.getResponse(), unauthorized(options, 'invalid_claims', claims.detail, true), request);
-    const auth = claims.context;
+    const claims = this.mapClaims(verified.payload);
+    if (!claims.result.ok) throw this.deny(context, unauthorized(options, 'invalid_claims', claims.result.detail, true), request);
+    const auth = claims.result.context;
 
     const failure =
       (options.validateSubdomain ? checkSubdomain(auth.subdomain, requestHost(request.headers, options.trustProxy)) : undefined) ??
-      (options.validatePathnameSlug ? checkPathnameSlug(auth.pathnameSlugs, request.url, options.pathnameSlugPattern) : undefined) ??
+      (options.validatePathnameSlug ? checkPathnameSlug(claims.slugs, request.url, options.pathnameSlugPattern) : undefined) ??
       (options.validateTenantId
         ? checkTenantHeader(auth.tenantId, request.headers[options.tenantIdHeaderName], options.tenantIdHeaderName)
         : undefined);
-    if (failure) throw this.deny(http.getResponse(), forbidden(options, failure.code, failure.detail), request);
+    if (failure) throw this.deny(context, forbidden(options, failure.code, failure.detail), request);
 
-    if (options.customPayloadValidator) return this.validatePayload(options.customPayloadValidator, auth, request, http.getResponse());
+    if (options.customPayloadValidator) return this.validatePayload(options.customPayloadValidator, auth, request, context);
     this.accept(request, auth);
     return true;
+  }
+
+  private mapClaims(payload: AuthContext['payload']): MappedClaims {
+    const known = this.claimsByPayload.get(payload);
+    if (known) return known;
+    const result = extractClaims(payload, this.options.payloadMapping, this.required);
+    let slugs = NO_SLUGS;
+    if (result.ok) {
+      Object.freeze(result.context.roleIds);
+      Object.freeze(result.context);
+      slugs = new Set(result.context.pathnameSlugs.map((slug) => slug.toLowerCase()));
+    }
+    const mapped: MappedClaims = Object.freeze({ result: Object.freeze(result), slugs });
+    this.claimsByPayload.set(payload, mapped);
+    return mapped;
   }
 
   private async validatePayload(
     validator: NonNullable<ResolvedAuthOptions['customPayloadValidator']>,
     auth: AuthContext,
     request: AuthRequest,
-    reply: unknown,
+    context: ExecutionContext,
   ): Promise<boolean> {
     let accepted: boolean | undefined;
     try {
@@ -99,7 +120,7 @@ export class JwtTenantGuard implements CanActivate {
       throw new InternalServerErrorException();
     }
     if (accepted !== true) {
-      throw this.deny(reply, forbidden(this.options, 'custom_validation_failed', 'customPayloadValidator rejected the token'), request);
+      throw this.deny(context, forbidden(this.options, 'custom_validation_failed', 'customPayloadValidator rejected the token'), request);
     }
     this.accept(request, auth);
     return true;
@@ -111,11 +132,11 @@ export class JwtTenantGuard implements CanActivate {
     if (this.options.debugMode) this.logger.debug(`authenticated user ${auth.userId} for ${request.method} ${request.url.split('?')[0]}`);
   }
 
-  private deny(reply: unknown, denial: AuthDeniedException, request: AuthRequest): AuthDeniedException {
+  private deny(context: ExecutionContext, denial: AuthDeniedException, request: AuthRequest): AuthDeniedException {
     if (this.options.debugMode) {
       this.logger.debug(`${denial.getStatus()} ${denial.code} ${request.method} ${request.url.split('?')[0]}: ${denial.detail}`);
     }
-    applyDenialHeaders(reply, denial);
+    applyDenialHeaders(context.getArgByIndex(1), denial);
     publishAuthDenied('jwt', denial);
     return denial;
   }

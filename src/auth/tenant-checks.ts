@@ -12,13 +12,15 @@ export interface TenantCheckFailure {
 }
 
 const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
+const isDigit = (code: number): boolean => code >= 48 && code <= 57;
 
 /** `acme.example.com:8443` -> `acme`; hosts of fewer than three labels, IPs and `localhost` have none. */
 export function subdomainOf(host: string): string | undefined {
   if (host.startsWith('[')) return undefined;
   const colon = host.lastIndexOf(':');
-  const name = (colon >= 0 ? host.slice(0, colon) : host).toLowerCase().replace(/\.$/, '');
-  if (IPV4.test(name)) return undefined;
+  let name = (colon >= 0 ? host.slice(0, colon) : host).toLowerCase();
+  if (name.endsWith('.')) name = name.slice(0, -1);
+  if (isDigit(name.charCodeAt(name.length - 1)) && IPV4.test(name)) return undefined;
   const firstDot = name.indexOf('.');
   if (firstDot <= 0 || name.indexOf('.', firstDot + 1) < 0) return undefined;
   return name.slice(0, firstDot);
@@ -43,13 +45,15 @@ export function slugOf(url: string, pattern: RegExp): string | undefined | null 
   return match?.[1] || undefined;
 }
 
-/** A path the pattern does not match has no slug and passes (DECISIONS.md A5). */
-export function checkPathnameSlug(allowed: readonly string[], url: string, pattern: RegExp): TenantCheckFailure | undefined {
+/**
+ * A path the pattern does not match has no slug and passes (DECISIONS.md A5). `allowedLowerCase` holds the
+ * token's slugs lower-cased: the guard builds that set once per verified token, not once per request.
+ */
+export function checkPathnameSlug(allowedLowerCase: ReadonlySet<string>, url: string, pattern: RegExp): TenantCheckFailure | undefined {
   const slug = slugOf(url, pattern);
   if (slug === null) return { code: 'invalid_path', detail: 'the path contains . or .. segments' };
   if (slug === undefined) return undefined;
-  const wanted = slug.toLowerCase();
-  if (allowed.some((entry) => entry.toLowerCase() === wanted)) return undefined;
+  if (allowedLowerCase.has(slug.toLowerCase())) return undefined;
   return { code: 'slug_denied', detail: `slug "${slug}" is not among the token's pathname_slugs` };
 }
 

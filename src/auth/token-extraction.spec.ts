@@ -1,7 +1,7 @@
 import { cookieValue, extractToken } from './token-extraction';
 
 describe('extractToken', () => {
-  it.each(['Bearer abc.def.ghi', 'bearer abc.def.ghi', 'BEARER   abc.def.ghi  ', '  Bearer\tabc.def.ghi'])(
+  it.each(['Bearer abc.def.ghi', 'Bearer   abc.def.ghi \t', 'bearer abc.def.ghi', 'BEARER   abc.def.ghi  ', '  Bearer\tabc.def.ghi'])(
     'reads %j',
     (authorization) => {
       expect(extractToken({ authorization })).toEqual({ token: 'abc.def.ghi' });

@@ -35,6 +35,11 @@ export function extractToken(
     if (fromCookie) return { token: fromCookie };
     return { code: 'missing_token', detail: 'no Authorization header' };
   }
+  // The common spelling, answered without the regular expression; the same token it would capture.
+  if (authorization.startsWith('Bearer ')) {
+    const token = authorization.slice(7).trim();
+    if (token) return { token };
+  }
   const match = BEARER.exec(authorization);
   if (!match) return { code: 'invalid_authorization_header', detail: 'the Authorization scheme is not Bearer' };
   const token = (match[1] ?? '').trim();

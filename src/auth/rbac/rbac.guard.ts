@@ -3,8 +3,9 @@ import { Reflector } from '@nestjs/core';
 import type { AuthRequest, ResolvedAuthOptions } from '../auth-module-options.interface';
 import { applyDenialHeaders, forbidden, unauthorized } from '../auth-denial';
 import { publishAuthAllowed, publishAuthDenied } from '../auth-events';
-import { AUTH_OPTIONS, SKIP_AUTH_KEY } from '../auth.constants';
+import { AUTH_OPTIONS } from '../auth.constants';
 import { AUTH_SKIPPED, getAuthContext } from '../request-context';
+import { SkipAuthLookup } from '../skip-auth-lookup';
 import { RbacService, type RbacDecision } from './rbac.service';
 
 /**
@@ -14,45 +15,46 @@ import { RbacService, type RbacDecision } from './rbac.service';
 @Injectable()
 export class RbacGuard implements CanActivate {
   private readonly logger = new Logger('RbacGuard');
+  private readonly skipAuth: SkipAuthLookup;
 
   constructor(
     @Inject(AUTH_OPTIONS) private readonly options: ResolvedAuthOptions,
     private readonly rbac: RbacService,
-    private readonly reflector: Reflector,
-  ) {}
+    reflector: Reflector,
+  ) {
+    this.skipAuth = new SkipAuthLookup(reflector);
+  }
 
   // Synchronous on the warm path (see RbacService.authorize): Nest awaits a returned promise twice per guard.
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     // RBAC authorizes HTTP requests (seed 4); RPC and WebSocket handlers of a hybrid app are not its business.
     if (!this.options.rbacEnabled || context.getType() !== 'http') return true;
-    const http = context.switchToHttp();
-    const request = http.getRequest<AuthRequest>();
-    if (request[AUTH_SKIPPED]) return true;
-    if (this.reflector.getAllAndOverride<boolean>(SKIP_AUTH_KEY, [context.getHandler(), context.getClass()])) {
-      return true;
-    }
-
+    // An HTTP context's arguments are (request, reply): read directly, without switchToHttp()'s three closures.
+    const request = context.getArgByIndex<AuthRequest>(0);
+    // A context means the JWT guard authenticated this request, so it has already honoured @SkipAuth().
     const auth = getAuthContext(request);
     if (!auth) {
+      if (request[AUTH_SKIPPED] || this.skipAuth.isSkipped(context)) return true;
       const denial = unauthorized(this.options, 'missing_token', 'RBAC needs the JWT guard to run first', false);
-      applyDenialHeaders(http.getResponse(), denial);
+      applyDenialHeaders(context.getArgByIndex(1), denial);
       publishAuthDenied('rbac', denial);
       throw denial;
     }
 
     const decision = this.rbac.authorize(auth, request);
-    const reply = http.getResponse();
-    return decision instanceof Promise ? decision.then((settled) => this.conclude(settled, reply)) : this.conclude(decision, reply);
+    return decision instanceof Promise
+      ? decision.then((settled) => this.conclude(settled, context))
+      : this.conclude(decision, context);
   }
 
-  private conclude(decision: RbacDecision, reply: unknown): true {
+  private conclude(decision: RbacDecision, context: ExecutionContext): true {
     if (decision.allowed) {
       publishAuthAllowed('rbac');
       return true;
     }
     const denial = forbidden(this.options, decision.code, decision.detail);
     if (this.options.debugMode) this.logger.debug(`403 ${decision.code}: ${decision.detail}`);
-    applyDenialHeaders(reply, denial);
+    applyDenialHeaders(context.getArgByIndex(1), denial);
     publishAuthDenied('rbac', denial);
     throw denial;
   }

@@ -1,0 +1,74 @@
+import 'reflect-metadata';
+import { createHmac } from 'node:crypto';
+import { Controller, Get } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host';
+import { SkipAuth } from './auth.decorators';
+import { resolveAuthOptions } from './auth.options';
+import { JwtTenantGuard } from './jwt-tenant.guard';
+import { AUTH_SKIPPED, getAuthContext } from './request-context';
+
+const SECRET = 'guard-spec-secret-guard-spec-secret-0123456789';
+
+function sign(payload: object): string {
+  const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const unsigned = `${part({ alg: 'HS256', typ: 'JWT' })}.${part(payload)}`;
+  return `${unsigned}.${createHmac('sha256', SECRET).update(unsigned).digest('base64url')}`;
+}
+
+@Controller('api/v1/:slug')
+class OpenController {
+  @Get('a')
+  a() {}
+}
+SkipAuth()(OpenController);
+
+@Controller('api/v1/:slug')
+class ClosedController {
+  @Get('b')
+  b() {}
+}
+
+function contextFor(request: object, controller: new () => object, handler: (...args: never[]) => unknown) {
+  const host = new ExecutionContextHost([request, { header: () => undefined }, undefined], controller, handler);
+  host.setType('http');
+  return host;
+}
+
+describe('JwtTenantGuard', () => {
+  const guard = new JwtTenantGuard(resolveAuthOptions({ jwtSecret: SECRET, validatePathnameSlug: true }, {}), new Reflector());
+  const token = sign({ user_id: 7, pathname_slugs: ['North'], role_ids: [3, 'admin'], exp: Math.floor(Date.now() / 1000) + 600 });
+  const request = () => ({ method: 'GET', url: '/api/v1/NORTH/b', headers: { authorization: `Bearer ${token}` }, raw: {} });
+
+  it('maps the claims of a token once and hands every request with that token the same frozen context', () => {
+    const first = request();
+    const second = request();
+    expect(guard.canActivate(contextFor(first, ClosedController, ClosedController.prototype.b))).toBe(true);
+    expect(guard.canActivate(contextFor(second, ClosedController, ClosedController.prototype.b))).toBe(true);
+    const context = getAuthContext(first);
+    expect(context).toMatchObject({ userId: 7, pathnameSlugs: ['North'], roleIds: ['3', 'admin'] });
+    expect(getAuthContext(second)).toBe(context);
+    expect(Object.isFrozen(context)).toBe(true);
+    expect(Object.isFrozen(context!.roleIds)).toBe(true);
+    expect(() => (context!.roleIds as string[]).push('root')).toThrow(TypeError);
+  });
+
+  it('still denies a slug the shared context does not grant', () => {
+    const other = { ...request(), url: '/api/v1/south/b' };
+    expect(() => guard.canActivate(contextFor(other, ClosedController, ClosedController.prototype.b))).toThrow(
+      expect.objectContaining({ code: 'slug_denied' }),
+    );
+  });
+
+  it('honours @SkipAuth() on the controller on every call, without a token', () => {
+    for (let call = 0; call < 2; call++) {
+      const anonymous = { method: 'GET', url: '/api/v1/north/a', headers: {}, raw: {} } as Record<string | symbol, unknown>;
+      expect(guard.canActivate(contextFor(anonymous, OpenController, OpenController.prototype.a))).toBe(true);
+      expect(anonymous[AUTH_SKIPPED]).toBe(true);
+    }
+    const anonymous = { method: 'GET', url: '/api/v1/north/b', headers: {}, raw: {} };
+    expect(() => guard.canActivate(contextFor(anonymous, ClosedController, ClosedController.prototype.b))).toThrow(
+      expect.objectContaining({ code: 'missing_token' }),
+    );
+  });
+});
