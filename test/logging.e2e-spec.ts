@@ -1,8 +1,7 @@
 /**
- * The server's JSON logs (nestjs-pino on the real application): every line written while a request runs
+ * The server's JSON logs (pino, on the real application): every line written while a request runs
  * carries its request id, Nest Logger calls included, and no credential (Authorization, cookies, API keys,
- * tokens in headers, query strings or bodies) ever reaches a line. Its own file: nestjs-pino keeps one
- * pino-http instance per process, configured by the first application built.
+ * tokens in headers, query strings or bodies) ever reaches a line.
  */
 import { createHmac } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -10,11 +10,11 @@ import { Reflector } from '@nestjs/core';
 import { applyDenialHeaders, forbidden, unauthorized, type AuthDeniedException } from './auth-denial';
 import { publishAuthAllowed, publishAuthDenied } from './auth-events';
 import type { AuthRequest, ResolvedAuthOptions } from './auth-module-options.interface';
-import { AUTH_OPTIONS } from './auth.constants';
+import { AUTH_OPTIONS, SKIP_AUTH_KEY } from './auth.constants';
 import { extractClaims, type ClaimRequirements, type ClaimsResult } from './claims';
 import { requestHost } from './request-parts';
 import { AUTH_SKIPPED, setAuthContext, type AuthContext } from './request-context';
-import { SkipAuthLookup } from './skip-auth-lookup';
+import { RouteFlagLookup } from '../common/route-flag-lookup';
 import { compileSkipPaths, type SkipPathMatcher } from './skip-paths';
 import { checkPathnameSlug, checkSubdomain, checkTenantHeader } from './tenant-checks';
 import { extractToken } from './token-extraction';
@@ -39,13 +39,13 @@ export class JwtTenantGuard implements CanActivate {
   private readonly verifier: TokenVerifier;
   private readonly skipPath: SkipPathMatcher;
   private readonly required: ClaimRequirements;
-  private readonly skipAuth: SkipAuthLookup;
+  private readonly skipAuth: RouteFlagLookup;
   // Keyed by the payload object the verifier hands out again for a token it has seen: same token, same claims.
   private readonly claimsByPayload = new WeakMap<object, MappedClaims>();
 
   constructor(@Inject(AUTH_OPTIONS) private readonly options: ResolvedAuthOptions, reflector: Reflector) {
     this.verifier = new TokenVerifier(options);
-    this.skipAuth = new SkipAuthLookup(reflector);
+    this.skipAuth = new RouteFlagLookup(reflector, SKIP_AUTH_KEY);
     this.skipPath = compileSkipPaths(options.skipPaths);
     this.required = {
       tenantId: options.validateTenantId,
@@ -62,7 +62,7 @@ export class JwtTenantGuard implements CanActivate {
     const request = context.getArgByIndex<AuthRequest>(0);
     const options = this.options;
 
-    if ((options.skipPreflight && request.method === 'OPTIONS') || this.skipPath(request.url) || this.skipAuth.isSkipped(context)) {
+    if ((options.skipPreflight && request.method === 'OPTIONS') || this.skipPath(request.url) || this.skipAuth.isSet(context)) {
       request[AUTH_SKIPPED] = true;
       return true;
     }

@@ -1,13 +1,12 @@
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { Logger as PinoLogger } from 'nestjs-pino';
 import { ApiExceptionFilter } from '../ai/http/api-exception.filter';
 import { installRequestIdHeader, requestIdAdapterOptions } from '../ai/http/request-id';
 import type { TollgateConfig } from '../config/config.types';
 import { installGracefulShutdown } from './graceful-shutdown';
 import { installHttpMetrics } from '../observability/http-metrics';
-import { defaultLogLevel, type LogOutput } from '../observability/logging';
+import { defaultLogLevel, ServerLogging, type LogOutput } from '../observability/logging';
 import { MetricsService } from '../observability/metrics.service';
 import { toMetricsSettings } from '../observability/metrics-settings';
 import { installOpenApi } from '../observability/openapi';
@@ -20,19 +19,21 @@ import { HttpRootModule } from './http-root.module';
  */
 export async function createHttpApp(config: TollgateConfig, logs: LogOutput = {}): Promise<NestFastifyApplication> {
   const metrics = toMetricsSettings(config.document);
+  const logging = logs === false ? undefined : new ServerLogging(withLogDefaults(logs, config));
   const app = await NestFactory.create<NestFastifyApplication>(
-    HttpRootModule.forRoot(config, metrics, logs === false ? logs : withLogDefaults(logs, config)),
+    HttpRootModule.forRoot(config, metrics),
     // While draining, graceful-shutdown.ts answers 503 in the error envelope instead of Fastify's own body.
     new FastifyAdapter({ bodyLimit: config.server.bodyLimit, return503OnClosing: false, ...requestIdAdapterOptions }),
     // An explicit logger: the CLI context that runs `tollgate serve` silenced the default one.
     logs === false ? { logger: false } : { bufferLogs: true },
   );
-  if (logs !== false) {
-    app.useLogger(app.get(PinoLogger));
+  const fastify = app.getHttpAdapter().getInstance();
+  if (logging) {
+    app.useLogger(logging.logger);
     // What Nest logged while the modules were built was held back until the JSON logger was in place.
     app.flushLogs();
+    logging.install(fastify);
   }
-  const fastify = app.getHttpAdapter().getInstance();
   installRequestIdHeader(fastify);
   if (metrics.enabled) installHttpMetrics(fastify, app.get(MetricsService));
   app.useGlobalFilters(new ApiExceptionFilter());

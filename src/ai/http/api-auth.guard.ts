@@ -2,6 +2,7 @@ import { CanActivate, ExecutionContext, Inject, Injectable, Optional, SetMetadat
 import { Reflector } from '@nestjs/core';
 import crypto, { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
+import { RouteFlagLookup } from '../../common/route-flag-lookup';
 
 /** The host's authentication hook: receives the request, returns truthy to allow it (seed 001 section 5). */
 export type ApiAuthHook = (request: FastifyRequest) => unknown;
@@ -60,33 +61,39 @@ export class ApiAuthGuard implements CanActivate {
   private readonly expectedDigest: Buffer | undefined;
   private readonly expectedTokenKey: string | undefined;
 
+  private readonly skip: RouteFlagLookup;
+
   constructor(
     @Inject(API_AUTH_OPTIONS) private readonly options: ApiAuthOptions,
-    private readonly reflector: Reflector,
+    reflector: Reflector,
     @Optional() @Inject(API_TOKEN_LIMITER) private readonly limiter?: ApiTokenLimiter,
   ) {
+    this.skip = new RouteFlagLookup(reflector, SKIP_API_AUTH_KEY);
     this.expectedDigest = tokenDigest(options.token);
     this.expectedTokenKey = this.expectedDigest?.toString('hex');
   }
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
-    if (this.options.mode !== 'token') return true;
-    if (this.reflector.getAllAndOverride<boolean>(SKIP_API_AUTH_KEY, [context.getHandler(), context.getClass()])) {
-      return true;
-    }
-    const request = context.switchToHttp().getRequest<FastifyRequest>();
-    const allowed = this.options.hook
-      ? await this.options.hook(request)
-      : bearerDigestMatches(request.headers.authorization, this.expectedDigest);
-    // 401 `authentication_required`; the exception filter adds `WWW-Authenticate: Bearer`.
-    if (!allowed) throw new UnauthorizedException({ message: 'A valid API token is required.', tollgate: true });
-    if (this.limiter) {
-      // A host hook may accept many tokens (or none: then there is nothing to count per token).
-      const tokenKey = this.options.hook ? presentedTokenKey(request.headers.authorization) : this.expectedTokenKey;
-      if (tokenKey) await this.limiter.consume(context, tokenKey);
-    }
+  // Synchronous for the configured token without a per-token limit: Nest awaits a returned promise twice.
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
+    if (this.options.mode !== 'token' || this.skip.isSet(context)) return true;
+    const request = context.getArgByIndex<FastifyRequest>(0);
+    if (this.options.hook) return this.viaHook(this.options.hook, request, context);
+    if (!bearerDigestMatches(request.headers.authorization, this.expectedDigest)) throw refused();
+    return this.limiter && this.expectedTokenKey ? this.limiter.consume(context, this.expectedTokenKey).then(() => true) : true;
+  }
+
+  private async viaHook(hook: ApiAuthHook, request: FastifyRequest, context: ExecutionContext): Promise<boolean> {
+    if (!(await hook(request))) throw refused();
+    // A host hook may accept many tokens (or none: then there is nothing to count per token).
+    const tokenKey = this.limiter ? presentedTokenKey(request.headers.authorization) : undefined;
+    if (tokenKey) await this.limiter!.consume(context, tokenKey);
     return true;
   }
+}
+
+/** 401 `authentication_required`; the exception filter adds `WWW-Authenticate: Bearer`. */
+function refused(): UnauthorizedException {
+  return new UnauthorizedException({ message: 'A valid API token is required.', tollgate: true });
 }
 
 function presentedTokenKey(authorization: string | string[] | undefined): string | undefined {

@@ -3,9 +3,9 @@ import { Reflector } from '@nestjs/core';
 import type { AuthRequest, ResolvedAuthOptions } from '../auth-module-options.interface';
 import { applyDenialHeaders, forbidden, unauthorized } from '../auth-denial';
 import { publishAuthAllowed, publishAuthDenied } from '../auth-events';
-import { AUTH_OPTIONS } from '../auth.constants';
+import { AUTH_OPTIONS, SKIP_AUTH_KEY } from '../auth.constants';
 import { AUTH_SKIPPED, getAuthContext } from '../request-context';
-import { SkipAuthLookup } from '../skip-auth-lookup';
+import { RouteFlagLookup } from '../../common/route-flag-lookup';
 import { RbacService, type RbacDecision } from './rbac.service';
 
 /**
@@ -15,14 +15,14 @@ import { RbacService, type RbacDecision } from './rbac.service';
 @Injectable()
 export class RbacGuard implements CanActivate {
   private readonly logger = new Logger('RbacGuard');
-  private readonly skipAuth: SkipAuthLookup;
+  private readonly skipAuth: RouteFlagLookup;
 
   constructor(
     @Inject(AUTH_OPTIONS) private readonly options: ResolvedAuthOptions,
     private readonly rbac: RbacService,
     reflector: Reflector,
   ) {
-    this.skipAuth = new SkipAuthLookup(reflector);
+    this.skipAuth = new RouteFlagLookup(reflector, SKIP_AUTH_KEY);
   }
 
   // Synchronous on the warm path (see RbacService.authorize): Nest awaits a returned promise twice per guard.
@@ -34,7 +34,7 @@ export class RbacGuard implements CanActivate {
     // A context means the JWT guard authenticated this request, so it has already honoured @SkipAuth().
     const auth = getAuthContext(request);
     if (!auth) {
-      if (request[AUTH_SKIPPED] || this.skipAuth.isSkipped(context)) return true;
+      if (request[AUTH_SKIPPED] || this.skipAuth.isSet(context)) return true;
       const denial = unauthorized(this.options, 'missing_token', 'RBAC needs the JWT guard to run first', false);
       applyDenialHeaders(context.getArgByIndex(1), denial);
       publishAuthDenied('rbac', denial);
