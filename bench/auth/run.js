@@ -5,7 +5,8 @@
 // just before it, so a shared machine's speed drifting over the run moves both sides of each ratio alike.
 // Usage: npm run bench:auth  (env: ROUNDS=7 DURATION=3 CONNECTIONS=10; LIMITS=1 adds the
 // JWT + tenant checks with a per-tenant rate limit that never trips, counters in memory and in Redis)
-const { spawn } = require('node:child_process');
+const { spawn, spawnSync } = require('node:child_process');
+const os = require('node:os');
 const path = require('node:path');
 const autocannon = require('autocannon');
 const { BENCH_REQUEST } = require('./bench-fixtures');
@@ -30,11 +31,18 @@ const VARIANTS = [
     : []),
 ];
 
+// With two or more cores and util-linux's taskset, the servers run on the last core and the load generator on
+// the others, so the scheduler cannot give one variant a core to itself and the next a shared one.
+const PINNED = os.cpus().length >= 2 && spawnSync('taskset', ['-V']).status === 0;
+if (PINNED) spawnSync('taskset', ['-pc', `0-${os.cpus().length - 2}`, String(process.pid)]);
+
 function startServer(variant, port) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(__dirname, 'bench-server.js'), variant, String(port)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const entry = [path.join(__dirname, 'bench-server.js'), variant, String(port)];
+    const [command, args] = PINNED
+      ? ['taskset', ['-c', String(os.cpus().length - 1), process.execPath, ...entry]]
+      : [process.execPath, entry];
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] });
     child.once('exit', (code) => reject(new Error(`${variant} server exited with ${code}`)));
     child.stdout.on('data', (chunk) => {
       if (chunk.toString().includes('ready')) resolve(child);
@@ -77,7 +85,10 @@ async function main() {
         process.stderr.write(`round ${round + 1} ${variant.name}: ${Math.round(result.requests.average)} req/s\n`);
       }
     }
-    console.log(`\nbench/auth — ${ROUNDS} rounds x ${DURATION}s, ${CONNECTIONS} connections, node ${process.version}`);
+    console.log(
+      `\nbench/auth — ${ROUNDS} rounds x ${DURATION}s, ${CONNECTIONS} connections, node ${process.version}` +
+        (PINNED ? `, servers on CPU ${os.cpus().length - 1}, load generator on the others` : ''),
+    );
     console.log('variant                      req/s   p99 ms   ratio   target  CPU µs/req  non-2xx');
     let failed = false;
     for (const [index, variant] of VARIANTS.entries()) {
