@@ -96,6 +96,15 @@ describe('OpenAPI document', () => {
     expect(schema.required).toEqual(['prompt']);
     expect(schema.properties.prompt).toMatchObject({ type: 'string', minLength: 1 });
     expect(schema.properties.max_tokens).toMatchObject({ type: 'integer', minimum: 1 });
+    // The generate routes document both answers: JSON, and server-sent events with "stream": true.
+    for (const path of ['/v1/generate', '/v1/search/generate']) {
+      const answer = document.paths[path].post.responses['200'];
+      expect(Object.keys(answer.content)).toEqual(['application/json', 'text/event-stream']);
+      expect(answer.content['application/json'].schema.required).toEqual(['response', 'provider', 'model', 'request_id']);
+      expect(answer.content['text/event-stream'].example).toContain('event: done');
+    }
+    expect(document.paths['/v1/search/generate'].post.responses['200'].content['application/json'].schema.properties.results).toBeDefined();
+    expect(document.paths['/v1/search/generate'].post.responses['200'].description).toContain('one results event');
     // Every reference in the document resolves.
     const references = [...JSON.stringify(document).matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)].map((match) => match[1]);
     expect(references.length).toBeGreaterThan(3);

@@ -7,6 +7,7 @@ import { DOCUMENT_BOUNDS } from '../documents/documents.constants';
 import { MemoryDocumentSource } from '../documents/memory-document-source';
 import type { ContextItem } from '../prompts/context-rendering';
 import { ApiAuthGuard } from './api-auth.guard';
+import { ApiGenerationResponses } from './api-docs';
 import { BatchEmbeddingDto, EmbeddingDto, GenerateDto } from './api-dtos';
 import { ApiExceptionFilter } from './api-exception.filter';
 import { apiBody, disconnectSignal } from './api-response';
@@ -27,6 +28,7 @@ export class V1OperationsController {
   /** Answers through `reply` itself: a stream takes over the raw response, which passthrough would answer again. */
   @Post('generate')
   @HttpCode(200)
+  @ApiGenerationResponses()
   async generate(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @Body() body: GenerateDto): Promise<void> {
     const documents = body.documents === undefined ? [] : await new MemoryDocumentSource(body.documents, 'documents', this.documentBounds).load();
     const items = [...contextItems(body.context), ...documents];

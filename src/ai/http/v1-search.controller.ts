@@ -2,6 +2,7 @@ import { Body, Controller, HttpCode, Inject, Post, Req, Res, UseFilters, UseGuar
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type SearchAndGenerateOptions, SearchService } from '../tools/search.service';
 import { ApiAuthGuard } from './api-auth.guard';
+import { ApiGenerationResponses } from './api-docs';
 import { ApiExceptionFilter } from './api-exception.filter';
 import { apiBody, disconnectSignal } from './api-response';
 import { createApiValidationPipe } from './api-validation.pipe';
@@ -34,6 +35,7 @@ export class V1SearchController {
   /** Answers through `reply` itself: a stream takes over the raw response, which passthrough would answer again. */
   @Post('generate')
   @HttpCode(200)
+  @ApiGenerationResponses({ search: true })
   async generate(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @Body() body: SearchGenerateDto): Promise<void> {
     const options: SearchAndGenerateOptions = {
       tool: body.tool,
