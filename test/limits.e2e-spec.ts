@@ -87,6 +87,7 @@ function expectLimited(response: { statusCode: number; body: string; headers: Re
   const retryAfter = Number(response.headers['retry-after']);
   expect(retryAfter).toBeGreaterThanOrEqual(1);
   expect(retryAfter).toBeLessThanOrEqual(windowSeconds);
+  expect(response.headers).toMatchObject({ 'ratelimit-limit': String(limit), 'ratelimit-remaining': '0', 'ratelimit-reset': String(retryAfter) });
 }
 
 const tenantYaml = (limits: string, extra = '') => `version: 1\nauth: { jwt_secret: "${SECRET}" }\n${extra}limits: ${limits}\n`;
@@ -95,8 +96,13 @@ describe('per-tenant limit', () => {
   it('allows `limit` requests per tenant across routes, then answers 429 with Retry-After in the envelope', async () => {
     const app = await buildApp(tenantYaml('{ tenant: { limit: 3, window: 60 } }', 'api: { auth: jwt }\n'));
     const north = bearer(jwtFor('north'));
-    expect((await get(app, '/auth/context', north)).statusCode).toBe(200);
-    expect((await get(app, '/v1/version', north)).statusCode).toBe(200);
+    const first = await get(app, '/auth/context', north);
+    expect(first.statusCode).toBe(200);
+    expect(first.headers).toMatchObject({ 'ratelimit-limit': '3', 'ratelimit-remaining': '2' });
+    expect(Number(first.headers['ratelimit-reset'])).toBeGreaterThanOrEqual(59);
+    const second = await get(app, '/v1/version', north);
+    expect(second.statusCode).toBe(200);
+    expect(second.headers['ratelimit-remaining']).toBe('1');
     // Another user of the same tenant shares the counter.
     expect((await get(app, '/auth/context', bearer(jwtFor('north', 8)))).statusCode).toBe(200);
     expectLimited(await get(app, '/v1/version', north), 'tenant request limit', 3, 60);

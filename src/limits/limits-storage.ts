@@ -7,7 +7,8 @@ import type { LimitsStore } from './limits-settings';
 type StorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
 
 /** A hit that could not be counted: let it through, as if it were the first of its window. */
-const UNCOUNTED: StorageRecord = Object.freeze({ totalHits: 0, timeToExpire: 0, isBlocked: false, timeToBlockExpire: 0 });
+/** What a storage answers when it could not count (Redis unreachable: fail open). */
+export const UNCOUNTED: StorageRecord = Object.freeze({ totalHits: 0, timeToExpire: 0, isBlocked: false, timeToBlockExpire: 0 });
 const ERROR_LOG_INTERVAL_MS = 30_000;
 const SWEEP_INTERVAL_MS = 60_000;
 

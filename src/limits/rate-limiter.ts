@@ -3,6 +3,7 @@ import type { ThrottlerStorage } from '@nestjs/throttler';
 import type { FastifyReply } from 'fastify';
 import { compileSkipPaths, type SkipPathMatcher } from '../auth/skip-paths';
 import { LIMITS_SETTINGS, LIMITS_STORAGE } from './limits.constants';
+import { UNCOUNTED } from './limits-storage';
 import { type LimitsSettings, type RateLimit, limitsKeyPrefix } from './limits-settings';
 import { rateLimitExceeded } from './rate-limit-exceeded';
 
@@ -66,9 +67,29 @@ export class RateLimiter {
   async consume(context: ExecutionContext, limit: ResolvedLimit, caller: string): Promise<true> {
     const { limit: allowed, windowMs } = limit.rateLimit;
     const record = await this.storage.increment(limit.keyPrefix + caller, windowMs, allowed, windowMs, limit.scope);
-    if (record.isBlocked) {
-      throw rateLimitExceeded(context.switchToHttp().getResponse<FastifyReply>(), limit.description, allowed, windowMs, record.timeToBlockExpire);
+    const reply = context.getArgByIndex<FastifyReply>(1);
+    if (record !== UNCOUNTED) {
+      const remaining = Math.max(0, allowed - record.totalHits);
+      announceLimit(reply, allowed, remaining, record.isBlocked ? record.timeToBlockExpire : record.timeToExpire);
     }
+    if (record.isBlocked) throw rateLimitExceeded(reply, limit.description, allowed, windowMs, record.timeToBlockExpire);
     return true;
   }
+}
+
+const ANNOUNCED_REMAINING = Symbol('tollgate.rate-limit-remaining');
+
+/**
+ * `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the window, or the block, ends;
+ * the header fields of the IETF httpapi draft as express-rate-limit's `draft-6` sends them). When a request
+ * counts against two limits (tenant and API token), the one with fewer requests left is announced.
+ */
+function announceLimit(reply: FastifyReply, limit: number, remaining: number, resetSeconds: number): void {
+  const state = reply as unknown as Record<symbol, number | undefined>;
+  const announced = state[ANNOUNCED_REMAINING];
+  if (announced !== undefined && announced <= remaining) return;
+  state[ANNOUNCED_REMAINING] = remaining;
+  reply.header('ratelimit-limit', String(limit));
+  reply.header('ratelimit-remaining', String(remaining));
+  reply.header('ratelimit-reset', String(Math.max(0, Math.ceil(resetSeconds))));
 }
