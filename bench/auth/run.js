@@ -2,7 +2,8 @@
 // bench/auth: one route served four ways in one run, loaded with autocannon on loopback in interleaved
 // rounds; prints req/s, p99 and server CPU per request per variant and its ratio to the unguarded route,
 // then an HS256 verify micro-benchmark. The ratio is the median of each round's ratio to the unguarded run
-// just before it, so a shared machine's speed drifting over the run moves both sides of each ratio alike.
+// just before it, so a shared machine's speed drifting over the run moves both sides of each ratio alike;
+// every round starts fresh server processes.
 // Usage: npm run bench:auth  (env: ROUNDS=7 DURATION=3 CONNECTIONS=10; LIMITS=1 adds the
 // JWT + tenant checks with a per-tenant rate limit that never trips, counters in memory and in Redis)
 const { spawn, spawnSync } = require('node:child_process');
@@ -64,15 +65,23 @@ const median = (values) => {
   return sorted[Math.floor(sorted.length / 2)];
 };
 
+/** Stops one server and resolves once it has exited. */
+function stopServer(child) {
+  child.removeAllListeners('exit');
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  return exited;
+}
+
 async function main() {
-  const servers = [];
+  let servers = [];
   try {
-    for (const [index, variant] of VARIANTS.entries()) {
-      servers.push(await startServer(variant.name, BASE_PORT + index));
-    }
     const samples = VARIANTS.map(() => ({ rps: [], ratio: [], cpu: [], p99: [], non2xx: 0 }));
-    for (const [index] of VARIANTS.entries()) await load(BASE_PORT + index, 1); // warm-up: JIT, permission cache
     for (let round = 0; round < ROUNDS; round++) {
+      // Fresh processes every round: one process can run a few per cent slower than another for its whole
+      // life (code placement, JIT decisions), which the median over rounds then averages out.
+      for (const [index, variant] of VARIANTS.entries()) servers.push(await startServer(variant.name, BASE_PORT + index));
+      for (const [index] of VARIANTS.entries()) await load(BASE_PORT + index, 2); // warm-up: JIT, permission cache
       for (const [index, variant] of VARIANTS.entries()) {
         const cpuBefore = cpuMicros(servers[index].pid);
         const result = await load(BASE_PORT + index, DURATION);
@@ -84,6 +93,8 @@ async function main() {
         samples[index].non2xx += result.non2xx + result.errors;
         process.stderr.write(`round ${round + 1} ${variant.name}: ${Math.round(result.requests.average)} req/s\n`);
       }
+      await Promise.all(servers.map(stopServer));
+      servers = [];
     }
     console.log(
       `\nbench/auth — ${ROUNDS} rounds x ${DURATION}s, ${CONNECTIONS} connections, node ${process.version}` +
