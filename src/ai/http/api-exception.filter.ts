@@ -1,7 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger, NotFoundException } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AuthDeniedException } from '../../auth/auth-denial';
 import { errorEnvelope, toApiError } from './api-error';
+import { answeredAuthDenial, logUnexpected } from './api-filter-parts';
 import { fromApiError, isOpenAiPath } from './openai/openai-errors';
 
 const PROBED_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
@@ -19,10 +19,7 @@ export class ApiExceptionFilter implements ExceptionFilter {
     const http = host.switchToHttp();
     const request = http.getRequest<FastifyRequest>();
     const reply = http.getResponse<FastifyReply>();
-    if (exception instanceof AuthDeniedException) {
-      reply.status(exception.getStatus()).send(exception.getResponse());
-      return;
-    }
+    if (answeredAuthDenial(exception, reply)) return;
     const error = toApiError(exception);
     if (exception instanceof NotFoundException) {
       const allowed = allowedMethods(request);
@@ -33,10 +30,7 @@ export class ApiExceptionFilter implements ExceptionFilter {
         error.headers.allow = allowed.join(', ');
       }
     }
-    if (error.unexpected) {
-      const name = exception instanceof Error ? exception.name : typeof exception;
-      this.logger.error(`request ${request.id} failed with an unexpected ${name}`, exception instanceof Error ? exception.stack : undefined);
-    }
+    if (error.unexpected) logUnexpected(this.logger, request, exception);
     if (isOpenAiPath(request.url)) {
       const openAi = fromApiError(error);
       reply.status(openAi.status).headers(openAi.headers).send(openAi.body);

@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AuthDeniedException } from '../../../auth/auth-denial';
+import { answeredAuthDenial, logUnexpected } from '../api-filter-parts';
 import { toOpenAiError } from './openai-errors';
 
 /**
@@ -15,15 +15,9 @@ export class OpenAiExceptionFilter implements ExceptionFilter {
     const http = host.switchToHttp();
     const request = http.getRequest<FastifyRequest>();
     const reply = http.getResponse<FastifyReply>();
-    if (exception instanceof AuthDeniedException) {
-      reply.status(exception.getStatus()).send(exception.getResponse());
-      return;
-    }
+    if (answeredAuthDenial(exception, reply)) return;
     const error = toOpenAiError(exception);
-    if (error.unexpected) {
-      const name = exception instanceof Error ? exception.name : typeof exception;
-      this.logger.error(`request ${request.id} failed with an unexpected ${name}`, exception instanceof Error ? exception.stack : undefined);
-    }
+    if (error.unexpected) logUnexpected(this.logger, request, exception);
     reply.status(error.status).headers(error.headers).send(error.body);
   }
 }
