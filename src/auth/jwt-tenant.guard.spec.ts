@@ -53,6 +53,14 @@ describe('JwtTenantGuard', () => {
     expect(() => (context!.roleIds as string[]).push('root')).toThrow(TypeError);
   });
 
+  it('freezes the slug list it builds from a single-string claim too', () => {
+    const single = sign({ user_id: 8, pathname_slugs: 'north', exp: Math.floor(Date.now() / 1000) + 600 });
+    const req = { method: 'GET', url: '/api/v1/north/b', headers: { authorization: `Bearer ${single}` }, raw: {} };
+    expect(guard.canActivate(contextFor(req, ClosedController, ClosedController.prototype.b))).toBe(true);
+    expect(getAuthContext(req)!.pathnameSlugs).toEqual(['north']);
+    expect(Object.isFrozen(getAuthContext(req)!.pathnameSlugs)).toBe(true);
+  });
+
   it('still denies a slug the shared context does not grant', () => {
     const other = { ...request(), url: '/api/v1/south/b' };
     expect(() => guard.canActivate(contextFor(other, ClosedController, ClosedController.prototype.b))).toThrow(

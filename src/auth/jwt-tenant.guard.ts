@@ -97,6 +97,7 @@ export class JwtTenantGuard implements CanActivate {
     let slugs = NO_SLUGS;
     if (result.ok) {
       Object.freeze(result.context.roleIds);
+      Object.freeze(result.context.pathnameSlugs);
       Object.freeze(result.context);
       slugs = new Set(result.context.pathnameSlugs.map((slug) => slug.toLowerCase()));
     }

@@ -60,7 +60,6 @@ export class ApiAuthGuard implements CanActivate {
   /** The configured token's digest, computed once: a request hashes only the token it presents. */
   private readonly expectedDigest: Buffer | undefined;
   private readonly expectedTokenKey: string | undefined;
-
   private readonly skip: RouteFlagLookup;
 
   constructor(
@@ -85,8 +84,9 @@ export class ApiAuthGuard implements CanActivate {
   private async viaHook(hook: ApiAuthHook, request: FastifyRequest, context: ExecutionContext): Promise<boolean> {
     if (!(await hook(request))) throw refused();
     // A host hook may accept many tokens (or none: then there is nothing to count per token).
-    const tokenKey = this.limiter ? presentedTokenKey(request.headers.authorization) : undefined;
-    if (tokenKey) await this.limiter!.consume(context, tokenKey);
+    const limiter = this.limiter;
+    const tokenKey = limiter ? presentedTokenKey(request.headers.authorization) : undefined;
+    if (limiter && tokenKey) await limiter.consume(context, tokenKey);
     return true;
   }
 }

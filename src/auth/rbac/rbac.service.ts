@@ -69,8 +69,8 @@ interface RecordState {
 }
 
 // Request methods arrive upper-case; a lookup spares the per-request string allocation.
-const LOWER_CASE_METHODS: Readonly<Record<string, string>> = Object.freeze(
-  Object.fromEntries(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].map((name) => [name, name.toLowerCase()])),
+const LOWER_CASE_METHODS: ReadonlyMap<string, string> = new Map(
+  ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].map((name) => [name, name.toLowerCase()]),
 );
 
 const ALLOW_CACHED: RbacDecision = { allowed: true, cached: true };
@@ -169,7 +169,7 @@ export class RbacService {
     if (!state.record || !state.compiled) {
       return deny('rbac_unavailable', `RBAC record unavailable: ${state.reason ?? 'unknown'}`);
     }
-    const method = LOWER_CASE_METHODS[request.method] ?? request.method.toLowerCase();
+    const method = LOWER_CASE_METHODS.get(request.method) ?? request.method.toLowerCase();
     const nowSeconds = Math.floor(now / 1000);
     const entryKey = permissionEntryKey(context.userId, requestHost(request.headers, this.trustProxy), requestPathOf(request.url), method);
     if (this.permissions.lookupLocal(entryKey, state.record.lastUpdate, nowSeconds, now)) {
