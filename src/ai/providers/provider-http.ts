@@ -186,31 +186,28 @@ export class ProviderHttp {
   }
 }
 
+type StatusErrorMapper = (status: number, headers: ResponseHeaders, parsed: unknown) => TollgateError;
+
 /**
- * One JSON call as an undici dispatch handler, with the same outcomes as a stream-based read: the timeout
- * covers headers and body, a caller abort hands back the caller's reason, a 2xx body over the limit is
- * refused, a non-2xx body is read up to {@link MAX_ERROR_BODY_BYTES} (cut beyond) and mapped by status,
- * and transport failures become ConnectionError/TimeoutError. Whichever comes first settles the call;
- * later callbacks are ignored.
+ * What a JSON call and a streamed call share as undici dispatch handlers: the caller's signal (an abort
+ * before sending settles the call unsent, one during it hands back the caller's reason), the timeout
+ * timer, the status and headers, error bodies mapped by status, and transport failures mapped to
+ * ConnectionError/TimeoutError. Once `closed`, later callbacks are ignored.
  */
-class JsonExchange implements Dispatcher.DispatchHandlers {
-  private settled = false;
+abstract class UpstreamExchange implements Dispatcher.DispatchHandlers {
+  /** Nothing more will be read: the call finished, failed or was given up. */
+  protected closed = false;
+  protected abortRequest?: (error?: Error) => void;
+  protected status = 0;
+  protected headers: ResponseHeaders = {};
   private timer?: NodeJS.Timeout;
-  private abortRequest?: (error?: Error) => void;
-  private status = 0;
-  private headers: ResponseHeaders = {};
-  private chunks: Buffer[] = [];
-  private size = 0;
   private readonly onCallerAbort = () => this.fail(callerAbortReason(this.callerSignal!));
 
   constructor(
-    private readonly provider: string,
+    protected readonly provider: string,
     private readonly timeoutMs: number,
     private readonly callerSignal: AbortSignal | undefined,
-    private readonly maxResponseBytes: number,
-    private readonly resolve: (response: JsonResponse) => void,
-    private readonly reject: (error: unknown) => void,
-    private readonly statusError: (status: number, headers: ResponseHeaders, parsed: unknown) => TollgateError,
+    private readonly statusError: StatusErrorMapper,
   ) {}
 
   /** False when the caller had already aborted: the call is settled and must not be sent. */
@@ -220,22 +217,87 @@ class JsonExchange implements Dispatcher.DispatchHandlers {
       return false;
     }
     this.callerSignal?.addEventListener('abort', this.onCallerAbort, { once: true });
+    this.arm();
+    return true;
+  }
+
+  onConnect(abort: (error?: Error) => void): void {
+    if (this.closed) abort();
+    else this.abortRequest = abort;
+  }
+
+  abstract onHeaders(status: number, rawHeaders: Buffer[], resume: () => void): boolean;
+
+  onError(error: Error): void {
+    if (this.closed) return;
+    // A transport failure while an error body was being read leaves the status to speak for the answer.
+    if (this.status !== 0 && !this.isSuccess()) this.failFromStatus();
+    else this.fail(error instanceof TollgateError ? error : mapNetworkError(error, this.provider));
+  }
+
+  /** Settles the call with `error` (or hands it to the consumer), once. */
+  protected abstract fail(error: unknown): void;
+
+  /** The body read so far, as text: a JSON call's whole body, a stream's error body (a 2xx stream goes to its consumer). */
+  protected abstract bodyText(): string;
+
+  protected isSuccess(): boolean {
+    return this.status >= 200 && this.status < 300;
+  }
+
+  /** (Re)starts the timeout: a JSON call arms it once, a stream for the headers and then each gap between chunks. */
+  protected arm(): void {
+    clearTimeout(this.timer);
     const { provider, timeoutMs } = this;
     this.timer = setTimeout(() => {
       this.fail(new TimeoutError(`${provider}: upstream did not answer within ${timeoutMs} ms`, { provider }));
     }, timeoutMs);
     this.timer.unref?.();
-    return true;
   }
 
-  onConnect(abort: (error?: Error) => void): void {
-    if (this.settled) abort();
-    else this.abortRequest = abort;
+  protected failFromStatus(): void {
+    let error: unknown;
+    try {
+      error = this.statusError(this.status, this.headers, tryParseJson(this.bodyText()));
+    } catch (mapperFailure) {
+      error = mapperFailure;
+    }
+    this.fail(error);
+  }
+
+  protected finish(): void {
+    this.closed = true;
+    clearTimeout(this.timer);
+    this.callerSignal?.removeEventListener('abort', this.onCallerAbort);
+  }
+}
+
+/**
+ * One JSON call as an undici dispatch handler, with the same outcomes as a stream-based read: the timeout
+ * covers headers and body, a caller abort hands back the caller's reason, a 2xx body over the limit is
+ * refused, a non-2xx body is read up to {@link MAX_ERROR_BODY_BYTES} (cut beyond) and mapped by status,
+ * and transport failures become ConnectionError/TimeoutError. Whichever comes first settles the call;
+ * later callbacks are ignored.
+ */
+class JsonExchange extends UpstreamExchange {
+  private chunks: Buffer[] = [];
+  private size = 0;
+
+  constructor(
+    provider: string,
+    timeoutMs: number,
+    callerSignal: AbortSignal | undefined,
+    private readonly maxResponseBytes: number,
+    private readonly resolve: (response: JsonResponse) => void,
+    private readonly reject: (error: unknown) => void,
+    statusError: StatusErrorMapper,
+  ) {
+    super(provider, timeoutMs, callerSignal, statusError);
   }
 
   onHeaders(status: number, rawHeaders: Buffer[]): boolean {
     // Informational answers (100 Continue) are not the response.
-    if (status < 200 || this.settled) return true;
+    if (status < 200 || this.closed) return true;
     this.status = status;
     this.headers = util.parseHeaders(rawHeaders) as ResponseHeaders;
     this.chunks = [];
@@ -244,7 +306,7 @@ class JsonExchange implements Dispatcher.DispatchHandlers {
   }
 
   onData(chunk: Buffer): boolean {
-    if (this.settled) return false;
+    if (this.closed) return false;
     this.size += chunk.length;
     if (!this.isSuccess()) {
       if (this.size > MAX_ERROR_BODY_BYTES) {
@@ -262,14 +324,14 @@ class JsonExchange implements Dispatcher.DispatchHandlers {
   }
 
   onComplete(): void {
-    if (this.settled) return;
+    if (this.closed) return;
     if (!this.isSuccess()) {
       this.failFromStatus();
       return;
     }
     let body: unknown;
     try {
-      body = parseJson(this.text(), this.provider);
+      body = parseJson(this.bodyText(), this.provider);
     } catch (error) {
       this.fail(error);
       return;
@@ -278,42 +340,15 @@ class JsonExchange implements Dispatcher.DispatchHandlers {
     this.resolve({ status: this.status, headers: this.headers, body });
   }
 
-  onError(error: Error): void {
-    if (this.settled) return;
-    // A transport failure while an error body was being read leaves the status to speak for the answer.
-    if (this.status !== 0 && !this.isSuccess()) this.failFromStatus();
-    else this.fail(error instanceof TollgateError ? error : mapNetworkError(error, this.provider));
-  }
-
-  private isSuccess(): boolean {
-    return this.status >= 200 && this.status < 300;
-  }
-
-  private text(): string {
+  protected bodyText(): string {
     return (this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks)).toString('utf8');
   }
 
-  private failFromStatus(): void {
-    let error: unknown;
-    try {
-      error = this.statusError(this.status, this.headers, tryParseJson(this.text()));
-    } catch (mapperFailure) {
-      error = mapperFailure;
-    }
-    this.fail(error);
-  }
-
-  private fail(error: unknown): void {
-    if (this.settled) return;
+  protected fail(error: unknown): void {
+    if (this.closed) return;
     this.finish();
     this.abortRequest?.();
     this.reject(error);
-  }
-
-  private finish(): void {
-    this.settled = true;
-    clearTimeout(this.timer);
-    this.callerSignal?.removeEventListener('abort', this.onCallerAbort);
   }
 }
 
@@ -333,48 +368,27 @@ const STREAM_HIGH_WATER_CHUNKS = 16;
  * body; a transport failure becomes ConnectionError/TimeoutError at the consumer's next pull; a consumer
  * that stops early ends the upstream request, one that reads to the end leaves the connection to be reused.
  */
-class StreamExchange implements Dispatcher.DispatchHandlers, AsyncIterableIterator<Buffer> {
+class StreamExchange extends UpstreamExchange implements AsyncIterableIterator<Buffer> {
   /** The promise is settled (stream handed over, or the call failed before that). */
   private settled = false;
-  /** Nothing more will be read: upstream done or failed, consumer gone, or the call failed. */
-  private closed = false;
   private complete = false;
   private failure: unknown;
-  private timer?: NodeJS.Timeout;
-  private abortRequest?: (error?: Error) => void;
   private resumeUpstream?: () => void;
   private paused = false;
-  private status = 0;
-  private headers: ResponseHeaders = {};
   private readonly queue: Buffer[] = [];
   private errorBody: Buffer[] = [];
   private errorBodySize = 0;
   private waiter?: { resolve: (result: IteratorResult<Buffer>) => void; reject: (error: unknown) => void };
-  private readonly onCallerAbort = () => this.fail(callerAbortReason(this.callerSignal!));
 
   constructor(
-    private readonly provider: string,
-    private readonly timeoutMs: number,
-    private readonly callerSignal: AbortSignal | undefined,
+    provider: string,
+    timeoutMs: number,
+    callerSignal: AbortSignal | undefined,
     private readonly resolve: (response: StreamResponse) => void,
     private readonly reject: (error: unknown) => void,
-    private readonly statusError: (status: number, headers: ResponseHeaders, parsed: unknown) => TollgateError,
-  ) {}
-
-  /** False when the caller had already aborted: the call is settled and must not be sent. */
-  start(): boolean {
-    if (this.callerSignal?.aborted) {
-      this.fail(callerAbortReason(this.callerSignal));
-      return false;
-    }
-    this.callerSignal?.addEventListener('abort', this.onCallerAbort, { once: true });
-    this.arm();
-    return true;
-  }
-
-  onConnect(abort: (error?: Error) => void): void {
-    if (this.closed) abort();
-    else this.abortRequest = abort;
+    statusError: StatusErrorMapper,
+  ) {
+    super(provider, timeoutMs, callerSignal, statusError);
   }
 
   onHeaders(status: number, rawHeaders: Buffer[], resume: () => void): boolean {
@@ -426,13 +440,6 @@ class StreamExchange implements Dispatcher.DispatchHandlers, AsyncIterableIterat
     this.wake();
   }
 
-  onError(error: Error): void {
-    if (this.closed) return;
-    // A transport failure while an error body was being read leaves the status to speak for the answer.
-    if (this.status !== 0 && !this.isSuccess()) this.failFromStatus();
-    else this.fail(error instanceof TollgateError ? error : mapNetworkError(error, this.provider));
-  }
-
   [Symbol.asyncIterator](): this {
     return this;
   }
@@ -469,33 +476,12 @@ class StreamExchange implements Dispatcher.DispatchHandlers, AsyncIterableIterat
     return Promise.resolve({ value: undefined, done: true });
   }
 
-  private isSuccess(): boolean {
-    return this.status >= 200 && this.status < 300;
-  }
-
-  /** (Re)starts the idle timer: for the headers first, then for each gap between chunks. */
-  private arm(): void {
-    clearTimeout(this.timer);
-    const { provider, timeoutMs } = this;
-    this.timer = setTimeout(() => {
-      this.fail(new TimeoutError(`${provider}: upstream did not answer within ${timeoutMs} ms`, { provider }));
-    }, timeoutMs);
-    this.timer.unref?.();
-  }
-
-  private failFromStatus(): void {
-    let error: unknown;
-    try {
-      const raw = (this.errorBody.length === 1 ? this.errorBody[0] : Buffer.concat(this.errorBody)).toString('utf8');
-      error = this.statusError(this.status, this.headers, tryParseJson(raw));
-    } catch (mapperFailure) {
-      error = mapperFailure;
-    }
-    this.fail(error);
+  protected bodyText(): string {
+    return (this.errorBody.length === 1 ? this.errorBody[0] : Buffer.concat(this.errorBody)).toString('utf8');
   }
 
   /** Before the stream was handed over the promise rejects; after, the consumer's next pull throws. */
-  private fail(error: unknown): void {
+  protected fail(error: unknown): void {
     if (this.closed) return;
     this.finish();
     this.abortRequest?.();
@@ -516,11 +502,6 @@ class StreamExchange implements Dispatcher.DispatchHandlers, AsyncIterableIterat
     this.next().then(waiter.resolve, waiter.reject);
   }
 
-  private finish(): void {
-    this.closed = true;
-    clearTimeout(this.timer);
-    this.callerSignal?.removeEventListener('abort', this.onCallerAbort);
-  }
 }
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
