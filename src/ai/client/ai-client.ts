@@ -155,15 +155,7 @@ export class AiClient {
   /** One generation with retries, fallback and events; `messagesFor` builds each candidate's messages. */
   private async generateWith(options: GenerateOptions, messagesFor: (candidate: AiProvider) => ChatMessage[]): Promise<GenerateResponse> {
     const { result, provider } = await this.withFallback('generate', 'generate', options, (candidate, primary) =>
-      candidate.generate({
-        messages: messagesFor(candidate),
-        model: primary ? options.model : undefined,
-        maxTokens: options.maxTokens,
-        temperature: options.temperature,
-        topP: options.topP,
-        stop: options.stop,
-        signal: options.signal,
-      }),
+      candidate.generate(generateRequest(options, messagesFor(candidate), primary)),
     );
     return {
       response: result.text,
@@ -286,15 +278,7 @@ export class AiClient {
     messagesFor: (candidate: AiProvider) => ChatMessage[],
   ): AsyncGenerator<GenerateStreamEvent> {
     const { result, provider } = await this.withFallback('streaming', 'generate', options, (candidate, primary) =>
-      openStream(candidate, {
-        messages: messagesFor(candidate),
-        model: primary ? options.model : undefined,
-        maxTokens: options.maxTokens,
-        temperature: options.temperature,
-        topP: options.topP,
-        stop: options.stop,
-        signal: options.signal,
-      }),
+      openStream(candidate, generateRequest(options, messagesFor(candidate), primary)),
     );
     const { rest } = result;
     try {
@@ -404,4 +388,17 @@ async function openStream(provider: AiProvider, request: GenerateRequest): Promi
   const first = await rest.next();
   if (first.done) throw new InvalidResponseError(`${provider.name}: upstream stream ended without any chunk`, { provider: provider.name });
   return { first: first.value, rest };
+}
+
+/** One candidate's request: the primary gets the caller's model, a fallback uses its own default. */
+function generateRequest(options: GenerateOptions, messages: ChatMessage[], primary: boolean): GenerateRequest {
+  return {
+    messages,
+    model: primary ? options.model : undefined,
+    maxTokens: options.maxTokens,
+    temperature: options.temperature,
+    topP: options.topP,
+    stop: options.stop,
+    signal: options.signal,
+  };
 }
