@@ -10,7 +10,7 @@ import { Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { GenerateStreamEvent } from '../client/ai-client';
 import { errorEnvelope, toApiError } from './api-error';
-import { snakeCaseKeys } from './api-response';
+import { drainedOrClosed, snakeCaseKeys } from './api-response';
 
 /** An event sent once the generation has started, before its first delta (search results, for one). */
 export interface LeadingEvent {
@@ -79,15 +79,7 @@ function frame(event: string, data: object): string {
 async function send(body: PassThrough, event: string, data: object): Promise<boolean> {
   if (body.destroyed) return false;
   if (!body.write(frame(event, data))) {
-    await new Promise<void>((resolve) => {
-      const resume = () => {
-        body.off('drain', resume);
-        body.off('close', resume);
-        resolve();
-      };
-      body.on('drain', resume);
-      body.on('close', resume);
-    });
+    await drainedOrClosed(body);
   }
   return !body.destroyed;
 }

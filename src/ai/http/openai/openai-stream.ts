@@ -9,6 +9,7 @@ import { Logger } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { GenerateStreamEvent } from '../../client/ai-client';
+import { drainedOrClosed } from '../api-response';
 import { toOpenAiError } from './openai-errors';
 import { chunkBody, type ChunkHeader, completionId, openAiFinishReason, openAiUsage, qualifiedModel, unixSeconds, usageChunkBody } from './openai-responses';
 
@@ -82,15 +83,7 @@ async function send(raw: ServerResponse, chunk: object): Promise<boolean> {
     process.nextTick(uncork, raw);
   }
   if (!raw.write(`data: ${JSON.stringify(chunk)}\n\n`)) {
-    await new Promise<void>((resolve) => {
-      const resume = () => {
-        raw.off('drain', resume);
-        raw.off('close', resume);
-        resolve();
-      };
-      raw.on('drain', resume);
-      raw.on('close', resume);
-    });
+    await drainedOrClosed(raw);
   }
   return !raw.destroyed;
 }
