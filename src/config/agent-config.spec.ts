@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_AGENT_LIMITS } from '../ai/agent/agent-limits';
 import { DEFAULT_MCP_SETTINGS } from '../ai/mcp/mcp-settings';
-import { ConfigError } from './config.error';
+import { problemsOf } from '../../test/support/config-problems';
 import { loadConfig } from './config.loader';
 
 describe('agent and mcp configuration', () => {
@@ -17,16 +17,6 @@ describe('agent and mcp configuration', () => {
     writeFileSync(join(dir, 'tollgate.yaml'), yaml);
     return loadConfig({ cwd: dir, configPath: 'tollgate.yaml', env });
   };
-
-  function problemsOf(run: () => unknown): string[] {
-    try {
-      run();
-    } catch (error) {
-      if (error instanceof ConfigError) return error.problems;
-      throw error;
-    }
-    throw new Error('expected a ConfigError');
-  }
 
   it('defaults: DECISIONS.md B3 agent bounds, no audit log, MCP off on /mcp with token auth and memory sessions', () => {
     const config = load('version: 1\n');

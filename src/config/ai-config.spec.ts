@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import schema from '../../config/tollgate.schema.json';
 import { DEFAULT_EXCLUDED_CONTEXT_FIELDS } from '../ai/prompts/context-rendering';
 import { DEFAULT_AI_SETTINGS } from './ai-config.mapper';
-import { ConfigError } from './config.error';
+import { problemsOf } from '../../test/support/config-problems';
 import { loadConfig } from './config.loader';
 
 describe('AI configuration (ai, providers, prompts, api)', () => {
@@ -20,16 +20,6 @@ describe('AI configuration (ai, providers, prompts, api)', () => {
     mkdirSync(join(path, '..'), { recursive: true });
     writeFileSync(path, text);
     return name;
-  }
-
-  function problemsOf(run: () => unknown): string[] {
-    try {
-      run();
-    } catch (error) {
-      if (error instanceof ConfigError) return error.problems;
-      throw error;
-    }
-    throw new Error('expected a ConfigError');
   }
 
   it('defaults: ollama on its default address, 30 s timeout, 3 retries, 1 s delay, fallback on, token auth', () => {

@@ -1,7 +1,7 @@
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError } from './config.error';
+import { problemsOf } from '../../test/support/config-problems';
 import { loadConfig } from './config.loader';
 
 describe('loadConfig', () => {
@@ -17,16 +17,6 @@ describe('loadConfig', () => {
     mkdirSync(join(path, '..'), { recursive: true });
     writeFileSync(path, text);
     return path;
-  }
-
-  function problemsOf(run: () => unknown): string[] {
-    try {
-      run();
-    } catch (error) {
-      if (error instanceof ConfigError) return error.problems;
-      throw error;
-    }
-    throw new Error('expected a ConfigError');
   }
 
   it('serves built-in defaults when there is no file and no environment', () => {

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LIMITS_OFF } from '../limits/limits-settings';
-import { ConfigError } from './config.error';
+import { problemsOf } from '../../test/support/config-problems';
 import { loadConfig } from './config.loader';
 
 describe('limits configuration', () => {
@@ -17,16 +17,6 @@ describe('limits configuration', () => {
     writeFileSync(join(dir, 'tollgate.yaml'), yaml);
     return loadConfig({ cwd: dir, configPath: 'tollgate.yaml', env });
   };
-
-  function problemsOf(run: () => unknown): string[] {
-    try {
-      run();
-    } catch (error) {
-      if (error instanceof ConfigError) return error.problems;
-      throw error;
-    }
-    throw new Error('expected a ConfigError');
-  }
 
   it('is off without a limits: section', () => {
     expect(load('version: 1\n').limits).toEqual(LIMITS_OFF);

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError } from './config.error';
+import { problemsOf } from '../../test/support/config-problems';
 import { loadConfig } from './config.loader';
 
 describe('search, documents and vector configuration', () => {
@@ -16,16 +16,6 @@ describe('search, documents and vector configuration', () => {
     if (yaml === undefined) return loadConfig({ cwd: dir, env });
     writeFileSync(join(dir, 'tollgate.yaml'), yaml);
     return loadConfig({ cwd: dir, env, configPath: 'tollgate.yaml' });
-  }
-
-  function problemsOf(run: () => unknown): string[] {
-    try {
-      run();
-    } catch (error) {
-      if (error instanceof ConfigError) return error.problems;
-      throw error;
-    }
-    throw new Error('expected a ConfigError');
   }
 
   it('defaults: no tools, limit 5 of at most 20, 2000-character queries, 100 documents / 1 MiB, pglite vectors', () => {
