@@ -3,20 +3,28 @@
 // against the same calls sent to the emulator directly, in one run. Prints req/s (autocannon, concurrent),
 // p50/p99 latency (sequential, one keep-alive connection, sub-millisecond), the added latency and, on Linux,
 // each process's CPU time per request (steadier than req/s on a shared machine).
-// Direct and gateway measurements alternate in ROUNDS rounds and the medians are reported, so load from
-// other processes shifts both sides alike; the ratios are per round, against the direct figure of that round.
+// The same direct calls also go through a bare Node proxy (bench/compare/bare-proxy.js: no routing, auth,
+// validation, mapping or observation), whose share of direct req/s is the ceiling of one proxy hop here.
+// Direct, bare-proxy and gateway measurements rotate in ROUNDS rounds and the medians are reported, so load
+// from other processes shifts every side alike; the ratios are per round, against the direct figure of that round.
 // Targets (issue 3): added p50 <= 1 ms, gateway throughput >= 0.5x direct.
 // Usage: npm run build && node bench/gateway/run.js
 //   (env: DURATION=5 CONNECTIONS=10 SAMPLES=2000 WARMUP=2 ROUNDS=3)
 const autocannon = require('autocannon');
+const path = require('node:path');
 const { Pool } = require('undici');
-const { cpuMicros, scenarios, startServers, stop } = require('./harness');
+const { cpuMicros, scenarios, start, startServers, stop } = require('./harness');
 
 const DURATION = Number(process.env.DURATION || 5);
 const CONNECTIONS = Number(process.env.CONNECTIONS || 10);
 const SAMPLES = Number(process.env.SAMPLES || 2000);
 const WARMUP = Number(process.env.WARMUP || 2);
 const ROUNDS = Number(process.env.ROUNDS || 3);
+const BARE_PROXY = path.join(__dirname, '..', 'compare', 'bare-proxy.js');
+const ROUTES = ['direct', 'bare-proxy', 'gateway'];
+
+/** Each scenario with a third route: the direct call sent through the bare proxy, which keeps the path. */
+const withBareProxy = (list, bareProxyUrl) => list.map((scenario) => ({ ...scenario, 'bare-proxy': { ...scenario.direct, origin: bareProxyUrl } }));
 
 /** One keep-alive connection, requests one after another: latency without queueing. */
 async function sequentialLatency(origin, request) {
@@ -60,12 +68,17 @@ const median = (values) => {
 
 async function main() {
   const { emulator, gateway } = await startServers();
+  const bareProxy = await start([BARE_PROXY, emulator.match], {}, /ready (\S+)/).catch(async (error) => {
+    await Promise.all([stop(gateway.child), stop(emulator.child)]);
+    throw error;
+  });
   try {
-    const watched = { emulator: emulator.child.pid, gateway: gateway.child.pid };
+    const watched = { emulator: emulator.child.pid, gateway: gateway.child.pid, 'bare-proxy': bareProxy.child.pid };
+    const measured = withBareProxy(scenarios(emulator.match, gateway.match), bareProxy.match);
 
     // Warm-up: JIT, connection pools and lazy module state, so the first scenario measured is not penalised.
-    for (const scenario of scenarios(emulator.match, gateway.match)) {
-      for (const route of ['direct', 'gateway']) await throughput(scenario[route].origin, scenario[route], WARMUP);
+    for (const scenario of measured) {
+      for (const route of ROUTES) await throughput(scenario[route].origin, scenario[route], WARMUP);
     }
     process.stdout.write(
       `bench/gateway: ${CONNECTIONS} connections x ${DURATION} s for req/s; ${SAMPLES} sequential requests for p50/p99 (ms); ` +
@@ -73,9 +86,9 @@ async function main() {
     );
     const samples = {};
     for (let round = 0; round < ROUNDS; round++) {
-      // Alternating which side goes first keeps a slow drift of the machine from favouring one of them.
-      const order = round % 2 === 0 ? ['direct', 'gateway'] : ['gateway', 'direct'];
-      for (const scenario of scenarios(emulator.match, gateway.match)) {
+      // The order rotates every round, so a slow drift of the machine favours no route.
+      const order = ROUTES.map((_, i) => ROUTES[(i + round) % ROUTES.length]);
+      for (const scenario of measured) {
         for (const route of order) {
           const request = scenario[route];
           const latency = await sequentialLatency(request.origin, request);
@@ -86,36 +99,31 @@ async function main() {
       }
     }
 
-    process.stdout.write('operation    route        req/s       p50       p99   gateway CPU us/req   emulator CPU us/req\n');
+    process.stdout.write('operation    route          req/s       p50       p99   proxy CPU us/req   emulator CPU us/req\n');
     const verdicts = [];
-    for (const scenario of scenarios(emulator.match, gateway.match)) {
-      const rows = {};
-      for (const route of ['direct', 'gateway']) {
+    for (const scenario of measured) {
+      for (const route of ROUTES) {
         const runs = samples[`${scenario.name}/${route}`];
-        rows[route] = {
-          rps: median(runs.map((r) => r.rps)),
-          p50: median(runs.map((r) => r.p50)),
-          p99: median(runs.map((r) => r.p99)),
-          gatewayCpu: route === 'gateway' ? median(runs.map((r) => r.cpu.gateway)) : undefined,
-          emulatorCpu: median(runs.map((r) => r.cpu.emulator)),
-        };
-        const row = rows[route];
+        const proxyCpu = route === 'direct' ? undefined : median(runs.map((r) => r.cpu[route]));
         process.stdout.write(
-          `${scenario.name.padEnd(12)} ${route.padEnd(8)} ${fmt(row.rps, 0)} ${fmt(row.p50)} ${fmt(row.p99)} ${fmt(row.gatewayCpu, 0).padStart(20)} ${fmt(row.emulatorCpu, 0).padStart(21)}\n`,
+          `${scenario.name.padEnd(12)} ${route.padEnd(10)} ${fmt(median(runs.map((r) => r.rps)), 0)} ${fmt(median(runs.map((r) => r.p50)))} ` +
+            `${fmt(median(runs.map((r) => r.p99)))} ${fmt(proxyCpu, 0).padStart(18)} ${fmt(median(runs.map((r) => r.cpu.emulator)), 0).padStart(21)}\n`,
         );
       }
       const direct = samples[`${scenario.name}/direct`];
-      const ratios = samples[`${scenario.name}/gateway`].map((run, i) => run.rps / direct[i].rps);
-      const added = median(samples[`${scenario.name}/gateway`].map((run, i) => run.p50 - direct[i].p50));
+      const share = (route) => samples[`${scenario.name}/${route}`].map((run, i) => run.rps / direct[i].rps);
+      const added = (route) => median(samples[`${scenario.name}/${route}`].map((run, i) => run.p50 - direct[i].p50));
+      const ratios = share('gateway');
       const ratio = median(ratios);
       verdicts.push(
-        `${scenario.name}: added p50 ${added.toFixed(3)} ms (target <= 1 ms: ${added <= 1 ? 'met' : 'MISSED'}), ` +
-          `throughput ${ratio.toFixed(2)}x direct (rounds: ${ratios.map((r) => r.toFixed(2)).join(' ')}; target >= 0.5x: ${ratio >= 0.5 ? 'met' : 'MISSED'})`,
+        `${scenario.name}: added p50 ${added('gateway').toFixed(3)} ms (target <= 1 ms: ${added('gateway') <= 1 ? 'met' : 'MISSED'}; bare proxy ${added('bare-proxy').toFixed(3)} ms), ` +
+          `throughput ${ratio.toFixed(2)}x direct (rounds: ${ratios.map((r) => r.toFixed(2)).join(' ')}; target >= 0.5x: ${ratio >= 0.5 ? 'met' : 'MISSED'}; ` +
+          `bare proxy ${median(share('bare-proxy')).toFixed(2)}x)`,
       );
     }
     process.stdout.write(`\n${verdicts.join('\n')}\n`);
   } finally {
-    await Promise.all([stop(gateway.child), stop(emulator.child)]);
+    await Promise.all([stop(gateway.child), stop(emulator.child), stop(bareProxy.child)]);
   }
 }
 
