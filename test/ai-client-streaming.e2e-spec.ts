@@ -11,6 +11,7 @@ import { ConnectionError, InvalidRequestError, ProviderError } from '../src/ai/e
 import type { ProviderSettings } from '../src/ai/providers/ai-provider.interface';
 import { DEFAULT_PROMPT_TEMPLATES } from '../src/ai/prompts/prompt-templates';
 import { OpenAiEmulator } from './emulators/openai-emulator';
+import { collect } from './support/provider-specs';
 
 const KEY = 'sk-stream-test-key';
 
@@ -68,12 +69,6 @@ function harness(overrides: Partial<AiClientOptions> = {}) {
   );
   clients.push(client);
   return { client, events, sleeps };
-}
-
-async function collect(stream: AsyncIterable<GenerateStreamEvent>): Promise<GenerateStreamEvent[]> {
-  const events: GenerateStreamEvent[] = [];
-  for await (const event of stream) events.push(event);
-  return events;
 }
 
 const chatCalls = (emulator: OpenAiEmulator) => emulator.server.requests.filter((r) => r.path.endsWith('/chat/completions'));

@@ -4,7 +4,7 @@ import {
   AnthropicProvider,
 } from '../../src/ai/providers/anthropic.provider';
 import { createProvider } from '../../src/ai/providers/provider-factory';
-import type { GenerateStreamChunk, ProviderSettings } from '../../src/ai/providers/ai-provider.interface';
+import type { ProviderSettings } from '../../src/ai/providers/ai-provider.interface';
 import {
   AuthenticationError,
   CapabilityNotSupportedError,
@@ -24,42 +24,26 @@ import {
   anthropicError,
   startAnthropicEmulator,
 } from '../emulators/anthropic-emulator';
+import { collect, expectSanitized, trackedProviders } from '../support/provider-specs';
 
 describe('AnthropicProvider against the Anthropic emulator', () => {
   let emulator: AnthropicEmulator;
-  const providers: AnthropicProvider[] = [];
+  const providers = trackedProviders<AnthropicProvider>();
 
-  const create = (overrides: Partial<ProviderSettings> = {}): AnthropicProvider => {
-    const provider = new AnthropicProvider({
-      name: 'anthropic',
-      kind: 'anthropic',
-      url: emulator.url,
-      apiKey: ANTHROPIC_EMULATOR_KEY,
-      timeoutMs: 2000,
-      ...overrides,
-    });
-    providers.push(provider);
-    return provider;
-  };
-
-  /** Runs `call`, expects it to fail with `type`, and proves the message carries neither body nor key. */
-  const expectSanitized = async <T extends TollgateError>(
-    call: Promise<unknown>,
-    type: abstract new (...args: never[]) => T,
-  ): Promise<T> => {
-    const error = await call.then(
-      () => {
-        throw new Error('expected a failure');
-      },
-      (e: unknown) => e,
+  const create = (overrides: Partial<ProviderSettings> = {}): AnthropicProvider =>
+    providers.track(
+      new AnthropicProvider({
+        name: 'anthropic',
+        kind: 'anthropic',
+        url: emulator.url,
+        apiKey: ANTHROPIC_EMULATOR_KEY,
+        timeoutMs: 2000,
+        ...overrides,
+      }),
     );
-    expect(error).toBeInstanceOf(type);
-    const message = (error as Error).message;
-    expect(message).not.toContain(ANTHROPIC_BODY_MARKER);
-    expect(message).not.toContain(ANTHROPIC_EMULATOR_KEY);
-    expect(message).not.toContain('127.0.0.1');
-    return error as T;
-  };
+
+  /** What no error message may carry: the emulator's body and the key. */
+  const secrets = [ANTHROPIC_BODY_MARKER, ANTHROPIC_EMULATOR_KEY];
 
   const ask = { messages: [{ role: 'user' as const, content: 'Hi' }] };
 
@@ -69,7 +53,7 @@ describe('AnthropicProvider against the Anthropic emulator', () => {
   afterEach(async () => {
     emulator.server.reset();
     emulator.options.streamError = undefined;
-    await Promise.all(providers.splice(0).map((p) => p.close()));
+    await providers.closeAll();
   });
   afterAll(() => emulator.close());
 
@@ -142,13 +126,16 @@ describe('AnthropicProvider against the Anthropic emulator', () => {
     });
 
     it('refuses a request with only system messages without calling upstream', async () => {
-      await expectSanitized(create().generate({ messages: [{ role: 'system', content: 'x' }] }), InvalidRequestError);
+      await expectSanitized(
+        create().generate({ messages: [{ role: 'system', content: 'x' }] }),
+        InvalidRequestError,
+        secrets,
+      );
       expect(emulator.server.requests).toHaveLength(0);
     });
 
     it('streams text deltas and one final chunk', async () => {
-      const chunks: GenerateStreamChunk[] = [];
-      for await (const chunk of create().generateStream({ ...ask, maxTokens: 10 })) chunks.push(chunk);
+      const chunks = await collect(create().generateStream({ ...ask, maxTokens: 10 }));
 
       expect(
         chunks
@@ -167,25 +154,19 @@ describe('AnthropicProvider against the Anthropic emulator', () => {
     });
 
     it('refuses a stream that ends before message_stop, or a malformed event', async () => {
-      const consume = async () => {
-        for await (const chunk of create().generateStream(ask)) void chunk;
-      };
       emulator.server.inject({ kind: 'status', status: 200, body: 'event: ping\ndata: {"type":"ping"}\n\n' });
-      await expectSanitized(consume(), InvalidResponseError);
+      await expectSanitized(collect(create().generateStream(ask)), InvalidResponseError, secrets);
       emulator.server.inject({
         kind: 'status',
         status: 200,
         body: `event: message_start\ndata: {${ANTHROPIC_BODY_MARKER}\n\n`,
       });
-      await expectSanitized(consume(), InvalidResponseError);
+      await expectSanitized(collect(create().generateStream(ask)), InvalidResponseError, secrets);
     });
 
     it('turns a mid-stream overloaded error event into a ProviderError', async () => {
       emulator.options.streamError = 'overloaded_error';
-      const consume = async () => {
-        for await (const chunk of create().generateStream(ask)) void chunk;
-      };
-      const error = await expectSanitized(consume(), ProviderError);
+      const error = await expectSanitized(collect(create().generateStream(ask)), ProviderError, secrets);
       expect(error.status).toBe(529);
     });
   });
@@ -194,7 +175,7 @@ describe('AnthropicProvider against the Anthropic emulator', () => {
     it('reports no embedding capability and refuses embed without an upstream call', async () => {
       const provider = create();
       expect(provider.capabilities).toMatchObject({ generate: true, embeddings: false, batchEmbeddings: false });
-      await expectSanitized(provider.embed(), CapabilityNotSupportedError);
+      await expectSanitized(provider.embed(), CapabilityNotSupportedError, secrets);
       expect(emulator.server.requests).toHaveLength(0);
     });
   });
@@ -223,7 +204,7 @@ describe('AnthropicProvider against the Anthropic emulator', () => {
 
     it('rejects a list without data as an invalid response', async () => {
       emulator.server.inject({ kind: 'status', status: 200, body: { models: [] } });
-      await expectSanitized(create().listModels(), InvalidResponseError);
+      await expectSanitized(create().listModels(), InvalidResponseError, secrets);
     });
   });
 
@@ -264,27 +245,32 @@ describe('AnthropicProvider against the Anthropic emulator', () => {
 
   describe('errors', () => {
     it('maps a wrong key (401 authentication_error) to AuthenticationError', async () => {
-      const error = await expectSanitized(create({ apiKey: 'sk-ant-wrong-key' }).generate(ask), AuthenticationError);
+      const error = await expectSanitized(
+        create({ apiKey: 'sk-ant-wrong-key' }).generate(ask),
+        AuthenticationError,
+        secrets,
+      );
       expect(error.message).not.toContain('sk-ant-wrong-key');
       expect(error.message).toContain('authentication_error');
     });
 
     it('maps 403 permission_error to AuthenticationError', async () => {
       emulator.server.failNext(403, { body: anthropicError('permission_error', 'not allowed') });
-      await expectSanitized(create().generate(ask), AuthenticationError);
+      await expectSanitized(create().generate(ask), AuthenticationError, secrets);
     });
 
     it('maps 404 not_found_error for the model to ModelNotAvailableError', async () => {
       const error = await expectSanitized(
         create().generate({ ...ask, model: 'claude-missing' }),
         ModelNotAvailableError,
+        secrets,
       );
       expect(error.message).toContain("'claude-missing'");
     });
 
     it('maps 429 rate_limit_error with retry-after to RateLimitError', async () => {
       emulator.server.rateLimitNext('7', { body: anthropicError('rate_limit_error', 'slow down') });
-      const error = await expectSanitized(create().generate(ask), RateLimitError);
+      const error = await expectSanitized(create().generate(ask), RateLimitError, secrets);
       expect(error.retryAfterMs).toBe(7000);
     });
 
@@ -293,33 +279,33 @@ describe('AnthropicProvider against the Anthropic emulator', () => {
       [529, 'overloaded_error'],
     ])('maps %i %s to ProviderError with the status', async (status, type) => {
       emulator.server.failNext(status, { body: anthropicError(type, 'upstream trouble') });
-      const error = await expectSanitized(create().generate(ask), ProviderError);
+      const error = await expectSanitized(create().generate(ask), ProviderError, secrets);
       expect(error.status).toBe(status);
       expect(error.message).toContain(type);
     });
 
     it('maps a 400 invalid_request_error to a non-retryable ProviderError', async () => {
       emulator.server.failNext(400, { body: anthropicError('invalid_request_error', 'prompt is too long') });
-      const error = await expectSanitized(create().generate(ask), ProviderError);
+      const error = await expectSanitized(create().generate(ask), ProviderError, secrets);
       expect(error.status).toBe(400);
     });
 
     it('ignores an error type that is not a plain token', async () => {
       emulator.server.failNext(500, { body: { type: 'error', error: { type: `<${ANTHROPIC_BODY_MARKER}>` } } });
-      const error = await expectSanitized(create().generate(ask), ProviderError);
+      const error = await expectSanitized(create().generate(ask), ProviderError, secrets);
       expect(error.message).toBe('anthropic: upstream returned 500');
     });
 
     it('maps malformed JSON to InvalidResponseError', async () => {
       emulator.server.malformedNext();
-      await expectSanitized(create().generate(ask), InvalidResponseError);
+      await expectSanitized(create().generate(ask), InvalidResponseError, secrets);
     });
 
     it('maps a 200 without content blocks, or a text block without text, to InvalidResponseError', async () => {
       emulator.server.inject({ kind: 'status', status: 200, body: { type: 'message', content: 'nope' } });
-      await expectSanitized(create().generate(ask), InvalidResponseError);
+      await expectSanitized(create().generate(ask), InvalidResponseError, secrets);
       emulator.server.inject({ kind: 'status', status: 200, body: { type: 'message', content: [{ type: 'text' }] } });
-      await expectSanitized(create().generate(ask), InvalidResponseError);
+      await expectSanitized(create().generate(ask), InvalidResponseError, secrets);
     });
 
     it('keeps only text blocks of a mixed answer', async () => {
@@ -346,12 +332,12 @@ describe('AnthropicProvider against the Anthropic emulator', () => {
 
     it('maps a connection reset to ConnectionError', async () => {
       emulator.server.resetNext();
-      await expectSanitized(create().generate(ask), ConnectionError);
+      await expectSanitized(create().generate(ask), ConnectionError, secrets);
     });
 
     it('maps a slow upstream to TimeoutError and aborts the upstream request', async () => {
       emulator.server.delayNext(Infinity);
-      await expectSanitized(create({ timeoutMs: 150 }).generate(ask), TimeoutError);
+      await expectSanitized(create({ timeoutMs: 150 }).generate(ask), TimeoutError, secrets);
       await emulator.server.waitForAbort();
       expect(emulator.server.lastRequest?.aborted).toBe(true);
     });

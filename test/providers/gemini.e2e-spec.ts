@@ -1,6 +1,6 @@
 import { GeminiProvider } from '../../src/ai/providers/gemini.provider';
 import { createProvider } from '../../src/ai/providers/provider-factory';
-import type { GenerateStreamChunk, ProviderSettings } from '../../src/ai/providers/ai-provider.interface';
+import type { ProviderSettings } from '../../src/ai/providers/ai-provider.interface';
 import {
   AuthenticationError,
   ConnectionError,
@@ -20,49 +20,28 @@ import {
   startGeminiEmulator,
   vectorFor,
 } from '../emulators/gemini-emulator';
+import { collect, expectSanitized, trackedProviders } from '../support/provider-specs';
 
 describe('GeminiProvider against the Gemini emulator', () => {
   let emulator: GeminiEmulator;
-  const providers: GeminiProvider[] = [];
+  const providers = trackedProviders<GeminiProvider>();
 
-  const create = (overrides: Partial<ProviderSettings> = {}): GeminiProvider => {
-    const provider = new GeminiProvider({
-      name: 'gemini',
-      kind: 'gemini',
-      url: emulator.url,
-      apiKey: GEMINI_EMULATOR_KEY,
-      timeoutMs: 2000,
-      ...overrides,
-    });
-    providers.push(provider);
-    return provider;
-  };
-
-  const expectSanitized = async <T extends TollgateError>(
-    call: Promise<unknown>,
-    type: abstract new (...args: never[]) => T,
-  ): Promise<T> => {
-    const error = await call.then(
-      () => {
-        throw new Error('expected a failure');
-      },
-      (e: unknown) => e,
+  const create = (overrides: Partial<ProviderSettings> = {}): GeminiProvider =>
+    providers.track(
+      new GeminiProvider({
+        name: 'gemini',
+        kind: 'gemini',
+        url: emulator.url,
+        apiKey: GEMINI_EMULATOR_KEY,
+        timeoutMs: 2000,
+        ...overrides,
+      }),
     );
-    expect(error).toBeInstanceOf(type);
-    const message = (error as Error).message;
-    expect(message).not.toContain(GEMINI_BODY_MARKER);
-    expect(message).not.toContain(GEMINI_EMULATOR_KEY);
-    expect(message).not.toContain('127.0.0.1');
-    return error as T;
-  };
+
+  /** What no error message may carry: the emulator's body and the key. */
+  const secrets = [GEMINI_BODY_MARKER, GEMINI_EMULATOR_KEY];
 
   const ask = { messages: [{ role: 'user' as const, content: 'Hi' }] };
-
-  const collect = async (stream: AsyncIterable<GenerateStreamChunk>): Promise<GenerateStreamChunk[]> => {
-    const chunks: GenerateStreamChunk[] = [];
-    for await (const chunk of stream) chunks.push(chunk);
-    return chunks;
-  };
 
   beforeAll(async () => {
     emulator = await startGeminiEmulator();
@@ -70,7 +49,7 @@ describe('GeminiProvider against the Gemini emulator', () => {
   afterEach(async () => {
     emulator.server.reset();
     emulator.options.streamErrorCode = undefined;
-    await Promise.all(providers.splice(0).map((p) => p.close()));
+    await providers.closeAll();
   });
   afterAll(() => emulator.close());
 
@@ -124,7 +103,11 @@ describe('GeminiProvider against the Gemini emulator', () => {
     });
 
     it('refuses a request with only system messages without calling upstream', async () => {
-      await expectSanitized(create().generate({ messages: [{ role: 'system', content: 'x' }] }), InvalidRequestError);
+      await expectSanitized(
+        create().generate({ messages: [{ role: 'system', content: 'x' }] }),
+        InvalidRequestError,
+        secrets,
+      );
       expect(emulator.server.requests).toHaveLength(0);
     });
 
@@ -173,7 +156,7 @@ describe('GeminiProvider against the Gemini emulator', () => {
 
     it('maps an error event after the 200 to the matching error class', async () => {
       emulator.options.streamErrorCode = 503;
-      const error = await expectSanitized(collect(create().generateStream(ask)), ProviderError);
+      const error = await expectSanitized(collect(create().generateStream(ask)), ProviderError, secrets);
       expect(error.status).toBe(503);
     });
 
@@ -195,17 +178,17 @@ describe('GeminiProvider against the Gemini emulator', () => {
         status: 200,
         body: 'data: {"candidates":[{"content":{"parts":[{"text":"par"}]}}]}\n\n',
       });
-      await expectSanitized(collect(create().generateStream(ask)), InvalidResponseError);
+      await expectSanitized(collect(create().generateStream(ask)), InvalidResponseError, secrets);
     });
 
     it('refuses a malformed stream event', async () => {
       emulator.server.inject({ kind: 'status', status: 200, body: `data: {"candidates": [${GEMINI_BODY_MARKER}\n\n` });
-      await expectSanitized(collect(create().generateStream(ask)), InvalidResponseError);
+      await expectSanitized(collect(create().generateStream(ask)), InvalidResponseError, secrets);
     });
 
     it('reports a blocked prompt as a non-retryable ProviderError', async () => {
       emulator.server.inject({ kind: 'status', status: 200, body: { promptFeedback: { blockReason: 'SAFETY' } } });
-      const error = await expectSanitized(create().generate(ask), ProviderError);
+      const error = await expectSanitized(create().generate(ask), ProviderError, secrets);
       expect(error.status).toBe(400);
       expect(error.message).toContain('SAFETY');
     });
@@ -243,15 +226,16 @@ describe('GeminiProvider against the Gemini emulator', () => {
       const error = await expectSanitized(
         create({ embeddingDimensions: 4 }).embed({ inputs: ['a'] }),
         InvalidResponseError,
+        secrets,
       );
       expect(error.message).toContain('3-dimension embeddings, expected 4');
     });
 
     it('refuses a response with fewer vectors than inputs, or none at all', async () => {
       emulator.server.inject({ kind: 'status', status: 200, body: { embeddings: [{ values: [0.1] }] } });
-      await expectSanitized(create().embed({ inputs: ['a', 'b'] }), InvalidResponseError);
+      await expectSanitized(create().embed({ inputs: ['a', 'b'] }), InvalidResponseError, secrets);
       emulator.server.inject({ kind: 'status', status: 200, body: { embedding: { values: [0.1] } } });
-      await expectSanitized(create().embed({ inputs: ['a'] }), InvalidResponseError);
+      await expectSanitized(create().embed({ inputs: ['a'] }), InvalidResponseError, secrets);
     });
 
     it('refuses vectors of mixed lengths or with non-numbers', async () => {
@@ -260,13 +244,13 @@ describe('GeminiProvider against the Gemini emulator', () => {
         status: 200,
         body: { embeddings: [{ values: [0.1, 0.2] }, { values: [0.1] }] },
       });
-      await expectSanitized(create().embed({ inputs: ['a', 'b'] }), InvalidResponseError);
+      await expectSanitized(create().embed({ inputs: ['a', 'b'] }), InvalidResponseError, secrets);
       emulator.server.inject({ kind: 'status', status: 200, body: { embeddings: [{ values: [0.1, 'x'] }] } });
-      await expectSanitized(create().embed({ inputs: ['a'] }), InvalidResponseError);
+      await expectSanitized(create().embed({ inputs: ['a'] }), InvalidResponseError, secrets);
     });
 
     it('refuses an empty batch without calling upstream', async () => {
-      await expectSanitized(create().embed({ inputs: [] }), InvalidRequestError);
+      await expectSanitized(create().embed({ inputs: [] }), InvalidRequestError, secrets);
       expect(emulator.server.requests).toHaveLength(0);
     });
 
@@ -275,7 +259,11 @@ describe('GeminiProvider against the Gemini emulator', () => {
     });
 
     it('maps an unknown embedding model to ModelNotAvailableError', async () => {
-      await expectSanitized(create().embed({ inputs: ['a'], model: 'text-embedding-missing' }), ModelNotAvailableError);
+      await expectSanitized(
+        create().embed({ inputs: ['a'], model: 'text-embedding-missing' }),
+        ModelNotAvailableError,
+        secrets,
+      );
     });
   });
 
@@ -301,9 +289,9 @@ describe('GeminiProvider against the Gemini emulator', () => {
 
     it('rejects a model list that is not an object, or whose models are not an array', async () => {
       emulator.server.inject({ kind: 'status', status: 200, body: { models: 'x' } });
-      await expectSanitized(create().listModels(), InvalidResponseError);
+      await expectSanitized(create().listModels(), InvalidResponseError, secrets);
       emulator.server.inject({ kind: 'status', status: 200, body: ['x'] });
-      await expectSanitized(create().listModels(), InvalidResponseError);
+      await expectSanitized(create().listModels(), InvalidResponseError, secrets);
     });
 
     it('treats an empty account answer as no models', async () => {
@@ -345,27 +333,32 @@ describe('GeminiProvider against the Gemini emulator', () => {
 
   describe('errors', () => {
     it('maps a wrong key (400 API_KEY_INVALID) to AuthenticationError', async () => {
-      const error = await expectSanitized(create({ apiKey: 'AIzaWrongKey' }).generate(ask), AuthenticationError);
+      const error = await expectSanitized(
+        create({ apiKey: 'AIzaWrongKey' }).generate(ask),
+        AuthenticationError,
+        secrets,
+      );
       expect(error.message).not.toContain('AIzaWrongKey');
       expect(emulator.server.lastRequest?.headers['x-goog-api-key']).toBe('AIzaWrongKey');
     });
 
     it('maps 403 PERMISSION_DENIED to AuthenticationError', async () => {
       emulator.server.failNext(403, { body: geminiError(403, 'PERMISSION_DENIED', 'denied') });
-      await expectSanitized(create().generate(ask), AuthenticationError);
+      await expectSanitized(create().generate(ask), AuthenticationError, secrets);
     });
 
     it('maps 404 NOT_FOUND for the model to ModelNotAvailableError', async () => {
       const error = await expectSanitized(
         create({ chatModel: 'gemini-missing' }).generate(ask),
         ModelNotAvailableError,
+        secrets,
       );
       expect(error.message).toContain("'gemini-missing'");
     });
 
     it('maps 429 RESOURCE_EXHAUSTED with Retry-After to RateLimitError', async () => {
       emulator.server.rateLimitNext('3', { body: geminiError(429, 'RESOURCE_EXHAUSTED', 'quota') });
-      const error = await expectSanitized(create().generate(ask), RateLimitError);
+      const error = await expectSanitized(create().generate(ask), RateLimitError, secrets);
       expect(error.retryAfterMs).toBe(3000);
     });
 
@@ -375,7 +368,7 @@ describe('GeminiProvider against the Gemini emulator', () => {
           { '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '37s' },
         ]),
       });
-      const error = await expectSanitized(create().embed({ inputs: ['a'] }), RateLimitError);
+      const error = await expectSanitized(create().embed({ inputs: ['a'] }), RateLimitError, secrets);
       expect(error.retryAfterMs).toBe(37000);
     });
 
@@ -384,37 +377,37 @@ describe('GeminiProvider against the Gemini emulator', () => {
       [503, 'UNAVAILABLE'],
     ])('maps %i %s to ProviderError with the status', async (status, code) => {
       emulator.server.failNext(status, { body: geminiError(status, code, 'trouble') });
-      const error = await expectSanitized(create().generate(ask), ProviderError);
+      const error = await expectSanitized(create().generate(ask), ProviderError, secrets);
       expect(error.status).toBe(status);
       expect(error.message).toContain(code);
     });
 
     it('maps another 400 INVALID_ARGUMENT to a non-retryable ProviderError', async () => {
       emulator.server.failNext(400, { body: geminiError(400, 'INVALID_ARGUMENT', 'bad') });
-      const error = await expectSanitized(create().generate(ask), ProviderError);
+      const error = await expectSanitized(create().generate(ask), ProviderError, secrets);
       expect(error.status).toBe(400);
     });
 
     it('maps malformed JSON to InvalidResponseError', async () => {
       emulator.server.malformedNext();
-      await expectSanitized(create().generate(ask), InvalidResponseError);
+      await expectSanitized(create().generate(ask), InvalidResponseError, secrets);
     });
 
     it('maps a 200 without candidates, or a candidate without parts, to InvalidResponseError', async () => {
       emulator.server.inject({ kind: 'status', status: 200, body: { candidates: [] } });
-      await expectSanitized(create().generate(ask), InvalidResponseError);
+      await expectSanitized(create().generate(ask), InvalidResponseError, secrets);
       emulator.server.inject({ kind: 'status', status: 200, body: { candidates: [{ content: { role: 'model' } }] } });
-      await expectSanitized(create().generate(ask), InvalidResponseError);
+      await expectSanitized(create().generate(ask), InvalidResponseError, secrets);
     });
 
     it('maps a connection reset to ConnectionError', async () => {
       emulator.server.resetNext();
-      await expectSanitized(create().embed({ inputs: ['a'] }), ConnectionError);
+      await expectSanitized(create().embed({ inputs: ['a'] }), ConnectionError, secrets);
     });
 
     it('maps a slow upstream to TimeoutError and aborts the upstream request', async () => {
       emulator.server.delayNext(Infinity);
-      await expectSanitized(create({ timeoutMs: 150 }).generate(ask), TimeoutError);
+      await expectSanitized(create({ timeoutMs: 150 }).generate(ask), TimeoutError, secrets);
       await emulator.server.waitForAbort();
       expect(emulator.server.lastRequest?.aborted).toBe(true);
     });

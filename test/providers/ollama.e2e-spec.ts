@@ -1,6 +1,6 @@
 import { OllamaProvider } from '../../src/ai/providers/ollama.provider';
 import { createProvider } from '../../src/ai/providers/provider-factory';
-import type { GenerateStreamChunk, ProviderSettings } from '../../src/ai/providers/ai-provider.interface';
+import type { ProviderSettings } from '../../src/ai/providers/ai-provider.interface';
 import {
   ConnectionError,
   InvalidRequestError,
@@ -18,45 +18,25 @@ import {
   startOllamaEmulator,
   vectorFor,
 } from '../emulators/ollama-emulator';
+import { collect, expectSanitized, trackedProviders } from '../support/provider-specs';
 
 describe('OllamaProvider against the Ollama emulator', () => {
   let emulator: OllamaEmulator;
-  const providers: OllamaProvider[] = [];
+  const providers = trackedProviders<OllamaProvider>();
 
-  const create = (overrides: Partial<ProviderSettings> = {}): OllamaProvider => {
-    const provider = new OllamaProvider({
-      name: 'ollama',
-      kind: 'ollama',
-      url: emulator.url,
-      timeoutMs: 2000,
-      ...overrides,
-    });
-    providers.push(provider);
-    return provider;
-  };
-
-  const expectSanitized = async <T extends TollgateError>(
-    call: Promise<unknown>,
-    type: abstract new (...args: never[]) => T,
-  ): Promise<T> => {
-    const error = await call.then(
-      () => {
-        throw new Error('expected a failure');
-      },
-      (e: unknown) => e,
+  const create = (overrides: Partial<ProviderSettings> = {}): OllamaProvider =>
+    providers.track(
+      new OllamaProvider({
+        name: 'ollama',
+        kind: 'ollama',
+        url: emulator.url,
+        timeoutMs: 2000,
+        ...overrides,
+      }),
     );
-    expect(error).toBeInstanceOf(type);
-    const message = (error as Error).message;
-    expect(message).not.toContain(OLLAMA_BODY_MARKER);
-    expect(message).not.toContain('127.0.0.1');
-    return error as T;
-  };
 
-  const collect = async (stream: AsyncIterable<GenerateStreamChunk>): Promise<GenerateStreamChunk[]> => {
-    const chunks: GenerateStreamChunk[] = [];
-    for await (const chunk of stream) chunks.push(chunk);
-    return chunks;
-  };
+  /** What no error message may carry: the emulator's body (Ollama takes no key). */
+  const secrets = [OLLAMA_BODY_MARKER];
 
   const ask = { messages: [{ role: 'user' as const, content: 'Hi' }] };
 
@@ -67,7 +47,7 @@ describe('OllamaProvider against the Ollama emulator', () => {
     emulator.server.reset();
     emulator.options.streamError = undefined;
     emulator.options.dimensions = 6;
-    await Promise.all(providers.splice(0).map((p) => p.close()));
+    await providers.closeAll();
   });
   afterAll(() => emulator.close());
 
@@ -110,7 +90,11 @@ describe('OllamaProvider against the Ollama emulator', () => {
     });
 
     it('refuses a request with only system messages without calling upstream', async () => {
-      await expectSanitized(create().generate({ messages: [{ role: 'system', content: 'x' }] }), InvalidRequestError);
+      await expectSanitized(
+        create().generate({ messages: [{ role: 'system', content: 'x' }] }),
+        InvalidRequestError,
+        secrets,
+      );
       expect(emulator.server.requests).toHaveLength(0);
     });
 
@@ -133,21 +117,25 @@ describe('OllamaProvider against the Ollama emulator', () => {
 
     it('turns an error line after the 200 into a ProviderError', async () => {
       emulator.options.streamError = true;
-      await expectSanitized(collect(create().generateStream(ask)), ProviderError);
+      await expectSanitized(collect(create().generateStream(ask)), ProviderError, secrets);
     });
 
     it('refuses a stream that ends before done, or a line that is not an object', async () => {
       emulator.server.inject({ kind: 'status', status: 200, body: '{"message":{"content":"partial"},"done":false}\n' });
-      await expectSanitized(collect(create().generateStream(ask)), InvalidResponseError);
+      await expectSanitized(collect(create().generateStream(ask)), InvalidResponseError, secrets);
       emulator.server.inject({ kind: 'status', status: 200, body: '["not an object"]\n' });
-      await expectSanitized(collect(create().generateStream(ask)), InvalidResponseError);
+      await expectSanitized(collect(create().generateStream(ask)), InvalidResponseError, secrets);
       emulator.server.inject({ kind: 'status', status: 200, body: `{"done": ${OLLAMA_BODY_MARKER}\n` });
-      await expectSanitized(collect(create().generateStream(ask)), InvalidResponseError);
+      await expectSanitized(collect(create().generateStream(ask)), InvalidResponseError, secrets);
     });
 
     it('maps a model that is not pulled to ModelNotAvailableError, in stream mode too', async () => {
-      await expectSanitized(create({ chatModel: 'mistral' }).generate(ask), ModelNotAvailableError);
-      await expectSanitized(collect(create({ chatModel: 'mistral' }).generateStream(ask)), ModelNotAvailableError);
+      await expectSanitized(create({ chatModel: 'mistral' }).generate(ask), ModelNotAvailableError, secrets);
+      await expectSanitized(
+        collect(create({ chatModel: 'mistral' }).generateStream(ask)),
+        ModelNotAvailableError,
+        secrets,
+      );
     });
   });
 
@@ -180,24 +168,25 @@ describe('OllamaProvider against the Ollama emulator', () => {
       const error = await expectSanitized(
         create({ embeddingDimensions: 6 }).embed({ inputs: ['a'] }),
         InvalidResponseError,
+        secrets,
       );
       expect(error.message).toContain('5-dimension embeddings, expected 6');
     });
 
     it('refuses a response with a missing or extra vector', async () => {
       emulator.server.inject({ kind: 'status', status: 200, body: { embeddings: [[0.1], [0.2]] } });
-      await expectSanitized(create().embed({ inputs: ['a'] }), InvalidResponseError);
+      await expectSanitized(create().embed({ inputs: ['a'] }), InvalidResponseError, secrets);
       emulator.server.inject({ kind: 'status', status: 200, body: { model: 'x' } });
-      await expectSanitized(create().embed({ inputs: ['a'] }), InvalidResponseError);
+      await expectSanitized(create().embed({ inputs: ['a'] }), InvalidResponseError, secrets);
     });
 
     it('refuses an empty vector', async () => {
       emulator.server.inject({ kind: 'status', status: 200, body: { embeddings: [[]] } });
-      await expectSanitized(create().embed({ inputs: ['a'] }), InvalidResponseError);
+      await expectSanitized(create().embed({ inputs: ['a'] }), InvalidResponseError, secrets);
     });
 
     it('refuses an empty batch without calling upstream', async () => {
-      await expectSanitized(create().embed({ inputs: [] }), InvalidRequestError);
+      await expectSanitized(create().embed({ inputs: [] }), InvalidRequestError, secrets);
       expect(emulator.server.requests).toHaveLength(0);
     });
 
@@ -209,6 +198,7 @@ describe('OllamaProvider against the Ollama emulator', () => {
       const error = await expectSanitized(
         create({ embeddingModel: 'mxbai-embed-large' }).embed({ inputs: ['a'] }),
         ModelNotAvailableError,
+        secrets,
       );
       expect(error.message).toContain("'mxbai-embed-large'");
     });
@@ -225,7 +215,7 @@ describe('OllamaProvider against the Ollama emulator', () => {
 
     it('rejects a tags answer without models', async () => {
       emulator.server.inject({ kind: 'status', status: 200, body: { tags: [] } });
-      await expectSanitized(create().listModels(), InvalidResponseError);
+      await expectSanitized(create().listModels(), InvalidResponseError, secrets);
     });
   });
 
@@ -272,40 +262,40 @@ describe('OllamaProvider against the Ollama emulator', () => {
   describe('errors', () => {
     it('maps 400 to a non-retryable ProviderError', async () => {
       emulator.server.failNext(400, { body: ollamaError('invalid options') });
-      const error = await expectSanitized(create().generate(ask), ProviderError);
+      const error = await expectSanitized(create().generate(ask), ProviderError, secrets);
       expect(error.status).toBe(400);
     });
 
     it.each([500, 503])('maps %i to ProviderError with the status', async (status) => {
       emulator.server.failNext(status, { body: ollamaError('server busy') });
-      const error = await expectSanitized(create().generate(ask), ProviderError);
+      const error = await expectSanitized(create().generate(ask), ProviderError, secrets);
       expect(error.status).toBe(status);
     });
 
     it('maps 429 with Retry-After to RateLimitError', async () => {
       emulator.server.rateLimitNext('2', { body: ollamaError('too many requests') });
-      const error = await expectSanitized(create().embed({ inputs: ['a'] }), RateLimitError);
+      const error = await expectSanitized(create().embed({ inputs: ['a'] }), RateLimitError, secrets);
       expect(error.retryAfterMs).toBe(2000);
     });
 
     it('maps malformed JSON to InvalidResponseError', async () => {
       emulator.server.malformedNext();
-      await expectSanitized(create().generate(ask), InvalidResponseError);
+      await expectSanitized(create().generate(ask), InvalidResponseError, secrets);
     });
 
     it('maps a 200 without message content to InvalidResponseError', async () => {
       emulator.server.inject({ kind: 'status', status: 200, body: { done: true } });
-      await expectSanitized(create().generate(ask), InvalidResponseError);
+      await expectSanitized(create().generate(ask), InvalidResponseError, secrets);
     });
 
     it('maps a connection reset to ConnectionError', async () => {
       emulator.server.resetNext();
-      await expectSanitized(create().generate(ask), ConnectionError);
+      await expectSanitized(create().generate(ask), ConnectionError, secrets);
     });
 
     it('maps a slow upstream to TimeoutError and aborts the upstream request', async () => {
       emulator.server.delayNext(Infinity);
-      await expectSanitized(create({ timeoutMs: 150 }).embed({ inputs: ['a'] }), TimeoutError);
+      await expectSanitized(create({ timeoutMs: 150 }).embed({ inputs: ['a'] }), TimeoutError, secrets);
       await emulator.server.waitForAbort();
       expect(emulator.server.lastRequest?.aborted).toBe(true);
     });
@@ -313,7 +303,7 @@ describe('OllamaProvider against the Ollama emulator', () => {
     it('maps a refused connection to ConnectionError', async () => {
       const gone = await startOllamaEmulator();
       await gone.close();
-      await expectSanitized(create({ url: gone.url }).generate(ask), ConnectionError);
+      await expectSanitized(create({ url: gone.url }).generate(ask), ConnectionError, secrets);
     });
   });
 
@@ -361,8 +351,7 @@ describe('OllamaProvider against the Ollama emulator', () => {
   });
 
   it('describes itself with its defaults', () => {
-    const provider = new OllamaProvider({ name: 'local', kind: 'ollama', timeoutMs: 30000 });
-    providers.push(provider);
+    const provider = providers.track(new OllamaProvider({ name: 'local', kind: 'ollama', timeoutMs: 30000 }));
     expect(provider.describe()).toEqual({
       name: 'local',
       kind: 'ollama',

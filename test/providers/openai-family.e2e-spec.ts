@@ -16,8 +16,11 @@ import {
   TimeoutError,
 } from '../../src/ai/errors';
 import { OpenAiEmulator, OpenAiFlavour, UPSTREAM_MARKER, vectorFor } from '../emulators/openai-emulator';
+import { collect, expectSanitized } from '../support/provider-specs';
 
 const API_KEY = 'sk-test-KEY-MARKER-91c2';
+/** What no error message may carry: the upstream body and the key. */
+const SECRETS = [UPSTREAM_MARKER, API_KEY];
 
 interface KindCase {
   kind: ProviderKind;
@@ -46,21 +49,6 @@ const CASES: KindCase[] = [
   },
   { kind: 'openai_compatible', flavour: 'compatible', embeddings: true, maxTokensKey: 'max_tokens', chatPath: '/v1/chat/completions', embedPath: '/v1/embeddings', encoding: 'float' },
 ];
-
-/** Asserts the error is of `type` and its message leaks neither the upstream body nor the key. */
-async function expectSanitized(promise: Promise<unknown>, type: new (...args: never[]) => Error): Promise<Error> {
-  const error = await promise.then(
-    () => {
-      throw new Error('expected a rejection');
-    },
-    (e: unknown) => e as Error,
-  );
-  expect(error).toBeInstanceOf(type);
-  expect(error.message).not.toContain(UPSTREAM_MARKER);
-  expect(error.message).not.toContain(API_KEY);
-  expect(error.message).not.toContain('127.0.0.1');
-  return error;
-}
 
 describe.each(CASES)('$kind adapter', (c) => {
   let emulator: OpenAiEmulator;
@@ -184,9 +172,7 @@ describe.each(CASES)('$kind adapter', (c) => {
 
   describe('stream failures', () => {
     const hi = { messages: [{ role: 'user' as const, content: 'hi' }] };
-    const drain = async (p: AiProvider) => {
-      for await (const chunk of p.generateStream!(hi)) void chunk;
-    };
+    const drain = (p: AiProvider) => collect(p.generateStream!(hi));
     const sse = (frames: string[]) => ({ body: frames.join(''), headers: { 'content-type': 'text/event-stream' } });
 
     it('maps an error frame after the 200 to ProviderError without its text', async () => {
@@ -194,19 +180,19 @@ describe.each(CASES)('$kind adapter', (c) => {
         'data: {"choices":[{"index":0,"delta":{"content":"par"}}]}\n\n',
         `data: {"error":{"message":"overloaded ${UPSTREAM_MARKER}","type":"server_error"}}\n\n`,
       ]));
-      await expectSanitized(drain(provider), ProviderError);
+      await expectSanitized(drain(provider), ProviderError, SECRETS);
     });
 
     it('rejects a stream that ends without [DONE] or carries a non-JSON frame', async () => {
       emulator.server.failNext(200, sse(['data: {"choices":[{"index":0,"delta":{"content":"cut"}}]}\n\n']));
-      await expectSanitized(drain(provider), InvalidResponseError);
+      await expectSanitized(drain(provider), InvalidResponseError, SECRETS);
       emulator.server.failNext(200, sse([`data: {not json ${UPSTREAM_MARKER}\n\n`]));
-      await expectSanitized(drain(provider), InvalidResponseError);
+      await expectSanitized(drain(provider), InvalidResponseError, SECRETS);
     });
 
     it('maps a 429 before the stream starts to RateLimitError', async () => {
       emulator.rateLimitNext('1');
-      const error = (await expectSanitized(drain(provider), RateLimitError)) as RateLimitError;
+      const error = await expectSanitized(drain(provider), RateLimitError, SECRETS);
       expect(error.retryAfterMs).toBe(1000);
     });
   });
@@ -248,7 +234,7 @@ describe.each(CASES)('$kind adapter', (c) => {
         expect((await p.embed({ inputs: ['a'] })).embeddings[0]).toHaveLength(4);
       });
       await withProvider({ embeddingDimensions: 8 }, async (p) => {
-        const error = await expectSanitized(p.embed({ inputs: ['a', 'b'] }), InvalidResponseError);
+        const error = await expectSanitized(p.embed({ inputs: ['a', 'b'] }), InvalidResponseError, SECRETS);
         expect(error.message).toContain('expected 8');
       });
     });
@@ -256,17 +242,17 @@ describe.each(CASES)('$kind adapter', (c) => {
     it('rejects a response whose vector count does not match the inputs', async () => {
       const body = c.kind === 'huggingface' ? [[0.1, 0.2, 0.3, 0.4]] : { data: [{ index: 0, embedding: [0.1, 0.2, 0.3, 0.4] }] };
       emulator.server.failNext(200, { body });
-      await expectSanitized(provider.embed({ inputs: ['a', 'b'] }), InvalidResponseError);
+      await expectSanitized(provider.embed({ inputs: ['a', 'b'] }), InvalidResponseError, SECRETS);
     });
 
     it('rejects non-numeric vector values', async () => {
       const body = c.kind === 'huggingface' ? [[0.1, 'x', 0.3, 0.4]] : { data: [{ index: 0, embedding: [0.1, null, 0.3, 0.4] }] };
       emulator.server.failNext(200, { body });
-      await expectSanitized(provider.embed({ inputs: ['a'] }), InvalidResponseError);
+      await expectSanitized(provider.embed({ inputs: ['a'] }), InvalidResponseError, SECRETS);
     });
 
     it('maps an unknown embedding model to ModelNotAvailableError', async () => {
-      await expectSanitized(provider.embed({ inputs: ['a'], model: 'org/nope' }), ModelNotAvailableError);
+      await expectSanitized(provider.embed({ inputs: ['a'], model: 'org/nope' }), ModelNotAvailableError, SECRETS);
     });
   });
 
@@ -324,50 +310,50 @@ describe.each(CASES)('$kind adapter', (c) => {
 
     it('maps a refused key to AuthenticationError', async () => {
       await withProvider({ apiKey: 'sk-wrong-KEY-MARKER-91c2' }, async (p) => {
-        const error = await expectSanitized(p.generate(hi), AuthenticationError);
+        const error = await expectSanitized(p.generate(hi), AuthenticationError, SECRETS);
         expect(error.message).not.toContain('sk-wrong');
       });
     });
 
     it('maps 429 to RateLimitError with retryAfterMs from Retry-After', async () => {
       emulator.rateLimitNext('2');
-      const error = (await expectSanitized(provider.generate(hi), RateLimitError)) as RateLimitError;
+      const error = await expectSanitized(provider.generate(hi), RateLimitError, SECRETS);
       expect(error.retryAfterMs).toBe(2000);
       expect(error.provider).toBe(`my-${c.kind}`);
     });
 
     it('maps an unknown model to ModelNotAvailableError', async () => {
-      const error = await expectSanitized(provider.generate({ ...hi, model: 'no-such-model' }), ModelNotAvailableError);
+      const error = await expectSanitized(provider.generate({ ...hi, model: 'no-such-model' }), ModelNotAvailableError, SECRETS);
       expect(error.message).toContain('no-such-model');
     });
 
     it('maps 5xx to ProviderError with its status', async () => {
       emulator.serverErrorNext(503);
-      const error = (await expectSanitized(provider.generate(hi), ProviderError)) as ProviderError;
+      const error = await expectSanitized(provider.generate(hi), ProviderError, SECRETS);
       expect(error.status).toBe(503);
       expect(error.message).toBe(`my-${c.kind}: upstream returned 503`);
     });
 
     it('maps malformed JSON to InvalidResponseError', async () => {
       emulator.server.malformedNext();
-      await expectSanitized(provider.generate(hi), InvalidResponseError);
+      await expectSanitized(provider.generate(hi), InvalidResponseError, SECRETS);
     });
 
     it('maps a well-formed JSON body of the wrong shape to InvalidResponseError', async () => {
       emulator.server.failNext(200, { body: { choices: [], note: UPSTREAM_MARKER } });
-      await expectSanitized(provider.generate(hi), InvalidResponseError);
+      await expectSanitized(provider.generate(hi), InvalidResponseError, SECRETS);
     });
 
     it('maps a connection reset to ConnectionError', async () => {
       emulator.server.resetNext();
-      const error = await expectSanitized(provider.generate(hi), ConnectionError);
+      const error = await expectSanitized(provider.generate(hi), ConnectionError, SECRETS);
       expect(error).not.toBeInstanceOf(TimeoutError);
     });
 
     it('maps a slow upstream to TimeoutError and disconnects from it', async () => {
       emulator.server.delayNext(5000);
       await withProvider({ timeoutMs: 100 }, async (p) => {
-        await expectSanitized(p.generate(hi), TimeoutError);
+        await expectSanitized(p.generate(hi), TimeoutError, SECRETS);
       });
       await emulator.server.waitForAbort();
       expect(emulator.server.lastRequest!.aborted).toBe(true);
@@ -386,7 +372,7 @@ describe.each(CASES)('$kind adapter', (c) => {
       emulator.server.failNext(400, {
         body: { error: { message: `Missing messages ${UPSTREAM_MARKER}`, type: 'invalid_request_error', param: 'messages', code: null } },
       });
-      const error = (await expectSanitized(provider.generate(hi), ProviderError)) as ProviderError;
+      const error = await expectSanitized(provider.generate(hi), ProviderError, SECRETS);
       expect(error.status).toBe(400);
     });
   });

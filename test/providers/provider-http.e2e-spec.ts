@@ -10,6 +10,7 @@ import {
 } from '../../src/ai/errors';
 import { ProviderHttp, readSseEvents } from '../../src/ai/providers/provider-http';
 import { EmulatorServer, startEmulator } from '../emulators/emulator-server';
+import { collect } from '../support/provider-specs';
 
 describe('ProviderHttp', () => {
   let server: EmulatorServer;
@@ -197,10 +198,9 @@ describe('ProviderHttp', () => {
 
   it('streams SSE events with a per-chunk idle timeout', async () => {
     const response = await http.stream('GET', '/sse', undefined, { timeoutMs: 200 });
-    const events = [];
-    for await (const event of readSseEvents(response.body)) events.push(event.data);
+    const events = await collect(readSseEvents(response.body));
     // 3 chunks x 30 ms apart outlive no timer because each chunk re-arms it.
-    expect(events).toEqual(['one', 'two', 'three']);
+    expect(events.map((e) => e.data)).toEqual(['one', 'two', 'three']);
 
     const slow = await http.stream('GET', '/slow-sse', undefined, { timeoutMs: 150 });
     const seen: string[] = [];
@@ -223,9 +223,8 @@ describe('ProviderHttp', () => {
   it('keeps the connection of a stream read to the end for the next call', async () => {
     for (let i = 0; i < 5; i++) {
       const response = await http.stream('GET', '/sse', undefined);
-      const events = [];
-      for await (const event of readSseEvents(response.body)) events.push(event.data);
-      expect(events).toEqual(['one', 'two', 'three']);
+      const events = await collect(readSseEvents(response.body));
+      expect(events.map((e) => e.data)).toEqual(['one', 'two', 'three']);
     }
     // As for JSON calls: a second socket may open while the first is released, never one per call.
     expect(new Set(server.requestsTo('/base/sse').map((r) => r.remotePort)).size).toBeLessThanOrEqual(2);
