@@ -5,13 +5,11 @@
  */
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createHmac } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadConfig } from '../src/config/config.loader';
-import { createHttpApp } from '../src/server/http-server';
 import { actionBlock, observationsIn, ScriptedChatEmulator } from './emulators/scripted-chat-emulator';
 import { SearxngEmulator } from './emulators/searxng-emulator';
+import { TestApps } from './support/test-apps';
 
 const TOKEN = 'api-token-for-agent-tests';
 const SECRET = 'j'.repeat(48);
@@ -19,18 +17,23 @@ const auth = { authorization: `Bearer ${TOKEN}` };
 
 let chat: ScriptedChatEmulator;
 let searxng: SearxngEmulator;
-let work: string;
-const apps: NestFastifyApplication[] = [];
+let apps: TestApps;
 
 beforeAll(async () => {
   [chat, searxng] = await Promise.all([ScriptedChatEmulator.start('gpt-test'), SearxngEmulator.start()]);
-  work = mkdtempSync(join(tmpdir(), 'tollgate-agent-rest-'));
+  apps = new TestApps('tollgate-agent-rest-', {
+    OPENAI_API_KEY: 'sk-agent',
+    OPENAI_URL: chat.url,
+    OPENAI_CHAT_MODEL: 'gpt-test',
+    SEARXNG_URL: searxng.url,
+    SEARXNG_ALLOW_PRIVATE_NETWORK: 'true',
+    API_TOKEN: TOKEN,
+  });
 });
 
 afterAll(async () => {
-  await Promise.all(apps.map((app) => app.close()));
+  await apps.close();
   await Promise.all([chat.close(), searxng.close()]);
-  rmSync(work, { recursive: true, force: true });
 });
 
 beforeEach(() => {
@@ -38,36 +41,13 @@ beforeEach(() => {
   searxng.reset();
 });
 
-async function buildApp(yaml: string, env: NodeJS.ProcessEnv = {}): Promise<NestFastifyApplication> {
-  const file = join(work, `config-${apps.length}.yaml`);
-  writeFileSync(file, yaml);
-  const config = loadConfig({
-    cwd: work,
-    configPath: file,
-    env: {
-      OPENAI_API_KEY: 'sk-agent',
-      OPENAI_URL: chat.url,
-      OPENAI_CHAT_MODEL: 'gpt-test',
-      SEARXNG_URL: searxng.url,
-      SEARXNG_ALLOW_PRIVATE_NETWORK: 'true',
-      API_TOKEN: TOKEN,
-      ...env,
-    },
-  });
-  const app = await createHttpApp(config, false);
-  apps.push(app);
-  await app.init();
-  await app.getHttpAdapter().getInstance().ready();
-  return app;
-}
-
 const PROVIDERS_YAML = 'version: 1\nai: { retry_attempts: 0 }\nproviders:\n  openai: { timeout: 2 }\n';
 const BASE_YAML = `${PROVIDERS_YAML}agent: { max_loops: 4, max_task_bytes: 64 }\n`;
 
 describe('POST /v1/agent', () => {
   let app: NestFastifyApplication;
   beforeAll(async () => {
-    app = await buildApp(BASE_YAML);
+    app = await apps.build(BASE_YAML);
   });
 
   const post = (body: unknown, headers: Record<string, string> = auth) =>
@@ -150,8 +130,8 @@ describe('POST /v1/agent behind AuthModule (api.auth jwt)', () => {
   };
 
   it('takes tenant and principal from the auth context, per request, under interleaved requests', async () => {
-    const audit = join(work, 'agent-audit.jsonl');
-    const app = await buildApp(`${PROVIDERS_YAML}api: { auth: jwt }\nagent: { audit_log: agent-audit.jsonl }\n`, { JWT_SECRET: SECRET });
+    const audit = join(apps.work, 'agent-audit.jsonl');
+    const app = await apps.build(`${PROVIDERS_YAML}api: { auth: jwt }\nagent: { audit_log: agent-audit.jsonl }\n`, { JWT_SECRET: SECRET });
     chat.script = ({ user }) => (observationsIn(user).length === 0 ? actionBlock('web_search', { query: 'q' }) : 'done');
     const users = Array.from({ length: 12 }, (_, i) => ({ user: `user-${i}`, tenant: `tenant-${i % 3}` }));
     const responses = await Promise.all(
@@ -165,8 +145,8 @@ describe('POST /v1/agent behind AuthModule (api.auth jwt)', () => {
       ),
     );
     responses.forEach((response) => expect(response.statusCode).toBe(200));
-    await app.close();
-    apps.splice(apps.indexOf(app), 1);
+    // Closing flushes the audit log.
+    await apps.closeEarly(app);
     const lines = readFileSync(audit, 'utf8').trim().split('\n').map((line) => JSON.parse(line));
     expect(lines).toHaveLength(users.length * 4);
     users.forEach(({ user, tenant }, i) => {

@@ -5,14 +5,10 @@
  */
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createHmac } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { loadConfig } from '../src/config/config.loader';
 import { packageVersion } from '../src/config/packaged-files';
-import { createHttpApp } from '../src/server/http-server';
 import { startEmulator } from './emulators/emulator-server';
 import { OpenAiEmulator, UPSTREAM_MARKER, vectorFor } from './emulators/openai-emulator';
+import { TestApps } from './support/test-apps';
 
 const KEY = 'sk-rest-test-KEY-5512';
 const TOKEN = 'api-token-for-rest-tests';
@@ -20,21 +16,28 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{1
 
 let openai: OpenAiEmulator;
 let deepseek: OpenAiEmulator;
-let work: string;
-const apps: NestFastifyApplication[] = [];
+/** The server's applications, ready for inject(), configured against the emulators. */
+let apps: TestApps;
 
 beforeAll(async () => {
   [openai, deepseek] = await Promise.all([
     OpenAiEmulator.start({ apiKey: KEY }),
     OpenAiEmulator.start({ flavour: 'deepseek', apiKey: KEY, chatModels: ['deepseek-chat'] }),
   ]);
-  work = mkdtempSync(join(tmpdir(), 'tollgate-rest-'));
+  apps = new TestApps('tollgate-rest-', {
+    OPENAI_API_KEY: KEY,
+    OPENAI_URL: openai.url,
+    OPENAI_CHAT_MODEL: 'gpt-test',
+    OPENAI_EMBEDDING_MODEL: 'embed-test',
+    DEEPSEEK_API_KEY: KEY,
+    DEEPSEEK_URL: deepseek.url,
+    API_TOKEN: TOKEN,
+  });
 });
 
 afterAll(async () => {
-  await Promise.all(apps.map((app) => app.close()));
+  await apps.close();
   await Promise.all([openai.close(), deepseek.close()]);
-  rmSync(work, { recursive: true, force: true });
 });
 
 beforeEach(() => {
@@ -42,38 +45,13 @@ beforeEach(() => {
   deepseek.server.reset();
 });
 
-/** The server's application from a YAML text and environment, ready for inject(). */
-async function buildApp(yaml: string, env: NodeJS.ProcessEnv = {}): Promise<NestFastifyApplication> {
-  const file = join(work, `config-${apps.length}.yaml`);
-  writeFileSync(file, yaml);
-  const config = loadConfig({
-    cwd: work,
-    configPath: file,
-    env: {
-      OPENAI_API_KEY: KEY,
-      OPENAI_URL: openai.url,
-      OPENAI_CHAT_MODEL: 'gpt-test',
-      OPENAI_EMBEDDING_MODEL: 'embed-test',
-      DEEPSEEK_API_KEY: KEY,
-      DEEPSEEK_URL: deepseek.url,
-      API_TOKEN: TOKEN,
-      ...env,
-    },
-  });
-  const app = await createHttpApp(config, false);
-  apps.push(app);
-  await app.init();
-  await app.getHttpAdapter().getInstance().ready();
-  return app;
-}
-
 const BASE_YAML = 'version: 1\nai: { retry_attempts: 0 }\nproviders:\n  openai: { timeout: 0.5 }\n';
 const auth = { authorization: `Bearer ${TOKEN}` };
 
 describe('/v1 API', () => {
   let app: NestFastifyApplication;
   beforeAll(async () => {
-    app = await buildApp(BASE_YAML);
+    app = await apps.build(BASE_YAML);
   });
 
   const get = (url: string, headers: Record<string, string> = auth) => app.inject({ method: 'GET', url, headers });
@@ -310,19 +288,19 @@ describe('/v1 API', () => {
 
 describe('configuration switches', () => {
   it('rejects every /v1 call when no API token is configured (secure default)', async () => {
-    const app = await buildApp(BASE_YAML, { API_TOKEN: '' });
+    const app = await apps.build(BASE_YAML, { API_TOKEN: '' });
     const response = await app.inject({ method: 'GET', url: '/v1/version', headers: { authorization: 'Bearer ' } });
     expect(response.statusCode).toBe(401);
     expect((await app.inject({ method: 'GET', url: '/v1/version', headers: auth })).statusCode).toBe(401);
   });
 
   it('api.auth: none opens the API for local development', async () => {
-    const app = await buildApp(`${BASE_YAML}api: { auth: none }\n`, { API_TOKEN: '' });
+    const app = await apps.build(`${BASE_YAML}api: { auth: none }\n`, { API_TOKEN: '' });
     expect((await app.inject({ method: 'GET', url: '/v1/version' })).statusCode).toBe(200);
   });
 
   it('mounts every route under base_path', async () => {
-    const app = await buildApp(`${BASE_YAML}server: { base_path: /gateway }\n`);
+    const app = await apps.build(`${BASE_YAML}server: { base_path: /gateway }\n`);
     const mounted = await app.inject({ method: 'GET', url: '/gateway/v1/version', headers: auth });
     expect(mounted.statusCode).toBe(200);
     expect(mounted.json().api_version).toBe('1');
@@ -334,7 +312,7 @@ describe('configuration switches', () => {
     const closed = await startEmulator();
     const url = closed.url;
     await closed.close();
-    const app = await buildApp('version: 1\nai: { retry_attempts: 0, health_cache_ttl: 60 }\n', {
+    const app = await apps.build('version: 1\nai: { retry_attempts: 0, health_cache_ttl: 60 }\n', {
       OPENAI_URL: url,
       DEEPSEEK_API_KEY: '',
     });
@@ -342,7 +320,7 @@ describe('configuration switches', () => {
     expect(first.statusCode).toBe(503);
     expect(first.json()).toEqual({ status: 'not_ready', checks: { providers: 'failing' } });
 
-    const ready = await buildApp('version: 1\nai: { health_cache_ttl: 60 }\n', { DEEPSEEK_API_KEY: '' });
+    const ready = await apps.build('version: 1\nai: { health_cache_ttl: 60 }\n', { DEEPSEEK_API_KEY: '' });
     for (let i = 0; i < 3; i++) expect((await ready.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
     expect(openai.server.requestsTo('/v1/models')).toHaveLength(1);
   });
@@ -356,13 +334,13 @@ describe('configuration switches', () => {
     };
 
     it('api.auth token (default): /v1 answers to the API token, not to the JWT guard', async () => {
-      const app = await buildApp(BASE_YAML, { JWT_SECRET: secret });
+      const app = await apps.build(BASE_YAML, { JWT_SECRET: secret });
       expect((await app.inject({ method: 'GET', url: '/v1/version', headers: auth })).statusCode).toBe(200);
       expect((await app.inject({ method: 'GET', url: '/v1/version', headers: { authorization: `Bearer ${jwt()}` } })).statusCode).toBe(401);
     });
 
     it('api.auth jwt: /v1 is protected by the AuthModule guard', async () => {
-      const app = await buildApp(`${BASE_YAML}api: { auth: jwt }\n`, { JWT_SECRET: secret });
+      const app = await apps.build(`${BASE_YAML}api: { auth: jwt }\n`, { JWT_SECRET: secret });
       const withApiToken = await app.inject({ method: 'GET', url: '/v1/version', headers: auth });
       expect(withApiToken.statusCode).toBe(401);
       expect(withApiToken.json()).toMatchObject({ error: 'Authentication required', status: 401 });

@@ -4,14 +4,10 @@
  * and OpenAI emulators: success shapes, bounds, error envelopes, fallback and opt-in generation.
  */
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { loadConfig } from '../src/config/config.loader';
-import { createHttpApp } from '../src/server/http-server';
 import { OpenAiEmulator, UPSTREAM_MARKER } from './emulators/openai-emulator';
 import { SearchApiEmulator } from './emulators/searchapi-emulator';
 import { SEARCH_UPSTREAM_MARKER, SearxngEmulator } from './emulators/searxng-emulator';
+import { TestApps } from './support/test-apps';
 
 const AI_KEY = 'sk-search-rest-KEY-3301';
 const SEARCH_KEY = 'searchapi-rest-KEY-7720';
@@ -21,18 +17,16 @@ const auth = { authorization: `Bearer ${TOKEN}` };
 let searxng: SearxngEmulator;
 let searchapi: SearchApiEmulator;
 let openai: OpenAiEmulator;
-let work: string;
-const apps: NestFastifyApplication[] = [];
+let apps: TestApps;
 
 beforeAll(async () => {
   [searxng, searchapi, openai] = await Promise.all([SearxngEmulator.start(), SearchApiEmulator.start(SEARCH_KEY), OpenAiEmulator.start({ apiKey: AI_KEY })]);
-  work = mkdtempSync(join(tmpdir(), 'tollgate-search-rest-'));
+  apps = new TestApps('tollgate-search-rest-', { OPENAI_API_KEY: AI_KEY, OPENAI_URL: openai.url, OPENAI_CHAT_MODEL: 'gpt-test', API_TOKEN: TOKEN, SEARCHAPI_API_KEY: SEARCH_KEY });
 });
 
 afterAll(async () => {
-  await Promise.all(apps.map((app) => app.close()));
+  await apps.close();
   await Promise.all([searxng.close(), searchapi.close(), openai.close()]);
-  rmSync(work, { recursive: true, force: true });
 });
 
 beforeEach(() => {
@@ -40,21 +34,6 @@ beforeEach(() => {
   searchapi.reset();
   openai.server.reset();
 });
-
-async function buildApp(yaml: string, env: NodeJS.ProcessEnv = {}): Promise<NestFastifyApplication> {
-  const file = join(work, `config-${apps.length}.yaml`);
-  writeFileSync(file, yaml);
-  const config = loadConfig({
-    cwd: work,
-    configPath: file,
-    env: { OPENAI_API_KEY: AI_KEY, OPENAI_URL: openai.url, OPENAI_CHAT_MODEL: 'gpt-test', API_TOKEN: TOKEN, SEARCHAPI_API_KEY: SEARCH_KEY, ...env },
-  });
-  const app = await createHttpApp(config, false);
-  apps.push(app);
-  await app.init();
-  await app.getHttpAdapter().getInstance().ready();
-  return app;
-}
 
 function post(app: NestFastifyApplication, url: string, body: unknown, headers: Record<string, string> = auth) {
   return app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json', ...headers }, payload: JSON.stringify(body) });
@@ -84,7 +63,7 @@ describe('with tools configured', () => {
       '  both: { kind: group, tools: [web_search, hosted] }',
       '',
     ].join('\n');
-    app = await buildApp(yaml, { SEARXNG_URL: searxng.url, SEARXNG_ALLOW_PRIVATE_NETWORK: 'true', SEARCHAPI_URL: searchapi.url });
+    app = await apps.build(yaml, { SEARXNG_URL: searxng.url, SEARXNG_ALLOW_PRIVATE_NETWORK: 'true', SEARCHAPI_URL: searchapi.url });
   });
 
   describe('POST /v1/search', () => {
@@ -193,13 +172,13 @@ describe('with tools configured', () => {
 });
 
 it('without any tool, /v1/search is 400 tool_not_configured and says how to add one', async () => {
-  const app = await buildApp('version: 1\nproviders:\n  openai: {}\n');
+  const app = await apps.build('version: 1\nproviders:\n  openai: {}\n');
   const response = await post(app, '/v1/search', { query: 'q' });
   expectError(response, 400, 'tool_not_configured', 'no search tool is configured (set SEARXNG_URL');
 });
 
 it('refuses at load a tool URL on a private address without allow_private_network', async () => {
-  await expect(buildApp('version: 1\nproviders:\n  openai: {}\n', { SEARXNG_URL: searxng.url })).rejects.toThrow(
+  await expect(apps.build('version: 1\nproviders:\n  openai: {}\n', { SEARXNG_URL: searxng.url })).rejects.toThrow(
     /config-\d+\.yaml: tools\.web_search\.url: points at a loopback, private or link-local address/,
   );
 });

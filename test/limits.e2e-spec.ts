@@ -8,35 +8,29 @@ import { ModulesContainer } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import Redis from 'ioredis';
 import { createHash, createHmac, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { loadConfig } from '../src/config/config.loader';
 import { ApiTokenRateLimiter } from '../src/limits/api-token-rate-limiter';
 import { LimitsModule } from '../src/limits/limits.module';
 import { TenantRateLimitGuard } from '../src/limits/tenant-rate-limit.guard';
-import { createHttpApp } from '../src/server/http-server';
 import { OpenAiEmulator } from './emulators/openai-emulator';
+import { TestApps } from './support/test-apps';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const SECRET = 'limits-test-secret-0123456789abcdef-0123456789';
 const API_TOKEN = 'api-token-for-limits-tests';
 const KEY = 'sk-limits-test-key';
 
-let work: string;
 let openai: OpenAiEmulator;
-const apps: NestFastifyApplication[] = [];
+let apps: TestApps;
 const prefixes: string[] = [];
 
 beforeAll(async () => {
-  work = mkdtempSync(join(tmpdir(), 'tollgate-limits-'));
   openai = await OpenAiEmulator.start({ apiKey: KEY });
+  apps = new TestApps('tollgate-limits-', { API_TOKEN, OPENAI_API_KEY: KEY, OPENAI_URL: openai.url, OPENAI_CHAT_MODEL: 'gpt-test' });
 });
 
 afterAll(async () => {
-  await Promise.all(apps.map((app) => app.close()));
+  await apps.close();
   await openai.close();
-  rmSync(work, { recursive: true, force: true });
   const redis = new Redis(REDIS_URL);
   for (const prefix of prefixes) {
     const keys = await redis.keys(`*${prefix}*`);
@@ -44,21 +38,6 @@ afterAll(async () => {
   }
   await redis.quit();
 });
-
-async function buildApp(yaml: string): Promise<NestFastifyApplication> {
-  const file = join(work, `config-${apps.length}.yaml`);
-  writeFileSync(file, yaml);
-  const config = loadConfig({
-    cwd: work,
-    configPath: file,
-    env: { API_TOKEN, OPENAI_API_KEY: KEY, OPENAI_URL: openai.url, OPENAI_CHAT_MODEL: 'gpt-test' },
-  });
-  const app = await createHttpApp(config, false);
-  apps.push(app);
-  await app.init();
-  await app.getHttpAdapter().getInstance().ready();
-  return app;
-}
 
 /** A unique Redis key prefix per test, removed afterwards. */
 function redisPrefix(): string {
@@ -94,7 +73,7 @@ const tenantYaml = (limits: string, extra = '') => `version: 1\nauth: { jwt_secr
 
 describe('per-tenant limit', () => {
   it('allows `limit` requests per tenant across routes, then answers 429 with Retry-After in the envelope', async () => {
-    const app = await buildApp(tenantYaml('{ tenant: { limit: 3, window: 60 } }', 'api: { auth: jwt }\n'));
+    const app = await apps.build(tenantYaml('{ tenant: { limit: 3, window: 60 } }', 'api: { auth: jwt }\n'));
     const north = bearer(jwtFor('north'));
     const first = await get(app, '/auth/context', north);
     expect(first.statusCode).toBe(200);
@@ -112,7 +91,7 @@ describe('per-tenant limit', () => {
   });
 
   it('counts only authenticated requests with a tenant id; public routes stay open', async () => {
-    const app = await buildApp(tenantYaml('{ tenant: { limit: 1, window: 60 } }'));
+    const app = await apps.build(tenantYaml('{ tenant: { limit: 1, window: 60 } }'));
     for (let i = 0; i < 3; i++) {
       expect((await get(app, '/auth/context', bearer('not.a.jwt'))).statusCode).toBe(401);
       expect((await get(app, '/auth/context', bearer(jwtFor(undefined)))).statusCode).toBe(200);
@@ -126,7 +105,7 @@ describe('per-tenant limit', () => {
   it('shares one counter between two application instances on one Redis', async () => {
     const prefix = redisPrefix();
     const yaml = tenantYaml(`{ store: redis, redis_url: "${REDIS_URL}", redis_key_prefix: "${prefix}", tenant: { limit: 4, window: 30 } }`);
-    const [first, second] = [await buildApp(yaml), await buildApp(yaml)];
+    const [first, second] = [await apps.build(yaml), await apps.build(yaml)];
     const west = bearer(jwtFor('west'));
     const statuses: number[] = [];
     for (const app of [first, second, first, second, first, second]) statuses.push((await get(app, '/auth/context', west)).statusCode);
@@ -145,7 +124,7 @@ describe('per-token limit of the /v1 API', () => {
   it('counts accepted tokens only, keyed by the token digest in Redis (never the token)', async () => {
     const prefix = redisPrefix();
     const yaml = `version: 1\nlimits: { store: redis, redis_url: "${REDIS_URL}", redis_key_prefix: "${prefix}", token: { limit: 2, window: 20 } }\n`;
-    const [first, second] = [await buildApp(yaml), await buildApp(yaml)];
+    const [first, second] = [await apps.build(yaml), await apps.build(yaml)];
     for (let i = 0; i < 4; i++) expect((await get(first, '/v1/version', bearer('wrong-token'))).statusCode).toBe(401);
     expect((await get(first, '/v1/version', bearer(API_TOKEN))).statusCode).toBe(200);
     expect((await get(second, '/v1/version', bearer(API_TOKEN))).statusCode).toBe(200);
@@ -162,7 +141,7 @@ describe('per-token limit of the /v1 API', () => {
   });
 
   it('applies to POST routes too (memory store)', async () => {
-    const app = await buildApp('version: 1\nlimits: { token: { limit: 1, window: 5 } }\n');
+    const app = await apps.build('version: 1\nlimits: { token: { limit: 1, window: 5 } }\n');
     const post = () =>
       app.inject({ method: 'POST', url: '/v1/embeddings', headers: { ...bearer(API_TOKEN), 'content-type': 'application/json' }, payload: '{"input":"a","provider":"openai"}' });
     expect((await post()).statusCode).not.toBe(429);
@@ -172,7 +151,7 @@ describe('per-token limit of the /v1 API', () => {
 
 describe('per-token limit of the OpenAI-compatible API', () => {
   it('answers 429 in OpenAI\'s error shape, with Retry-After, on the same counter as /v1', async () => {
-    const app = await buildApp('version: 1\nlimits: { token: { limit: 2, window: 30 } }\n');
+    const app = await apps.build('version: 1\nlimits: { token: { limit: 2, window: 30 } }\n');
     expect((await get(app, '/openai/v1/models', bearer(API_TOKEN))).statusCode).toBe(200);
     expect((await get(app, '/v1/version', bearer(API_TOKEN))).statusCode).toBe(200);
     const refused = await get(app, '/openai/v1/models', bearer(API_TOKEN));
@@ -186,7 +165,7 @@ describe('per-token limit of the OpenAI-compatible API', () => {
 
 describe('route groups', () => {
   it('give matching routes their own limits and counters; other routes keep the defaults', async () => {
-    const app = await buildApp(
+    const app = await apps.build(
       tenantYaml(
         '\n  tenant: { limit: 100, window: 60 }\n  token: { limit: 3, window: 60 }\n  routes:\n' +
           '    - { name: identity, paths: [/auth/*], tenant: { limit: 1, window: 60 } }\n' +
@@ -214,18 +193,18 @@ describe('registration', () => {
   }
 
   it('imports nothing of the limits when they are off, and no tenant guard for a token-only limit', async () => {
-    const off = await buildApp(`version: 1\nauth: { jwt_secret: "${SECRET}" }\nlimits: { enabled: false, tenant: { limit: 1, window: 1 } }\n`);
+    const off = await apps.build(`version: 1\nauth: { jwt_secret: "${SECRET}" }\nlimits: { enabled: false, tenant: { limit: 1, window: 1 } }\n`);
     expect(limitsProviders(off)).toBeUndefined();
     for (let i = 0; i < 3; i++) expect((await get(off, '/auth/context', bearer(jwtFor('north')))).statusCode).toBe(200);
-    const tokenOnly = await buildApp('version: 1\nlimits: { token: { limit: 5, window: 1 } }\n');
+    const tokenOnly = await apps.build('version: 1\nlimits: { token: { limit: 5, window: 1 } }\n');
     expect(limitsProviders(tokenOnly)).toContain(ApiTokenRateLimiter);
     expect(limitsProviders(tokenOnly)).not.toContain(TenantRateLimitGuard);
-    const tenant = await buildApp(tenantYaml('{ tenant: { limit: 5, window: 1 } }'));
+    const tenant = await apps.build(tenantYaml('{ tenant: { limit: 5, window: 1 } }'));
     expect(limitsProviders(tenant)).toContain(TenantRateLimitGuard);
   });
 
   it('lets requests through uncounted while Redis is unreachable (fail open)', async () => {
-    const app = await buildApp(tenantYaml('{ store: redis, redis_url: "redis://127.0.0.1:1", tenant: { limit: 1, window: 60 } }'));
+    const app = await apps.build(tenantYaml('{ store: redis, redis_url: "redis://127.0.0.1:1", tenant: { limit: 1, window: 60 } }'));
     const north = bearer(jwtFor('north'));
     for (let i = 0; i < 3; i++) expect((await get(app, '/auth/context', north)).statusCode).toBe(200);
   });

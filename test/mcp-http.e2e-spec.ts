@@ -4,20 +4,15 @@
  * notifications, one-shot SSE, DELETE, 404 for unknown/expired sessions, protocol-version check, Origin
  * allow-list, bearer policy, bounded bodies; then the Redis session store shared by two instances.
  */
-import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createHmac, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createClient } from '@keyv/redis';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
-import { loadConfig } from '../src/config/config.loader';
-import { createHttpApp } from '../src/server/http-server';
 import { OpenAiEmulator } from './emulators/openai-emulator';
 import { actionBlock, observationsIn, ScriptedChatEmulator } from './emulators/scripted-chat-emulator';
 import { SearxngEmulator } from './emulators/searxng-emulator';
+import { TestApps } from './support/test-apps';
 
 const KEY = 'sk-mcp-http-KEY-3317';
 const TOKEN = 'mcp-token-for-tests-5c1a';
@@ -28,46 +23,33 @@ const ACCEPT = 'application/json, text/event-stream';
 let openai: OpenAiEmulator;
 let chat: ScriptedChatEmulator;
 let searxng: SearxngEmulator;
-let work: string;
-const apps: NestFastifyApplication[] = [];
+let apps: TestApps;
 const clients: Client[] = [];
 
 beforeAll(async () => {
   [openai, chat, searxng] = await Promise.all([OpenAiEmulator.start({ apiKey: KEY }), ScriptedChatEmulator.start('gpt-test'), SearxngEmulator.start()]);
-  work = mkdtempSync(join(tmpdir(), 'tollgate-mcp-http-'));
+  apps = new TestApps('tollgate-mcp-http-', {
+    OPENAI_API_KEY: KEY,
+    OPENAI_URL: openai.url,
+    OPENAI_CHAT_MODEL: 'gpt-test',
+    SCRIPTED_URL: chat.url,
+    SEARXNG_URL: searxng.url,
+    SEARXNG_ALLOW_PRIVATE_NETWORK: 'true',
+  });
 });
 
 afterAll(async () => {
   await Promise.all(clients.map((client) => client.close().catch(() => undefined)));
-  await Promise.all(apps.map((app) => app.close()));
+  await apps.close();
   await Promise.all([openai.close(), chat.close(), searxng.close()]);
-  rmSync(work, { recursive: true, force: true });
 });
 
 const PROVIDERS = 'version: 1\nai: { retry_attempts: 0, default_provider: openai, enable_fallback: false }\nproviders:\n  openai: {}\n  scripted: { kind: openai_compatible, url_env: SCRIPTED_URL, chat_model: gpt-test }\n';
 
 /** A listening server from YAML; returns the MCP endpoint URL. */
-async function startServer(mcpYaml: string, env: NodeJS.ProcessEnv = {}, extraYaml = ''): Promise<string> {
-  const file = join(work, `config-${apps.length}.yaml`);
-  writeFileSync(file, `${PROVIDERS}mcp: ${mcpYaml}\n${extraYaml}`);
-  const config = loadConfig({
-    cwd: work,
-    configPath: file,
-    env: {
-      OPENAI_API_KEY: KEY,
-      OPENAI_URL: openai.url,
-      OPENAI_CHAT_MODEL: 'gpt-test',
-      SCRIPTED_URL: chat.url,
-      SEARXNG_URL: searxng.url,
-      SEARXNG_ALLOW_PRIVATE_NETWORK: 'true',
-      ...env,
-    },
-  });
-  const app = await createHttpApp(config, false);
-  apps.push(app);
-  await app.listen(0, '127.0.0.1');
-  const address = app.getHttpServer().address() as { port: number };
-  return `http://127.0.0.1:${address.port}${config.server.basePath}${config.mcp.path}`;
+async function startServer(mcpYaml: string, env: NodeJS.ProcessEnv = {}): Promise<string> {
+  const { config, origin } = await apps.listen(`${PROVIDERS}mcp: ${mcpYaml}\n`, env);
+  return `${origin}${config.server.basePath}${config.mcp.path}`;
 }
 
 async function connect(url: string, headers: Record<string, string> = { authorization: `Bearer ${TOKEN}` }): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {

@@ -5,13 +5,12 @@
  */
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createHmac, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RbacService } from '../src/auth/rbac/rbac.service';
 import { loadConfig } from '../src/config/config.loader';
-import { createHttpApp } from '../src/server/http-server';
 import { OpenAiEmulator } from './emulators/openai-emulator';
+import { TestApps } from './support/test-apps';
 
 const KEY = 'sk-observability-KEY-9931';
 const API_TOKEN = 'api-token-for-observability';
@@ -21,46 +20,28 @@ const REDIS_URL = 'redis://127.0.0.1:6379';
 
 let openai: OpenAiEmulator;
 let deepseek: OpenAiEmulator;
-let work: string;
-const apps: NestFastifyApplication[] = [];
+let apps: TestApps;
 
 beforeAll(async () => {
   [openai, deepseek] = await Promise.all([
     OpenAiEmulator.start({ apiKey: KEY }),
     OpenAiEmulator.start({ flavour: 'deepseek', apiKey: KEY, chatModels: ['deepseek-chat'] }),
   ]);
-  work = mkdtempSync(join(tmpdir(), 'tollgate-observability-'));
+  apps = new TestApps('tollgate-observability-', {
+    OPENAI_API_KEY: KEY,
+    OPENAI_URL: openai.url,
+    OPENAI_CHAT_MODEL: 'gpt-test',
+    OPENAI_EMBEDDING_MODEL: 'embed-test',
+    DEEPSEEK_API_KEY: KEY,
+    DEEPSEEK_URL: deepseek.url,
+    API_TOKEN,
+  });
 });
 
 afterAll(async () => {
-  await Promise.all(apps.map((app) => app.close()));
+  await apps.close();
   await Promise.all([openai.close(), deepseek.close()]);
-  rmSync(work, { recursive: true, force: true });
 });
-
-async function buildApp(yaml: string, env: NodeJS.ProcessEnv = {}): Promise<NestFastifyApplication> {
-  const file = join(work, `config-${apps.length}.yaml`);
-  writeFileSync(file, yaml);
-  const config = loadConfig({
-    cwd: work,
-    configPath: file,
-    env: {
-      OPENAI_API_KEY: KEY,
-      OPENAI_URL: openai.url,
-      OPENAI_CHAT_MODEL: 'gpt-test',
-      OPENAI_EMBEDDING_MODEL: 'embed-test',
-      DEEPSEEK_API_KEY: KEY,
-      DEEPSEEK_URL: deepseek.url,
-      API_TOKEN,
-      ...env,
-    },
-  });
-  const app = await createHttpApp(config, false);
-  apps.push(app);
-  await app.init();
-  await app.getHttpAdapter().getInstance().ready();
-  return app;
-}
 
 const base64url = (value: string) => Buffer.from(value).toString('base64url');
 function signHs256(payload: Record<string, unknown>): string {
@@ -89,7 +70,7 @@ describe('/metrics', () => {
 
   beforeAll(async () => {
     const recordKey = `observability-${randomUUID()}`;
-    app = await buildApp(
+    app = await apps.build(
       [
         'version: 1',
         'ai: { retry_attempts: 1, retry_delay: 0.001 }',
@@ -197,22 +178,22 @@ describe('/metrics', () => {
 
 describe('/metrics settings', () => {
   it('is open without a token, like /healthz, and needs neither the API token nor a JWT', async () => {
-    const app = await buildApp('version: 1\n', { JWT_SECRET });
+    const app = await apps.build('version: 1\n', { JWT_SECRET });
     const response = await app.inject({ method: 'GET', url: '/metrics' });
     expect(response.statusCode).toBe(200);
     expect(response.body).toContain('tollgate_process_cpu_seconds_total');
   });
 
   it('is not served with metrics.enabled false', async () => {
-    const app = await buildApp('version: 1\nmetrics: { enabled: false }\n');
+    const app = await apps.build('version: 1\nmetrics: { enabled: false }\n');
     expect((await app.inject({ method: 'GET', url: '/metrics' })).statusCode).toBe(404);
   });
 
   it('refuses an unknown metrics option and an empty token at configuration load', () => {
-    const file = join(work, 'bad-metrics.yaml');
+    const file = join(apps.work, 'bad-metrics.yaml');
     writeFileSync(file, 'version: 1\nmetrics: { path: /m }\n');
-    expect(() => loadConfig({ cwd: work, configPath: file, env: {} })).toThrow(/metrics/);
+    expect(() => loadConfig({ cwd: apps.work, configPath: file, env: {} })).toThrow(/metrics/);
     writeFileSync(file, 'version: 1\nmetrics: { token: "" }\n');
-    expect(() => loadConfig({ cwd: work, configPath: file, env: {} })).toThrow(/metrics\.token/);
+    expect(() => loadConfig({ cwd: apps.work, configPath: file, env: {} })).toThrow(/metrics\.token/);
   });
 });

@@ -7,18 +7,13 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { embedMany, generateText, streamText } from 'ai';
 import diagnosticsChannel from 'node:diagnostics_channel';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import OpenAI from 'openai';
 import { AiClient } from '../src/ai/client/ai-client';
 import { InvalidRequestError } from '../src/ai/errors';
 import type { ChatMessage } from '../src/ai/providers/ai-provider.interface';
-import { loadConfig } from '../src/config/config.loader';
-import { createHttpApp } from '../src/server/http-server';
 import { ANTHROPIC_BODY_MARKER, ANTHROPIC_EMULATOR_KEY, type AnthropicEmulator, startAnthropicEmulator } from './emulators/anthropic-emulator';
 import { OpenAiEmulator, UPSTREAM_MARKER, vectorFor } from './emulators/openai-emulator';
+import { TestApps } from './support/test-apps';
 
 const KEY = 'sk-openai-compat-KEY-8841';
 const TOKEN = 'api-token-for-openai-compat';
@@ -26,16 +21,14 @@ const TOKEN = 'api-token-for-openai-compat';
 let openaiUpstream: OpenAiEmulator;
 let deepseekUpstream: OpenAiEmulator;
 let anthropicUpstream: AnthropicEmulator;
-let work: string;
-const apps: NestFastifyApplication[] = [];
-/** The gateway most tests use: no retries, no fallback, so each upstream fault is seen as it is. */
+let apps: TestApps;
+/** The gateway most tests use (its application and OpenAI base URL): no retries, no fallback, so each upstream fault is seen as it is. */
+let gateway: NestFastifyApplication;
 let baseURL: string;
 
-/** The real application from a YAML `ai:` line, listening on a free loopback port; its OpenAI base URL. */
-async function startGateway(ai: string, extraYaml: string[] = []): Promise<string> {
-  const file = join(work, `tollgate-${apps.length}.yaml`);
-  writeFileSync(
-    file,
+/** The real application from a YAML `ai:` line, listening on a free loopback port, and its OpenAI base URL. */
+async function startGateway(ai: string, extraYaml: string[] = []): Promise<{ app: NestFastifyApplication; url: string }> {
+  const { app, origin } = await apps.listen(
     [
       'version: 1',
       `ai: ${ai}`,
@@ -46,24 +39,7 @@ async function startGateway(ai: string, extraYaml: string[] = []): Promise<strin
       '',
     ].join('\n'),
   );
-  const config = loadConfig({
-    cwd: work,
-    configPath: file,
-    env: {
-      OPENAI_API_KEY: KEY,
-      OPENAI_URL: openaiUpstream.url,
-      OPENAI_CHAT_MODEL: 'gpt-test',
-      OPENAI_EMBEDDING_MODEL: 'embed-test',
-      DEEPSEEK_API_KEY: KEY,
-      DEEPSEEK_URL: deepseekUpstream.url,
-      API_TOKEN: TOKEN,
-    },
-  });
-  const app = await createHttpApp(config, false);
-  apps.push(app);
-  await app.listen(0, '127.0.0.1');
-  const { port } = app.getHttpServer().address() as AddressInfo;
-  return `http://127.0.0.1:${port}/openai/v1`;
+  return { app, url: `${origin}/openai/v1` };
 }
 
 beforeAll(async () => {
@@ -72,14 +48,21 @@ beforeAll(async () => {
     OpenAiEmulator.start({ flavour: 'deepseek', apiKey: KEY, chatModels: ['deepseek-chat'] }),
     startAnthropicEmulator({ reply: 'Hello from Claude here' }),
   ]);
-  work = mkdtempSync(join(tmpdir(), 'tollgate-openai-compat-'));
-  baseURL = await startGateway('{ retry_attempts: 0, enable_fallback: false, default_provider: openai }');
+  apps = new TestApps('tollgate-openai-compat-', {
+    OPENAI_API_KEY: KEY,
+    OPENAI_URL: openaiUpstream.url,
+    OPENAI_CHAT_MODEL: 'gpt-test',
+    OPENAI_EMBEDDING_MODEL: 'embed-test',
+    DEEPSEEK_API_KEY: KEY,
+    DEEPSEEK_URL: deepseekUpstream.url,
+    API_TOKEN: TOKEN,
+  });
+  ({ app: gateway, url: baseURL } = await startGateway('{ retry_attempts: 0, enable_fallback: false, default_provider: openai }'));
 });
 
 afterAll(async () => {
-  await Promise.all(apps.map((app) => app.close()));
+  await apps?.close();
   await Promise.all([openaiUpstream?.close(), deepseekUpstream?.close(), anthropicUpstream?.close()]);
-  rmSync(work, { recursive: true, force: true });
 });
 
 beforeEach(() => {
@@ -370,7 +353,7 @@ describe('streaming', () => {
 describe('the same AiClient underneath: retries, fallback, service.request events', () => {
   let fallbackURL: string;
   beforeAll(async () => {
-    fallbackURL = await startGateway('{ retry_attempts: 1, retry_delay: 0, default_provider: openai, fallback_providers: [anthropic] }');
+    ({ url: fallbackURL } = await startGateway('{ retry_attempts: 1, retry_delay: 0, default_provider: openai, fallback_providers: [anthropic] }'));
   });
 
   /** Collects the `service.request` events published while `run` is under way. */
@@ -411,7 +394,7 @@ describe('the same AiClient underneath: retries, fallback, service.request event
 
 describe('AiClient.generateMessages in-process', () => {
   it('sends the messages as given, a systemPrompt first; refuses malformed messages before any call', async () => {
-    const client = apps[0].get(AiClient);
+    const client = gateway.get(AiClient);
     const messages: ChatMessage[] = [{ role: 'user', content: 'in-process' }];
     const result = await client.generateMessages(messages, { systemPrompt: 'Rules first.', maxTokens: 9 });
     expect(result).toEqual({ response: 'echo: in-process', provider: 'openai', model: 'gpt-test', finishReason: 'stop', usage: expect.any(Object) });
@@ -462,7 +445,7 @@ describe('with the AuthModule configured', () => {
   const JWT_SECRET = 'openai-compat-jwt-secret-of-at-least-32-bytes';
 
   it('/openai/v1 answers to the API token like /v1, not to the JWT guard', async () => {
-    const url = await startGateway('{ retry_attempts: 0, enable_fallback: false }', [`auth: { jwt_secret: "${JWT_SECRET}" }`]);
+    const { url } = await startGateway('{ retry_attempts: 0, enable_fallback: false }', [`auth: { jwt_secret: "${JWT_SECRET}" }`]);
     const listed = await officialClient(TOKEN, url).models.list();
     expect(listed.data.length).toBeGreaterThan(0);
     const denied = await officialClient('wrong', url).models.list().catch((caught) => caught);
@@ -471,7 +454,7 @@ describe('with the AuthModule configured', () => {
   });
 
   it('with api.auth: jwt the AuthModule guards it, with its own 401 body', async () => {
-    const url = await startGateway('{ retry_attempts: 0, enable_fallback: false }', [`auth: { jwt_secret: "${JWT_SECRET}" }`, 'api: { auth: jwt }']);
+    const { url } = await startGateway('{ retry_attempts: 0, enable_fallback: false }', [`auth: { jwt_secret: "${JWT_SECRET}" }`, 'api: { auth: jwt }']);
     const response = await fetch(`${url}/models`, { headers: { authorization: `Bearer ${TOKEN}` } });
     expect(response.status).toBe(401);
     expect(await response.json()).toMatchObject({ error: 'Authentication required', status: 401 });
@@ -529,7 +512,7 @@ describe('HTTP details', () => {
   });
 
   it('a body over server.body_limit is 413 payload_too_large; a base_path mounts the surface under it', async () => {
-    const url = await startGateway('{ retry_attempts: 0, enable_fallback: false }', ['server: { body_limit: 2048, base_path: /gw }']);
+    const { url } = await startGateway('{ retry_attempts: 0, enable_fallback: false }', ['server: { body_limit: 2048, base_path: /gw }']);
     expect(url).toMatch(/\/openai\/v1$/);
     const mounted = url.replace(/\/openai\/v1$/, '/gw/openai/v1');
     const big = await fetch(`${mounted}/chat/completions`, {

@@ -4,24 +4,16 @@
  * under a base path too. Request bodies carry the DTOs' class-validator constraints as JSON Schema.
  */
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { loadConfig } from '../src/config/config.loader';
-import { createHttpApp } from '../src/server/http-server';
+import { TestApps } from './support/test-apps';
 
 const UI_ROUTES = new Set(['/docs', '/docs/swagger-ui-init.js', '/docs/:asset', '/docs-json', '/docs-yaml']);
-let work: string;
-const apps: NestFastifyApplication[] = [];
+let apps: TestApps;
 
 beforeAll(() => {
-  work = mkdtempSync(join(tmpdir(), 'tollgate-openapi-'));
+  apps = new TestApps('tollgate-openapi-', { JWT_SECRET: 'd'.repeat(48), API_TOKEN: 'docs-token', MCP_TOKEN: 'docs-mcp' });
 });
 
-afterAll(async () => {
-  await Promise.all(apps.map((app) => app.close()));
-  rmSync(work, { recursive: true, force: true });
-});
+afterAll(() => apps.close());
 
 interface Built {
   app: NestFastifyApplication;
@@ -30,11 +22,7 @@ interface Built {
 }
 
 async function build(yaml: string): Promise<Built> {
-  const file = join(work, `config-${apps.length}.yaml`);
-  writeFileSync(file, yaml);
-  const config = loadConfig({ cwd: work, configPath: file, env: { JWT_SECRET: 'd'.repeat(48), API_TOKEN: 'docs-token', MCP_TOKEN: 'docs-mcp' } });
-  const app = await createHttpApp(config, false);
-  apps.push(app);
+  const { app } = await apps.create(yaml);
   const routes: string[] = [];
   const fastify = app.getHttpAdapter().getInstance();
   fastify.addHook('onRoute', (route: { method: string | string[]; url: string }) => {
