@@ -2,54 +2,30 @@
  * `tollgate agent` as a subprocess of the built CLI against a scripted OpenAI-wire emulator and a SearXNG
  * emulator on loopback: text and JSON output, repeated --tool, --max-loops, exit codes 0/1/2.
  */
-import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { actionBlock, observationsIn, ScriptedChatEmulator } from './emulators/scripted-chat-emulator';
 import { SearxngEmulator } from './emulators/searxng-emulator';
-
-const ROOT = resolve(__dirname, '..');
-const CLI = join(ROOT, 'dist', 'src', 'cli.js');
-
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
+import { buildDistIfStale, runCli } from './support/cli-run';
 
 let work: string;
 let chat: ScriptedChatEmulator;
 let searxng: SearxngEmulator;
 
-function tollgate(args: string[], stdin = ''): Promise<Run> {
+function tollgate(args: string[], stdin?: string) {
   const env = {
-    PATH: process.env.PATH,
     OPENAI_API_KEY: 'sk-agent-cli',
     OPENAI_URL: chat.url,
     OPENAI_CHAT_MODEL: 'gpt-test',
     SEARXNG_URL: searxng.url,
     SEARXNG_ALLOW_PRIVATE_NETWORK: 'true',
   };
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: work, env, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-    child.on('error', reject);
-    child.on('close', (status) => {
-      clearTimeout(timer);
-      resolvePromise({ status, stdout, stderr });
-    });
-    child.stdin.end(stdin);
-  });
+  return runCli(args, { cwd: work, env, stdin });
 }
 
 beforeAll(async () => {
-  const build = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build-if-stale.js')], { cwd: ROOT, stdio: 'inherit' });
-  expect(build.status).toBe(0);
+  buildDistIfStale();
   work = mkdtempSync(join(tmpdir(), 'tollgate-agent-cli-'));
   [chat, searxng] = await Promise.all([ScriptedChatEmulator.start('gpt-test'), SearxngEmulator.start()]);
 }, 120_000);
@@ -68,7 +44,7 @@ describe('tollgate agent', () => {
   it('prints a direct answer', async () => {
     chat.script = () => 'Forty-two.';
     const run = await tollgate(['agent', 'What is six times seven?']);
-    expect(run).toEqual({ status: 0, stdout: 'Forty-two.\n', stderr: '' });
+    expect(run).toMatchObject({ status: 0, stdout: 'Forty-two.\n', stderr: '' });
     expect(chat.turns[0].system).toContain('No tools are available');
   });
 

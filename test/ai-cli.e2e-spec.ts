@@ -3,22 +3,15 @@
  * output in both formats, every option, stdin input, exit codes and `tollgate: <message>` errors.
  * Subprocesses run asynchronously so the emulators in this process keep answering.
  */
-import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { CONFIG_SCHEMA_ID } from '../src/config/config-schema.validator';
 import { OpenAiEmulator, UPSTREAM_MARKER, vectorFor } from './emulators/openai-emulator';
+import { buildDistIfStale, expectNoLeak, runCli } from './support/cli-run';
 
-const ROOT = resolve(__dirname, '..');
-const CLI = join(ROOT, 'dist', 'src', 'cli.js');
 const KEY = 'sk-cli-test-KEY-7781';
-
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
+const SECRETS = [KEY, UPSTREAM_MARKER];
 
 let work: string;
 let openai: OpenAiEmulator;
@@ -35,37 +28,11 @@ const providerEnv = (): NodeJS.ProcessEnv => ({
   DEEPSEEK_CHAT_MODEL: 'deepseek-chat',
 });
 
-function tollgate(args: string[], env: NodeJS.ProcessEnv = providerEnv(), stdin?: string): Promise<Run> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      cwd: work,
-      env: { PATH: process.env.PATH, ...env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-    child.on('error', reject);
-    child.on('close', (status) => {
-      clearTimeout(timer);
-      resolvePromise({ status, stdout, stderr });
-    });
-    child.stdin.end(stdin ?? '');
-  });
-}
-
-function expectNoLeak(run: Run): void {
-  for (const text of [run.stdout, run.stderr]) {
-    expect(text).not.toContain(KEY);
-    expect(text).not.toContain(UPSTREAM_MARKER);
-  }
-}
+/** The CLI in the scratch directory, with both emulators registered unless `env` says otherwise. */
+const tollgate = (args: string[], env: NodeJS.ProcessEnv = providerEnv(), stdin?: string) => runCli(args, { cwd: work, env, stdin });
 
 beforeAll(async () => {
-  const build = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build-if-stale.js')], { cwd: ROOT, stdio: 'inherit' });
-  expect(build.status).toBe(0);
+  buildDistIfStale();
   work = mkdtempSync(join(tmpdir(), 'tollgate-ai-cli-'));
   [openai, deepseek] = await Promise.all([
     OpenAiEmulator.start({ apiKey: KEY }),
@@ -90,7 +57,7 @@ describe('tollgate providers', () => {
     const lines = run.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^openai \(openai\) \[default\]  url http:\/\/127\.0\.0\.1:\d+\/v1  chat gpt-test  embeddings embed-test$/);
     expect(lines[1]).toMatch(/^deepseek \(deepseek\)  url .*  chat deepseek-chat  no embeddings$/);
-    expectNoLeak(run);
+    expectNoLeak(run, SECRETS);
   });
 
   it('--format json gives the same shape as GET /v1/providers', async () => {
@@ -99,7 +66,7 @@ describe('tollgate providers', () => {
     const body = JSON.parse(run.stdout);
     expect(body.default_provider).toBe('openai');
     expect(body.providers[1]).toMatchObject({ name: 'deepseek', kind: 'deepseek', capabilities: { embeddings: false } });
-    expectNoLeak(run);
+    expectNoLeak(run, SECRETS);
   });
 
   it('registers only the local default when no key is in the environment', async () => {
@@ -122,7 +89,7 @@ describe('tollgate health', () => {
     expect(run.stderr).toBe('tollgate: not healthy: deepseek\n');
     const body = JSON.parse(run.stdout);
     expect(body.providers[1]).toMatchObject({ provider: 'deepseek', status: 'unhealthy', reachable: true, ready: false });
-    expectNoLeak(run);
+    expectNoLeak(run, SECRETS);
 
     const one = await tollgate(['health', '--provider', 'openai']);
     expect(one.status).toBe(0);
@@ -179,7 +146,7 @@ describe('tollgate generate', () => {
     expect(strict.stdout).toBe('');
     expect(strict.stderr).toBe('tollgate: openai: upstream returned 503\n');
     expect(deepseek.server.requests).toHaveLength(0);
-    expectNoLeak(strict);
+    expectNoLeak(strict, SECRETS);
   });
 
   it('--api-key and --api-key-env supply the key for a provider the environment did not register', async () => {

@@ -2,22 +2,15 @@
  * `tollgate search` and `tollgate generate --json-file` as subprocesses of the built CLI against loopback
  * SearXNG and OpenAI emulators: text and JSON output, opt-in generation, exit codes 0/1/2 and messages.
  */
-import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { OpenAiEmulator, UPSTREAM_MARKER } from './emulators/openai-emulator';
 import { SEARCH_UPSTREAM_MARKER, SearxngEmulator } from './emulators/searxng-emulator';
+import { buildDistIfStale, expectNoLeak, runCli } from './support/cli-run';
 
-const ROOT = resolve(__dirname, '..');
-const CLI = join(ROOT, 'dist', 'src', 'cli.js');
 const KEY = 'sk-search-cli-KEY-2231';
-
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
+const SECRETS = [KEY, UPSTREAM_MARKER, SEARCH_UPSTREAM_MARKER];
 
 let work: string;
 let searxng: SearxngEmulator;
@@ -32,32 +25,10 @@ const env = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({
   ...extra,
 });
 
-function tollgate(args: string[], environment: NodeJS.ProcessEnv = env(), stdin?: string): Promise<Run> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: work, env: { PATH: process.env.PATH, ...environment }, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-    child.on('error', reject);
-    child.on('close', (status) => {
-      clearTimeout(timer);
-      resolvePromise({ status, stdout, stderr });
-    });
-    child.stdin.end(stdin ?? '');
-  });
-}
-
-function expectNoLeak(run: Run): void {
-  for (const text of [run.stdout, run.stderr]) {
-    for (const secret of [KEY, UPSTREAM_MARKER, SEARCH_UPSTREAM_MARKER]) expect(text).not.toContain(secret);
-  }
-}
+const tollgate = (args: string[], environment: NodeJS.ProcessEnv = env(), stdin?: string) => runCli(args, { cwd: work, env: environment, stdin });
 
 beforeAll(async () => {
-  const build = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build-if-stale.js')], { cwd: ROOT, stdio: 'inherit' });
-  expect(build.status).toBe(0);
+  buildDistIfStale();
   work = mkdtempSync(join(tmpdir(), 'tollgate-search-cli-'));
   [searxng, openai] = await Promise.all([SearxngEmulator.start(), OpenAiEmulator.start({ apiKey: KEY })]);
 }, 120_000);
@@ -128,7 +99,7 @@ describe('tollgate search', () => {
     const run = await tollgate(['search', 'q']);
     expect(run.status).toBe(1);
     expect(run.stderr).toBe('tollgate: web_search: upstream returned 500\n');
-    expectNoLeak(run);
+    expectNoLeak(run, SECRETS);
   });
 
   it('exit 1 naming the key when SEARXNG_URL is a private address that is not allowed', async () => {

@@ -2,24 +2,14 @@
  * `tollgate generate --stream` as a subprocess (node dist/src/cli.js) against loopback emulators: tokens on
  * stdout as they arrive, JSON events per line, and errors before and after the first token.
  */
-import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { OpenAiEmulator, UPSTREAM_MARKER } from './emulators/openai-emulator';
+import { buildDistIfStale, expectNoLeak, runCli } from './support/cli-run';
 
-const ROOT = resolve(__dirname, '..');
-const CLI = join(ROOT, 'dist', 'src', 'cli.js');
 const KEY = 'sk-cli-stream-KEY-3390';
-
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-  /** Milliseconds from spawn to each stdout chunk, and to exit. */
-  stdoutAt: number[];
-  exitAt: number;
-}
+const SECRETS = [KEY, UPSTREAM_MARKER];
 
 let work: string;
 let openai: OpenAiEmulator;
@@ -34,36 +24,10 @@ const env = (): NodeJS.ProcessEnv => ({
   DEEPSEEK_CHAT_MODEL: 'deepseek-chat',
 });
 
-function tollgate(args: string[]): Promise<Run> {
-  return new Promise((resolvePromise, reject) => {
-    const started = Date.now();
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: work, env: { PATH: process.env.PATH, ...env() }, stdio: ['pipe', 'pipe', 'pipe'] });
-    const run: Run = { status: null, stdout: '', stderr: '', stdoutAt: [], exitAt: 0 };
-    child.stdout.on('data', (chunk: Buffer) => {
-      run.stdout += chunk.toString();
-      run.stdoutAt.push(Date.now() - started);
-    });
-    child.stderr.on('data', (chunk: Buffer) => (run.stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-    child.on('error', reject);
-    child.on('close', (status) => {
-      clearTimeout(timer);
-      resolvePromise({ ...run, status, exitAt: Date.now() - started });
-    });
-    child.stdin.end('');
-  });
-}
-
-function expectNoLeak(run: Run): void {
-  for (const text of [run.stdout, run.stderr]) {
-    expect(text).not.toContain(KEY);
-    expect(text).not.toContain(UPSTREAM_MARKER);
-  }
-}
+const tollgate = (args: string[]) => runCli(args, { cwd: work, env: env() });
 
 beforeAll(async () => {
-  const build = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build-if-stale.js')], { cwd: ROOT, stdio: 'inherit' });
-  expect(build.status).toBe(0);
+  buildDistIfStale();
   work = mkdtempSync(join(tmpdir(), 'tollgate-stream-cli-'));
   [openai, backup] = await Promise.all([
     OpenAiEmulator.start({ apiKey: KEY }),
@@ -126,7 +90,7 @@ describe('tollgate generate --stream', () => {
     expect(strict.stdout).toBe('');
     expect(strict.stderr).toBe('tollgate: openai: upstream returned 503\n');
     expect(backup.server.requests).toHaveLength(0);
-    expectNoLeak(strict);
+    expectNoLeak(strict, SECRETS);
   });
 
   it('an upstream failure after the first token ends the line, reports on stderr and exits 1', async () => {
@@ -136,6 +100,6 @@ describe('tollgate generate --stream', () => {
     expect(run.stdout).toBe('echo: \n');
     expect(run.stderr).toBe('tollgate: openai: upstream reported an error mid-stream\n');
     expect(backup.server.requests).toHaveLength(0);
-    expectNoLeak(run);
+    expectNoLeak(run, SECRETS);
   });
 });

@@ -6,10 +6,9 @@ import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { buildDistIfStale, CLI, ROOT } from './support/cli-run';
 
-const ROOT = resolve(__dirname, '..');
-const CLI = join(ROOT, 'dist', 'src', 'cli.js');
 const BIN = join(ROOT, 'bin', 'tollgate');
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -44,9 +43,7 @@ function write(name: string, text: string): string {
 }
 
 beforeAll(() => {
-  // Same guard as `npm start`: (re)build when dist/ is missing or stale; a no-op after `npm test`'s pretest.
-  const build = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build-if-stale.js')], { cwd: ROOT, stdio: 'inherit' });
-  expect(build.status).toBe(0);
+  buildDistIfStale();
   work = mkdtempSync(join(tmpdir(), 'tollgate-cli-'));
 }, 120_000);
 

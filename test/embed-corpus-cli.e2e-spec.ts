@@ -6,47 +6,28 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { OpenAiEmulator, UPSTREAM_MARKER, vectorFor } from './emulators/openai-emulator';
+import { buildDistIfStale, CLI, expectNoLeak, runCli } from './support/cli-run';
 
-const ROOT = resolve(__dirname, '..');
-const CLI = join(ROOT, 'dist', 'src', 'cli.js');
 const KEY = 'sk-embed-corpus-KEY-4412';
-
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 let work: string;
 let openai: OpenAiEmulator;
 
-function tollgate(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      cwd: work,
-      env: {
-        PATH: process.env.PATH,
-        OPENAI_API_KEY: KEY,
-        OPENAI_URL: openai.url,
-        OPENAI_EMBEDDING_MODEL: 'embed-test',
-        OPENAI_CHAT_MODEL: 'gpt-test',
-        TOLLGATE_CONFIG: join(work, 'tollgate.yaml'),
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-    child.on('error', reject);
-    child.on('close', (status) => {
-      clearTimeout(timer);
-      resolvePromise({ status, stdout, stderr });
-    });
+/** The CLI against the emulator, with the short-retry configuration; `env` adds to or overrides that environment. */
+function tollgate(args: string[], env: NodeJS.ProcessEnv = {}) {
+  return runCli(args, {
+    cwd: work,
+    env: {
+      OPENAI_API_KEY: KEY,
+      OPENAI_URL: openai.url,
+      OPENAI_EMBEDDING_MODEL: 'embed-test',
+      OPENAI_CHAT_MODEL: 'gpt-test',
+      TOLLGATE_CONFIG: join(work, 'tollgate.yaml'),
+      ...env,
+    },
+    timeoutMs: 120_000,
   });
 }
 
@@ -69,8 +50,7 @@ const embeddingCalls = () => openai.server.requestsTo('/v1/embeddings');
 const inputsSent = () => embeddingCalls().map((request) => (request.body as { input: string[] }).input);
 
 beforeAll(async () => {
-  const build = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build-if-stale.js')], { cwd: ROOT, stdio: 'inherit' });
-  expect(build.status).toBe(0);
+  buildDistIfStale();
   work = mkdtempSync(join(tmpdir(), 'tollgate-embed-corpus-'));
   // Short retry waits keep the retry case fast; the rules are the AiClient's.
   writeFileSync(join(work, 'tollgate.yaml'), 'version: 1\nai:\n  retry_delay: 0.05\n');
@@ -203,8 +183,7 @@ describe('tollgate embed --file --out', () => {
     expect(run.status).toBe(1);
     expect(run.stderr).toMatch(/tollgate: stopped early: provider_authentication: /);
     expect(embeddingCalls()).toHaveLength(1);
-    expect(run.stderr + run.stdout).not.toContain(UPSTREAM_MARKER);
-    expect(run.stderr + run.stdout).not.toContain('sk-wrong-key-0000');
+    expectNoLeak(run, [UPSTREAM_MARKER, 'sk-wrong-key-0000']);
   });
 
   it('draws a progress bar on a terminal instead of plain lines (run under a pseudo-terminal with script(1))', async () => {

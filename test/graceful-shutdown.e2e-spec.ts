@@ -4,16 +4,16 @@
  * stores and MCP session store (Redis) closed; a request or stream running past server.shutdown_timeout is
  * cut and the process still exits, with code 1.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { request } from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { type OllamaEmulator, startOllamaEmulator } from './emulators/ollama-emulator';
+import { buildDistIfStale, ROOT } from './support/cli-run';
 
-const ROOT = resolve(__dirname, '..');
 const MAIN = join(ROOT, 'dist', 'src', 'main.js');
 const TOKEN = 'shutdown-test-token';
 
@@ -126,8 +126,7 @@ async function waitFor(condition: () => boolean, what: string, timeoutMs = 10_00
 }
 
 beforeAll(async () => {
-  const build = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build-if-stale.js')], { cwd: ROOT, stdio: 'inherit' });
-  expect(build.status).toBe(0);
+  buildDistIfStale();
   work = mkdtempSync(join(tmpdir(), 'tollgate-shutdown-'));
   // MCP sessions in Redis: one more store connection the shutdown has to close.
   writeFileSync(

@@ -6,16 +6,15 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { OpenAiEmulator, UPSTREAM_MARKER } from './emulators/openai-emulator';
 import { actionBlock, observationsIn, ScriptedChatEmulator } from './emulators/scripted-chat-emulator';
 import { SearxngEmulator } from './emulators/searxng-emulator';
+import { buildDistIfStale, CLI } from './support/cli-run';
 
-const ROOT = resolve(__dirname, '..');
-const CLI = join(ROOT, 'dist', 'src', 'cli.js');
 const KEY = 'sk-mcp-stdio-KEY-8812';
 
 let work: string;
@@ -38,8 +37,7 @@ const env = (): Record<string, string> => ({
 const CONFIG = 'version: 1\nai: { retry_attempts: 0, default_provider: openai }\nproviders:\n  openai: {}\n  scripted: { kind: openai_compatible, url_env: SCRIPTED_URL, chat_model: gpt-test }\n';
 
 beforeAll(async () => {
-  const build = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build-if-stale.js')], { cwd: ROOT, stdio: 'inherit' });
-  expect(build.status).toBe(0);
+  buildDistIfStale();
   work = mkdtempSync(join(tmpdir(), 'tollgate-mcp-stdio-'));
   writeFileSync(join(work, 'tollgate.yaml'), CONFIG);
   [openai, chat, searxng] = await Promise.all([OpenAiEmulator.start({ apiKey: KEY }), ScriptedChatEmulator.start('gpt-test'), SearxngEmulator.start()]);

@@ -6,11 +6,11 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 
 import { type OllamaEmulator, startOllamaEmulator } from './emulators/ollama-emulator';
+import { buildDistIfStale, CLI, ROOT } from './support/cli-run';
 
-const ROOT = resolve(__dirname, '..');
 const MAIN = join(ROOT, 'dist', 'src', 'main.js');
 
 interface Server {
@@ -79,8 +79,7 @@ function signHs256(payload: Record<string, unknown>, secret: string): string {
 }
 
 beforeAll(async () => {
-  const build = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build-if-stale.js')], { cwd: ROOT, stdio: 'inherit' });
-  expect(build.status).toBe(0);
+  buildDistIfStale();
   work = mkdtempSync(join(tmpdir(), 'tollgate-server-'));
   ollama = await startOllamaEmulator();
 }, 120_000);
@@ -335,7 +334,7 @@ describe('server with RBAC on a Redis store (127.0.0.1:6379)', () => {
 
     const record = join(work, `${recordKey}.json`);
     writeFileSync(record, JSON.stringify({ permissions: { admin: ['*:*'] } }));
-    const load = spawnSync(process.execPath, [join(ROOT, 'dist', 'src', 'cli.js'), 'rbac', 'load', record, '--config', file], {
+    const load = spawnSync(process.execPath, [CLI, 'rbac', 'load', record, '--config', file], {
       cwd: work,
       env: { PATH: process.env.PATH },
     });

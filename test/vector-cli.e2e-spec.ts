@@ -2,45 +2,25 @@
  * `tollgate vector install|upsert|search` as subprocesses of the built CLI on the embedded PGlite backend
  * (data in the working directory's .tollgate/vector), with `--embed` going through an OpenAI emulator.
  */
-import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { OpenAiEmulator } from './emulators/openai-emulator';
+import { buildDistIfStale, runCli } from './support/cli-run';
 
-const ROOT = resolve(__dirname, '..');
-const CLI = join(ROOT, 'dist', 'src', 'cli.js');
 const KEY = 'sk-vector-cli-KEY-6610';
-
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 let work: string;
 let openai: OpenAiEmulator;
 
-function tollgate(args: string[]): Promise<Run> {
-  return new Promise((resolvePromise, reject) => {
-    const env = { PATH: process.env.PATH, OPENAI_API_KEY: KEY, OPENAI_URL: openai.url, OPENAI_EMBEDDING_MODEL: 'embed-test', OPENAI_CHAT_MODEL: 'gpt-test' };
-    const child = spawn(process.execPath, [CLI, 'vector', ...args], { cwd: work, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('error', reject);
-    child.on('close', (status) => {
-      clearTimeout(timer);
-      resolvePromise({ status, stdout, stderr });
-    });
-  });
+/** `tollgate vector ARGS` in the scratch directory, with the emulator for `--embed`. */
+function tollgate(args: string[]) {
+  const env = { OPENAI_API_KEY: KEY, OPENAI_URL: openai.url, OPENAI_EMBEDDING_MODEL: 'embed-test', OPENAI_CHAT_MODEL: 'gpt-test' };
+  return runCli(['vector', ...args], { cwd: work, env, timeoutMs: 60_000 });
 }
 
 beforeAll(async () => {
-  const build = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build-if-stale.js')], { cwd: ROOT, stdio: 'inherit' });
-  expect(build.status).toBe(0);
+  buildDistIfStale();
   work = mkdtempSync(join(tmpdir(), 'tollgate-vector-cli-'));
   openai = await OpenAiEmulator.start({ apiKey: KEY, dimensions: 4 });
 }, 120_000);
