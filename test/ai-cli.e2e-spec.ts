@@ -7,48 +7,34 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CONFIG_SCHEMA_ID } from '../src/config/config-schema.validator';
-import { OpenAiEmulator, UPSTREAM_MARKER, vectorFor } from './emulators/openai-emulator';
+import { type OpenAiEmulator, UPSTREAM_MARKER, vectorFor } from './emulators/openai-emulator';
 import { buildDistIfStale, expectNoLeak, runCli } from './support/cli-run';
+import { OpenAiPair } from './support/openai-pair';
 
 const KEY = 'sk-cli-test-KEY-7781';
 const SECRETS = [KEY, UPSTREAM_MARKER];
 
 let work: string;
+let pair: OpenAiPair;
 let openai: OpenAiEmulator;
 let deepseek: OpenAiEmulator;
 
-/** The environment that registers both emulators (openai first, so it is the default). */
-const providerEnv = (): NodeJS.ProcessEnv => ({
-  OPENAI_API_KEY: KEY,
-  OPENAI_URL: openai.url,
-  OPENAI_CHAT_MODEL: 'gpt-test',
-  OPENAI_EMBEDDING_MODEL: 'embed-test',
-  DEEPSEEK_API_KEY: KEY,
-  DEEPSEEK_URL: deepseek.url,
-  DEEPSEEK_CHAT_MODEL: 'deepseek-chat',
-});
-
 /** The CLI in the scratch directory, with both emulators registered unless `env` says otherwise. */
-const tollgate = (args: string[], env: NodeJS.ProcessEnv = providerEnv(), stdin?: string) => runCli(args, { cwd: work, env, stdin });
+const tollgate = (args: string[], env: NodeJS.ProcessEnv = pair.env(), stdin?: string) => runCli(args, { cwd: work, env, stdin });
 
 beforeAll(async () => {
   buildDistIfStale();
   work = mkdtempSync(join(tmpdir(), 'tollgate-ai-cli-'));
-  [openai, deepseek] = await Promise.all([
-    OpenAiEmulator.start({ apiKey: KEY }),
-    OpenAiEmulator.start({ flavour: 'deepseek', apiKey: KEY, chatModels: ['deepseek-chat'] }),
-  ]);
+  pair = await OpenAiPair.start(KEY);
+  ({ openai, deepseek } = pair);
 }, 120_000);
 
 afterAll(async () => {
-  await Promise.all([openai.close(), deepseek.close()]);
+  await pair.close();
   rmSync(work, { recursive: true, force: true });
 });
 
-beforeEach(() => {
-  openai.server.reset();
-  deepseek.server.reset();
-});
+beforeEach(() => pair.reset());
 
 describe('tollgate providers', () => {
   it('lists registrations in order with the default marked, never the key', async () => {
@@ -107,7 +93,7 @@ describe('tollgate generate', () => {
   });
 
   it('reads TEXT from stdin when no argument is given', async () => {
-    const run = await tollgate(['generate', '--format', 'json'], providerEnv(), 'from stdin\n');
+    const run = await tollgate(['generate', '--format', 'json'], pair.env(), 'from stdin\n');
     expect(run.status).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({ response: 'echo: from stdin', provider: 'openai', model: 'gpt-test', finish_reason: 'stop' });
   });
@@ -177,14 +163,14 @@ describe('tollgate generate', () => {
   });
 
   it('empty stdin is a usage error', async () => {
-    const run = await tollgate(['generate'], providerEnv(), '\n');
+    const run = await tollgate(['generate'], pair.env(), '\n');
     expect(run.status).toBe(2);
     expect(run.stderr).toBe('tollgate: generate: TEXT is empty\n');
   });
 
   it('an unreachable provider is an operation failure (exit 1)', async () => {
     writeFileSync(join(work, 'no-retry.yaml'), 'version: 1\nai: { retry_attempts: 0 }\n');
-    const run = await tollgate(['generate', 'x', '--no-fallback', '--config', 'no-retry.yaml'], { ...providerEnv(), OPENAI_URL: 'http://127.0.0.1:9/v1' });
+    const run = await tollgate(['generate', 'x', '--no-fallback', '--config', 'no-retry.yaml'], { ...pair.env(), OPENAI_URL: 'http://127.0.0.1:9/v1' });
     expect(run.status).toBe(1);
     expect(run.stderr).toBe('tollgate: openai: could not reach upstream (ECONNREFUSED)\n');
   });
@@ -197,7 +183,7 @@ describe('tollgate embed', () => {
     expect(JSON.parse(text.stdout)).toEqual(vectorFor('vector me', 4));
     expect(text.stdout.trim().split('\n')).toHaveLength(1);
 
-    const json = await tollgate(['embed', '--format', 'json'], providerEnv(), 'piped');
+    const json = await tollgate(['embed', '--format', 'json'], pair.env(), 'piped');
     expect(JSON.parse(json.stdout)).toEqual({ embedding: vectorFor('piped', 4), provider: 'openai', model: 'embed-test', dimensions: 4 });
   });
 

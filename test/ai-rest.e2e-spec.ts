@@ -7,43 +7,32 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createHmac } from 'node:crypto';
 import { packageVersion } from '../src/config/packaged-files';
 import { startEmulator } from './emulators/emulator-server';
-import { OpenAiEmulator, UPSTREAM_MARKER, vectorFor } from './emulators/openai-emulator';
+import { type OpenAiEmulator, UPSTREAM_MARKER, vectorFor } from './emulators/openai-emulator';
+import { OpenAiPair } from './support/openai-pair';
 import { TestApps } from './support/test-apps';
 
 const KEY = 'sk-rest-test-KEY-5512';
 const TOKEN = 'api-token-for-rest-tests';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
+let pair: OpenAiPair;
 let openai: OpenAiEmulator;
 let deepseek: OpenAiEmulator;
 /** The server's applications, ready for inject(), configured against the emulators. */
 let apps: TestApps;
 
 beforeAll(async () => {
-  [openai, deepseek] = await Promise.all([
-    OpenAiEmulator.start({ apiKey: KEY }),
-    OpenAiEmulator.start({ flavour: 'deepseek', apiKey: KEY, chatModels: ['deepseek-chat'] }),
-  ]);
-  apps = new TestApps('tollgate-rest-', {
-    OPENAI_API_KEY: KEY,
-    OPENAI_URL: openai.url,
-    OPENAI_CHAT_MODEL: 'gpt-test',
-    OPENAI_EMBEDDING_MODEL: 'embed-test',
-    DEEPSEEK_API_KEY: KEY,
-    DEEPSEEK_URL: deepseek.url,
-    API_TOKEN: TOKEN,
-  });
+  pair = await OpenAiPair.start(KEY);
+  ({ openai, deepseek } = pair);
+  apps = new TestApps('tollgate-rest-', { ...pair.env(), API_TOKEN: TOKEN });
 });
 
 afterAll(async () => {
   await apps.close();
-  await Promise.all([openai.close(), deepseek.close()]);
+  await pair.close();
 });
 
-beforeEach(() => {
-  openai.server.reset();
-  deepseek.server.reset();
-});
+beforeEach(() => pair.reset());
 
 const BASE_YAML = 'version: 1\nai: { retry_attempts: 0 }\nproviders:\n  openai: { timeout: 0.5 }\n';
 const auth = { authorization: `Bearer ${TOKEN}` };

@@ -5,45 +5,33 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { OpenAiEmulator, UPSTREAM_MARKER } from './emulators/openai-emulator';
+import { type OpenAiEmulator, UPSTREAM_MARKER } from './emulators/openai-emulator';
 import { buildDistIfStale, expectNoLeak, runCli } from './support/cli-run';
+import { OpenAiPair } from './support/openai-pair';
 
 const KEY = 'sk-cli-stream-KEY-3390';
 const SECRETS = [KEY, UPSTREAM_MARKER];
 
 let work: string;
+let pair: OpenAiPair;
 let openai: OpenAiEmulator;
 let backup: OpenAiEmulator;
 
-const env = (): NodeJS.ProcessEnv => ({
-  OPENAI_API_KEY: KEY,
-  OPENAI_URL: openai.url,
-  OPENAI_CHAT_MODEL: 'gpt-test',
-  DEEPSEEK_API_KEY: KEY,
-  DEEPSEEK_URL: backup.url,
-  DEEPSEEK_CHAT_MODEL: 'deepseek-chat',
-});
-
-const tollgate = (args: string[]) => runCli(args, { cwd: work, env: env() });
+const tollgate = (args: string[]) => runCli(args, { cwd: work, env: pair.env() });
 
 beforeAll(async () => {
   buildDistIfStale();
   work = mkdtempSync(join(tmpdir(), 'tollgate-stream-cli-'));
-  [openai, backup] = await Promise.all([
-    OpenAiEmulator.start({ apiKey: KEY }),
-    OpenAiEmulator.start({ flavour: 'deepseek', apiKey: KEY, chatModels: ['deepseek-chat'] }),
-  ]);
+  pair = await OpenAiPair.start(KEY);
+  ({ openai, deepseek: backup } = pair);
 }, 120_000);
 
 afterAll(async () => {
-  await Promise.all([openai.close(), backup.close()]);
+  await pair.close();
   rmSync(work, { recursive: true, force: true });
 });
 
-beforeEach(() => {
-  openai.server.reset();
-  backup.server.reset();
-});
+beforeEach(() => pair.reset());
 
 describe('tollgate generate --stream', () => {
   it('prints the tokens as they arrive, and the same text as without --stream', async () => {

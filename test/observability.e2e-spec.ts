@@ -9,7 +9,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RbacService } from '../src/auth/rbac/rbac.service';
 import { loadConfig } from '../src/config/config.loader';
-import { OpenAiEmulator } from './emulators/openai-emulator';
+import type { OpenAiEmulator } from './emulators/openai-emulator';
+import { OpenAiPair } from './support/openai-pair';
 import { TestApps } from './support/test-apps';
 
 const KEY = 'sk-observability-KEY-9931';
@@ -18,29 +19,19 @@ const METRICS_TOKEN = 'metrics-token-for-observability';
 const JWT_SECRET = 'o'.repeat(48);
 const REDIS_URL = 'redis://127.0.0.1:6379';
 
+let pair: OpenAiPair;
 let openai: OpenAiEmulator;
-let deepseek: OpenAiEmulator;
 let apps: TestApps;
 
 beforeAll(async () => {
-  [openai, deepseek] = await Promise.all([
-    OpenAiEmulator.start({ apiKey: KEY }),
-    OpenAiEmulator.start({ flavour: 'deepseek', apiKey: KEY, chatModels: ['deepseek-chat'] }),
-  ]);
-  apps = new TestApps('tollgate-observability-', {
-    OPENAI_API_KEY: KEY,
-    OPENAI_URL: openai.url,
-    OPENAI_CHAT_MODEL: 'gpt-test',
-    OPENAI_EMBEDDING_MODEL: 'embed-test',
-    DEEPSEEK_API_KEY: KEY,
-    DEEPSEEK_URL: deepseek.url,
-    API_TOKEN,
-  });
+  pair = await OpenAiPair.start(KEY);
+  ({ openai } = pair);
+  apps = new TestApps('tollgate-observability-', { ...pair.env(), API_TOKEN });
 });
 
 afterAll(async () => {
   await apps.close();
-  await Promise.all([openai.close(), deepseek.close()]);
+  await pair.close();
 });
 
 const base64url = (value: string) => Buffer.from(value).toString('base64url');
@@ -144,8 +135,7 @@ describe('/metrics', () => {
   });
 
   it('counts provider calls by provider, operation and status, retries and fallbacks', async () => {
-    openai.server.reset();
-    deepseek.server.reset();
+    pair.reset();
     openai.rateLimitNext('0', 1);
     expect((await post('/v1/generate', { prompt: 'Hi' })).statusCode).toBe(200);
     openai.serverErrorNext(503, 1);

@@ -12,12 +12,14 @@ import { AiClient } from '../src/ai/client/ai-client';
 import { InvalidRequestError } from '../src/ai/errors';
 import type { ChatMessage } from '../src/ai/providers/ai-provider.interface';
 import { ANTHROPIC_BODY_MARKER, ANTHROPIC_EMULATOR_KEY, type AnthropicEmulator, startAnthropicEmulator } from './emulators/anthropic-emulator';
-import { OpenAiEmulator, UPSTREAM_MARKER, vectorFor } from './emulators/openai-emulator';
+import { type OpenAiEmulator, UPSTREAM_MARKER, vectorFor } from './emulators/openai-emulator';
+import { OpenAiPair } from './support/openai-pair';
 import { TestApps } from './support/test-apps';
 
 const KEY = 'sk-openai-compat-KEY-8841';
 const TOKEN = 'api-token-for-openai-compat';
 
+let upstreams: OpenAiPair;
 let openaiUpstream: OpenAiEmulator;
 let deepseekUpstream: OpenAiEmulator;
 let anthropicUpstream: AnthropicEmulator;
@@ -43,31 +45,22 @@ async function startGateway(ai: string, extraYaml: string[] = []): Promise<{ app
 }
 
 beforeAll(async () => {
-  [openaiUpstream, deepseekUpstream, anthropicUpstream] = await Promise.all([
-    OpenAiEmulator.start({ apiKey: KEY, chatModels: ['gpt-test', 'gpt-other'], embeddingModels: ['embed-test'] }),
-    OpenAiEmulator.start({ flavour: 'deepseek', apiKey: KEY, chatModels: ['deepseek-chat'] }),
+  [upstreams, anthropicUpstream] = await Promise.all([
+    OpenAiPair.start(KEY, { chatModels: ['gpt-test', 'gpt-other'], embeddingModels: ['embed-test'] }),
     startAnthropicEmulator({ reply: 'Hello from Claude here' }),
   ]);
-  apps = new TestApps('tollgate-openai-compat-', {
-    OPENAI_API_KEY: KEY,
-    OPENAI_URL: openaiUpstream.url,
-    OPENAI_CHAT_MODEL: 'gpt-test',
-    OPENAI_EMBEDDING_MODEL: 'embed-test',
-    DEEPSEEK_API_KEY: KEY,
-    DEEPSEEK_URL: deepseekUpstream.url,
-    API_TOKEN: TOKEN,
-  });
+  ({ openai: openaiUpstream, deepseek: deepseekUpstream } = upstreams);
+  apps = new TestApps('tollgate-openai-compat-', { ...upstreams.env(), API_TOKEN: TOKEN });
   ({ app: gateway, url: baseURL } = await startGateway('{ retry_attempts: 0, enable_fallback: false, default_provider: openai }'));
 });
 
 afterAll(async () => {
   await apps?.close();
-  await Promise.all([openaiUpstream?.close(), deepseekUpstream?.close(), anthropicUpstream?.close()]);
+  await Promise.all([upstreams?.close(), anthropicUpstream?.close()]);
 });
 
 beforeEach(() => {
-  openaiUpstream.server.reset();
-  deepseekUpstream.server.reset();
+  upstreams.reset();
   anthropicUpstream.server.reset();
 });
 
