@@ -2,12 +2,15 @@
 // bench/compare: Tollgate against Portkey's AI gateway (@portkey-ai/gateway from npm), a bare Node proxy (the
 // floor for any gateway) and the OpenAI emulator called directly, in one run on loopback. chat/completions, non-streaming and streaming, through
 // each; interleaved rounds (the order rotates every round), medians, ratios taken within a round, so load
-// from other processes shifts every side alike. Then a fault run: the emulator fails a share of calls with
+// from other processes shifts every side alike; a gateway's added latency is taken against direct calls
+// alternated one by one with its own. Then a fault run: the emulator fails a share of calls with
 // 503 and resets a share of connections, Tollgate has a healthy fallback provider, and every client
 // request must succeed with the gateway's memory flat.
 // Usage: npm run build && node bench/compare/run.js
 //   (env: CONNECTIONS=20 DURATION=5 ROUNDS=3 SAMPLES=1000 WARMUP=2 FAULT_DURATION=20 FAULT_5XX=0.1 FAULT_RESET=0.05
-//    REQUEST_LOGS=1; 0 runs Tollgate with logs.requests false, as Portkey --headless writes no request logs)
+//    REQUEST_LOGS=1; 0 runs Tollgate with logs.requests false, as Portkey --headless writes no request logs;
+//    PHASES=1 preloads phase-probe.js into Tollgate and the bare proxy and prints where a sequential request's
+//    time goes in each, phase by phase; the probe's own channel subscriptions cost a few microseconds)
 const autocannon = require('autocannon');
 const fs = require('node:fs');
 const net = require('node:net');
@@ -25,6 +28,7 @@ const FAULT_DURATION = Number(process.env.FAULT_DURATION || 20);
 const FAULT_5XX = Number(process.env.FAULT_5XX ?? 0.1);
 const FAULT_RESET = Number(process.env.FAULT_RESET ?? 0.05);
 const REQUEST_LOGS = process.env.REQUEST_LOGS !== '0';
+const PHASES = process.env.PHASES === '1';
 
 const API_KEY = 'sk-bench-upstream';
 const API_TOKEN = 'bench-api-token';
@@ -32,6 +36,8 @@ const MODEL = 'gpt-test';
 const EMULATOR = path.join(ROOT, 'bench', 'gateway', 'emulator-process.js');
 const PORTKEY = path.join(ROOT, 'node_modules', '@portkey-ai', 'gateway', 'build', 'start-server.js');
 const MEMORY_PROBE = path.join(__dirname, 'memory-probe.js');
+const PHASE_PROBE = path.join(__dirname, 'phase-probe.js');
+const phaseProbe = (phases) => (phases ? ['--require', PHASE_PROBE] : []);
 const BARE_PROXY = path.join(__dirname, 'bare-proxy.js');
 const TARGETS = ['direct', 'bare-proxy', 'tollgate', 'portkey'];
 
@@ -56,8 +62,8 @@ function startEmulator(faults = {}) {
 }
 
 /** The built server, started with the memory probe so the fault run can read its heap. */
-function startTollgate(env) {
-  return start(['--expose-gc', '--require', MEMORY_PROBE, path.join(ROOT, 'dist', 'src', 'main.js')], { PORT: '0', API_TOKEN, TOLLGATE_REQUEST_LOGS: String(REQUEST_LOGS), ...env }, /listening on (http:\/\/[^\s"]+)/);
+function startTollgate(env, phases = false) {
+  return start(['--expose-gc', '--require', MEMORY_PROBE, ...phaseProbe(phases), path.join(ROOT, 'dist', 'src', 'main.js')], { PORT: '0', API_TOKEN, TOLLGATE_REQUEST_LOGS: String(REQUEST_LOGS), ...env }, /listening on (http:\/\/[^\s"]+)/);
 }
 
 async function startPortkey() {
@@ -106,38 +112,52 @@ async function checkTargets(targets) {
 /** A chunk's first token: a delta whose content is not empty. */
 const FIRST_TOKEN = /"delta":\{[^}]*"content":"[^"]/;
 
+/** One call on a keep-alive pool: its total time and, for streams, the time to the first token. */
+async function timedCall(pool, request, stream) {
+  const started = performance.now();
+  const response = await pool.request({ method: 'POST', path: request.path, headers: request.headers, body: request.body });
+  if (response.statusCode < 200 || response.statusCode > 299) throw new Error(`${request.origin}${request.path} answered ${response.statusCode}: ${(await response.body.text()).slice(0, 200)}`);
+  let firstToken;
+  let seen = '';
+  for await (const chunk of response.body) {
+    if (stream && firstToken === undefined) {
+      seen += chunk.toString();
+      if (FIRST_TOKEN.test(seen)) firstToken = performance.now() - started;
+    }
+  }
+  const total = performance.now() - started;
+  if (stream && firstToken === undefined) throw new Error(`${request.origin}${request.path}: a stream without a content token`);
+  return { total, firstToken };
+}
+
 /**
- * One keep-alive connection, requests one after another: latency without queueing. For streams, also the
- * time to the first token (the first frame with content, not the role-only opening frame).
+ * Latency without queueing: requests one after another, each target on its own keep-alive connection.
+ * With `direct` given, every call through the target is followed by one straight to the emulator, so the
+ * direct baseline that `added` subtracts is measured in the same window, under the same machine state
+ * (scheduler placement and clock speed move loopback latency by more than a gateway adds).
  */
-async function sequentialLatency(request, stream) {
-  const pool = new Pool(request.origin, { connections: 1 });
-  const totals = [];
-  const firstTokens = [];
+async function sequentialLatency(request, stream, direct) {
+  const pools = { target: new Pool(request.origin, { connections: 1 }), direct: direct && new Pool(direct.origin, { connections: 1 }) };
+  const totals = { target: [], direct: [] };
+  const firstTokens = { target: [], direct: [] };
   try {
     for (let i = 0; i < SAMPLES + 200; i++) {
-      const started = performance.now();
-      const response = await pool.request({ method: 'POST', path: request.path, headers: request.headers, body: request.body });
-      if (response.statusCode < 200 || response.statusCode > 299) throw new Error(`${request.origin}${request.path} answered ${response.statusCode}: ${(await response.body.text()).slice(0, 200)}`);
-      let firstToken;
-      let seen = '';
-      for await (const chunk of response.body) {
-        if (stream && firstToken === undefined) {
-          seen += chunk.toString();
-          if (FIRST_TOKEN.test(seen)) firstToken = performance.now() - started;
-        }
+      for (const side of direct ? ['target', 'direct'] : ['target']) {
+        const call = await timedCall(pools[side], side === 'target' ? request : direct, stream);
+        // The first 200 warm the JIT and the upstream pools.
+        if (i < 200) continue;
+        totals[side].push(call.total);
+        if (stream) firstTokens[side].push(call.firstToken);
       }
-      const total = performance.now() - started;
-      if (stream && firstToken === undefined) throw new Error(`${request.origin}${request.path}: a stream without a content token`);
-      // The first 200 warm the JIT and the upstream pools.
-      if (i < 200) continue;
-      totals.push(total);
-      if (stream) firstTokens.push(firstToken);
     }
   } finally {
-    await pool.close();
+    await Promise.all(Object.values(pools).map((pool) => pool?.close()));
   }
-  return { p50: percentile(totals, 0.5), p99: percentile(totals, 0.99), ttft50: stream ? percentile(firstTokens, 0.5) : undefined };
+  const summary = (side) => ({ p50: percentile(totals[side], 0.5), p99: percentile(totals[side], 0.99), ttft50: stream ? percentile(firstTokens[side], 0.5) : undefined });
+  const target = summary('target');
+  if (!direct) return target;
+  const baseline = summary('direct');
+  return { ...target, added: target.p50 - baseline.p50, addedTtft: stream ? target.ttft50 - baseline.ttft50 : undefined };
 }
 
 function percentile(values, share) {
@@ -180,11 +200,11 @@ async function compare() {
   const emulator = await startEmulator();
   const processes = [emulator];
   try {
-    const tollgate = await startTollgate({ OPENAI_API_KEY: API_KEY, OPENAI_URL: emulator.match, OPENAI_CHAT_MODEL: MODEL, TOLLGATE_DEFAULT_PROVIDER: 'openai' });
+    const tollgate = await startTollgate({ OPENAI_API_KEY: API_KEY, OPENAI_URL: emulator.match, OPENAI_CHAT_MODEL: MODEL, TOLLGATE_DEFAULT_PROVIDER: 'openai' }, PHASES);
     processes.push(tollgate);
     const portkey = await startPortkey();
     processes.push(portkey);
-    const bareProxy = await start([BARE_PROXY, emulator.match], {}, /ready (\S+)/);
+    const bareProxy = await start([...phaseProbe(PHASES), BARE_PROXY, emulator.match], {}, /ready (\S+)/);
     processes.push(bareProxy);
     const urls = { emulator: emulator.match, tollgate: tollgate.match, portkey: portkey.match, bareProxy: bareProxy.match };
     await checkTargets(urls);
@@ -198,7 +218,7 @@ async function compare() {
       `bench/compare: Tollgate /openai/v1/chat/completions, a bare Node proxy, Portkey gateway ` +
         `${require('@portkey-ai/gateway/package.json').version}, OpenAI emulator direct; Node ${process.version}, ${os.cpus().length} CPUs; ` +
         `Tollgate access log lines ${REQUEST_LOGS ? 'on' : 'off (REQUEST_LOGS=0)'}\n` +
-        `${CONNECTIONS} connections x ${DURATION} s for req/s; ${SAMPLES} sequential requests for p50/p99/TTFT (ms); medians of ${ROUNDS} interleaved rounds\n\n`,
+        `${CONNECTIONS} connections x ${DURATION} s for req/s; ${SAMPLES} sequential requests for p50/p99/TTFT (ms), each through a gateway followed by one direct for its added latency; medians of ${ROUNDS} interleaved rounds\n\n`,
     );
     for (const scenario of scenarios) {
       for (const target of TARGETS) await throughput(scenario.targets[target], WARMUP);
@@ -211,7 +231,7 @@ async function compare() {
       for (const scenario of scenarios) {
         for (const target of order) {
           const request = scenario.targets[target];
-          const latency = await sequentialLatency(request, scenario.stream);
+          const latency = await sequentialLatency(request, scenario.stream, target === 'direct' ? undefined : scenario.targets.direct);
           const load = await throughput(request, DURATION, watched);
           const rss = watched[target] === undefined ? undefined : rssMiB(watched[target]);
           (samples[`${scenario.name}/${target}`] ??= []).push({ ...latency, ...load, rss });
@@ -231,8 +251,8 @@ async function compare() {
           p50: median(runs.map((r) => r.p50)),
           p99: median(runs.map((r) => r.p99)),
           ttft50: median(runs.map((r) => r.ttft50)),
-          added: target === 'direct' ? undefined : median(runs.map((r, i) => r.p50 - direct[i].p50)),
-          addedTtft: target === 'direct' || !scenario.stream ? undefined : median(runs.map((r, i) => r.ttft50 - direct[i].ttft50)),
+          added: median(runs.map((r) => r.added)),
+          addedTtft: median(runs.map((r) => r.addedTtft)),
           cpu: median(runs.map((r) => r.cpu[target])),
           rss: median(runs.map((r) => r.rss)),
           share: median(runs.map((r, i) => r.rps / direct[i].rps)),
@@ -248,11 +268,12 @@ async function compare() {
       const speedups = tollgateRuns.map((r, i) => r.rps / portkeyRuns[i].rps);
       const speedup = median(speedups);
       const addedShare = rows.tollgate.added / rows.portkey.added;
+      const addedShares = tollgateRuns.map((r, i) => r.added / portkeyRuns[i].added);
       lines.push(
         `${scenario.name}: Tollgate/Portkey req/s ${speedup.toFixed(2)}x (rounds ${speedups.map((s) => s.toFixed(2)).join(' ')}; target >= 4x: ${verdict(speedup >= 4)}); ` +
           `CPU per request Portkey/Tollgate ${(rows.portkey.cpu / rows.tollgate.cpu).toFixed(2)}x (steadier than req/s on a shared machine); ` +
           `share of direct req/s: Tollgate ${(100 * rows.tollgate.share).toFixed(0)}%, bare proxy ${(100 * rows['bare-proxy'].share).toFixed(0)}%, Portkey ${(100 * rows.portkey.share).toFixed(0)}%; ` +
-          `added p50 Tollgate ${rows.tollgate.added.toFixed(3)} ms vs Portkey ${rows.portkey.added.toFixed(3)} ms = ${addedShare.toFixed(2)} (target <= 0.25: ${verdict(addedShare <= 0.25)})` +
+          `added p50 Tollgate ${rows.tollgate.added.toFixed(3)} ms vs Portkey ${rows.portkey.added.toFixed(3)} ms = ${addedShare.toFixed(2)} (rounds ${addedShares.map((s) => s.toFixed(2)).join(' ')}; target <= 0.25: ${verdict(addedShare <= 0.25)})` +
           (scenario.stream ? `; added TTFT p50 ${rows.tollgate.addedTtft.toFixed(3)} ms (target <= 1 ms: ${verdict(rows.tollgate.addedTtft <= 1)})` : ''),
       );
     }
@@ -263,8 +284,29 @@ async function compare() {
       `RSS after load (median over load runs): Tollgate ${rss.tollgate.toFixed(1)} MiB, Portkey ${rss.portkey.toFixed(1)} MiB (target Tollgate <= Portkey: ${verdict(rss.tollgate <= rss.portkey)})`,
     );
     process.stdout.write(`\n${lines.join('\n')}\n`);
+    if (PHASES) await printPhases({ 'bare-proxy': bareProxy.child, tollgate: tollgate.child });
   } finally {
     await Promise.all(processes.map((p) => stop(p.child)));
+  }
+}
+
+/** Stops each gateway and prints the phase medians its phase probe wrote on the way out. */
+async function printPhases(children) {
+  const readings = {};
+  for (const [name, child] of Object.entries(children)) {
+    let output = '';
+    child.stderr.on('data', (chunk) => (output += chunk.toString()));
+    await stop(child);
+    const line = /^phases (.*)$/m.exec(output);
+    if (!line) throw new Error(`${name} wrote no phases`);
+    readings[name] = JSON.parse(line[1]);
+  }
+  for (const scenario of ['chat', 'chat-stream']) {
+    const counts = Object.entries(readings).map(([name, r]) => `${r[scenario].requests} ${name}`).join(', ');
+    process.stdout.write(`\nwhere a sequential ${scenario} request's time goes in each gateway (PHASES=1; medians in microseconds over ${counts} requests):\n`);
+    for (const phase of Object.keys(readings.tollgate[scenario]).filter((key) => key !== 'requests')) {
+      process.stdout.write(`  ${phase.padEnd(48)} ${Object.entries(readings).map(([name, r]) => `${name} ${fmt(r[scenario][phase] ?? undefined, 1, 6)}`).join('   ')}\n`);
+    }
   }
 }
 
