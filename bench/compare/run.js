@@ -36,8 +36,8 @@ const MODEL = 'gpt-test';
 const EMULATOR = path.join(ROOT, 'bench', 'gateway', 'emulator-process.js');
 const PORTKEY = path.join(ROOT, 'node_modules', '@portkey-ai', 'gateway', 'build', 'start-server.js');
 const MEMORY_PROBE = path.join(__dirname, 'memory-probe.js');
-const PHASE_PROBE = path.join(__dirname, 'phase-probe.js');
-const phaseProbe = (phases) => (phases ? ['--require', PHASE_PROBE] : []);
+/** Node arguments that preload the phase probe into a gateway, when PHASES=1. */
+const PHASE_PROBE_ARGS = PHASES ? ['--require', path.join(__dirname, 'phase-probe.js')] : [];
 const BARE_PROXY = path.join(__dirname, 'bare-proxy.js');
 const TARGETS = ['direct', 'bare-proxy', 'tollgate', 'portkey'];
 
@@ -61,9 +61,9 @@ function startEmulator(faults = {}) {
   return start([EMULATOR], { BENCH_API_KEY: API_KEY, BENCH_FAULT_5XX: String(faults.serverErrors ?? 0), BENCH_FAULT_RESET: String(faults.resets ?? 0) }, /ready (\S+)/);
 }
 
-/** The built server, started with the memory probe so the fault run can read its heap. */
-function startTollgate(env, phases = false) {
-  return start(['--expose-gc', '--require', MEMORY_PROBE, ...phaseProbe(phases), path.join(ROOT, 'dist', 'src', 'main.js')], { PORT: '0', API_TOKEN, TOLLGATE_REQUEST_LOGS: String(REQUEST_LOGS), ...env }, /listening on (http:\/\/[^\s"]+)/);
+/** The built server, started with the memory probe so the fault run can read its heap; `preload`: more Node arguments. */
+function startTollgate(env, preload = []) {
+  return start(['--expose-gc', '--require', MEMORY_PROBE, ...preload, path.join(ROOT, 'dist', 'src', 'main.js')], { PORT: '0', API_TOKEN, TOLLGATE_REQUEST_LOGS: String(REQUEST_LOGS), ...env }, /listening on (http:\/\/[^\s"]+)/);
 }
 
 async function startPortkey() {
@@ -200,11 +200,11 @@ async function compare() {
   const emulator = await startEmulator();
   const processes = [emulator];
   try {
-    const tollgate = await startTollgate({ OPENAI_API_KEY: API_KEY, OPENAI_URL: emulator.match, OPENAI_CHAT_MODEL: MODEL, TOLLGATE_DEFAULT_PROVIDER: 'openai' }, PHASES);
+    const tollgate = await startTollgate({ OPENAI_API_KEY: API_KEY, OPENAI_URL: emulator.match, OPENAI_CHAT_MODEL: MODEL, TOLLGATE_DEFAULT_PROVIDER: 'openai' }, PHASE_PROBE_ARGS);
     processes.push(tollgate);
     const portkey = await startPortkey();
     processes.push(portkey);
-    const bareProxy = await start([...phaseProbe(PHASES), BARE_PROXY, emulator.match], {}, /ready (\S+)/);
+    const bareProxy = await start([...PHASE_PROBE_ARGS, BARE_PROXY, emulator.match], {}, /ready (\S+)/);
     processes.push(bareProxy);
     const urls = { emulator: emulator.match, tollgate: tollgate.match, portkey: portkey.match, bareProxy: bareProxy.match };
     await checkTargets(urls);
