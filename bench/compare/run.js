@@ -301,7 +301,7 @@ async function printPhases(children) {
     if (!line) throw new Error(`${name} wrote no phases`);
     readings[name] = JSON.parse(line[1]);
   }
-  for (const scenario of ['chat', 'chat-stream']) {
+  for (const scenario of Object.keys(readings.tollgate)) {
     const counts = Object.entries(readings).map(([name, r]) => `${r[scenario].requests} ${name}`).join(', ');
     process.stdout.write(`\nwhere a sequential ${scenario} request's time goes in each gateway (PHASES=1; medians in microseconds over ${counts} requests):\n`);
     for (const phase of Object.keys(readings.tollgate[scenario]).filter((key) => key !== 'requests')) {
