@@ -55,6 +55,15 @@ describe('parseRbacRecordFile', () => {
     expect(problems.some((problem) => problem.startsWith('r.json: permissions.viewer[0]'))).toBe(false);
   });
 
+  it('refuses a regex the linear-time engine cannot run, naming the role, index and permission', () => {
+    const text = JSON.stringify({ permissions: { editor: ['docs/*:get', '%r{(docs)/\\1}:get', '%r{(?:.*a.{20})}:put'] } });
+    const result = parseRbacRecordFile(text, 'r.json', NOW);
+    expect(!result.ok && result.problems).toEqual([
+      expect.stringMatching(/^r\.json: permissions\.editor\[1\]: permission "%r\{\(docs\)\/\\\\1\}:get" skipped: regular expression not supported by the linear-time \(RE2\) engine: invalid escape sequence/),
+      expect.stringMatching(/^r\.json: permissions\.editor\[2\]: permission "%r\{\(\?:\.\*a\.\{20\}\)\}:put" skipped: regular expression too complex/),
+    ]);
+  });
+
   it('requires a permissions object', () => {
     expect(parseRbacRecordFile('[]', 'r.json', NOW)).toEqual({
       ok: false,

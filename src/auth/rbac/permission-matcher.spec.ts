@@ -38,9 +38,12 @@ describe('compilePermission', () => {
     ['reports:', /invalid method/],
     ['reports:g3t', /invalid method/],
     ['%r{a:b}', /invalid method/],
-    ['%r{(unclosed}:get', /skipped/],
+    ['%r{(unclosed}:get', /^permission "%r\{\(unclosed\}:get" skipped: regular expression not supported .*missing closing \)/],
+    ['%r{(a)\\1}:get', /^permission "%r\{\(a\)\\\\1\}:get" skipped: regular expression not supported by the linear-time \(RE2\) engine/],
+    ['%r{files/(?!secret)}:get', /skipped: regular expression not supported by the linear-time \(RE2\) engine/],
+    ['%r{(?:.*a.{20})}:get', /skipped: regular expression too complex/],
     ['sales/*/items:get', /only allowed alone or as a trailing/],
-    [`%r{${'a'.repeat(MAX_REGEX_PATTERN_LENGTH + 1)}}:get`, /longer than 512/],
+    [`%r{${'a'.repeat(MAX_REGEX_PATTERN_LENGTH + 1)}}:get`, /^permission "%r\{a+\}:get" skipped: regular expression longer than 512/],
   ])('skips %p with a warning', (permission, warning) => {
     const { compiled, warnings } = compile(permission);
     expect(compiled).toBeUndefined();
@@ -86,6 +89,17 @@ describe('permissionMatches', () => {
     expect(matches('%r{a|b}:get', 'ab', 'get')).toBe(false);
     expect(matches('%r{a|b}:get', 'b', 'get')).toBe(true);
   });
+
+  it('evaluates a nested-quantifier regex in linear time: a hostile path cannot stall the process', () => {
+    const { compiled } = compile('%r{files/(a+)+}:get');
+    // 27 a's and a mismatch: ~0.6 s for a backtracking engine, doubling per extra 'a' (so the short path goes first).
+    for (const path of [`files/${'a'.repeat(27)}!`, `files/${'a'.repeat(16_384)}!`]) {
+      const started = process.hrtime.bigint();
+      expect(permissionMatches(compiled!, path, 'get')).toBe(false);
+      expect(Number(process.hrtime.bigint() - started) / 1e6).toBeLessThan(50);
+    }
+    expect(permissionMatches(compiled!, 'files/aaa', 'get')).toBe(true);
+  });
 });
 
 describe('compilePermissions / isAuthorized', () => {
@@ -103,6 +117,13 @@ describe('compilePermissions / isAuthorized', () => {
   it('grants when any role matches', () => {
     expect(isAuthorized(compiled, ['3', '1'], 'reports', 'GET')).toBe(true);
     expect(isAuthorized(compiled, ['admin'], 'anything/at/all', 'patch')).toBe(true);
+  });
+
+  it('skips a regex the linear-time engine cannot run, naming role and permission, and keeps the rest', () => {
+    const messages: string[] = [];
+    const record = compilePermissions({ editor: ['%r{(docs)/\\1}:get', 'docs/*:get'] }, (message) => messages.push(message));
+    expect(messages).toEqual([expect.stringMatching(/^role "editor": permission "%r\{\(docs\)\/\\\\1\}:get" skipped: regular expression not supported/)]);
+    expect(isAuthorized(record, ['editor'], 'docs/a', 'get')).toBe(true);
   });
 
   it('denies unknown roles, no roles and unmatched paths', () => {

@@ -2,8 +2,10 @@
  * Permission strings `<resource>:<method>` (DECISIONS.md A8), compiled once per record version.
  * Pure: no Nest, no I/O.
  */
+import type { RE2JS } from 're2js';
+import { compilePathRegex } from './permission-regex';
 
-/** Longer regex sources are refused: they are a ReDoS and memory risk for no real use. */
+/** Longer regex sources are refused: they cost load time and memory for no real use. */
 export const MAX_REGEX_PATTERN_LENGTH = 512;
 
 const METHOD_PATTERN = /^(?:\*|[a-z]+)$/;
@@ -12,7 +14,7 @@ export type CompiledPermission =
   | { readonly kind: 'any'; readonly method: string }
   | { readonly kind: 'literal'; readonly method: string; readonly path: string }
   | { readonly kind: 'prefix'; readonly method: string; readonly prefix: string }
-  | { readonly kind: 'regex'; readonly method: string; readonly regex: RegExp };
+  | { readonly kind: 'regex'; readonly method: string; readonly regex: RE2JS };
 
 /** Role id -> its compiled permissions. */
 export type CompiledPermissions = ReadonlyMap<string, readonly CompiledPermission[]>;
@@ -52,16 +54,15 @@ export function compilePermission(permission: unknown, warn: PermissionWarning):
   if (resource.startsWith('%r{') && resource.endsWith('}')) {
     const source = resource.slice(3, -1);
     if (source.length > MAX_REGEX_PATTERN_LENGTH) {
-      warn(`permission skipped: regular expression longer than ${MAX_REGEX_PATTERN_LENGTH} characters`);
+      warn(`permission ${JSON.stringify(permission)} skipped: regular expression longer than ${MAX_REGEX_PATTERN_LENGTH} characters`);
       return undefined;
     }
-    try {
-      // Implicitly anchored: the pattern must match the WHOLE resource path.
-      return { kind: 'regex', method, regex: new RegExp(`^(?:${source})$`) };
-    } catch (error) {
-      warn(`permission ${JSON.stringify(permission)} skipped: ${(error as Error).message}`);
+    const compiled = compilePathRegex(source);
+    if (!compiled.ok) {
+      warn(`permission ${JSON.stringify(permission)} skipped: regular expression ${compiled.reason}`);
       return undefined;
     }
+    return { kind: 'regex', method, regex: compiled.regex };
   }
   if (resource.endsWith('/*')) {
     return { kind: 'prefix', method, prefix: trimOneSlash(resource.slice(0, -2)) };
@@ -89,7 +90,7 @@ export function permissionMatches(permission: CompiledPermission, resourcePath: 
         (resourcePath.startsWith(permission.prefix) && resourcePath.charCodeAt(permission.prefix.length) === 47)
       );
     case 'regex':
-      return permission.regex.test(resourcePath);
+      return permission.regex.testExact(resourcePath);
   }
 }
 
