@@ -18,7 +18,8 @@ export const MAX_REGEX_STATES = 256;
  */
 const MAX_BUILD_WORK = 25_000;
 
-// re2js internals the build relies on (RE2Flags.ANCHOR_BOTH, DFA's end-of-text rune, Utils.EMPTY_BEGIN_*).
+// re2js internals the build relies on (RE2Flags.ANCHOR_BOTH, DFA's end-of-text rune, Utils.EMPTY_BEGIN_*), which
+// is why package.json pins its exact version; the spec's "never adds a state" test checks them on an upgrade.
 const ANCHOR_BOTH = 2;
 const END_OF_TEXT = -1;
 const START_OF_TEXT_INPUT = { context: (): number => 1 | 4 };
