@@ -6,6 +6,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 
 import { type OllamaEmulator, startOllamaEmulator } from './emulators/ollama-emulator';
@@ -61,6 +62,39 @@ function failToStart(env: NodeJS.ProcessEnv, args: string[] = []) {
     timeout: 20_000,
   });
   return { status: run.status, stdout: run.stdout.toString(), stderr: run.stderr.toString() };
+}
+
+/**
+ * Sends a chunked body (no Content-Length) of `size` bytes in one chunk that never ends, and resolves with the
+ * status of the answer. The server answers an over-limit body at once and closes the connection. Node destroys a
+ * socket whose write fails before reading what already arrived, so a client still writing when the answer comes
+ * loses it (fetch failed with EPIPE that way, depending on timing). Here the byte that crosses the limit is the
+ * last one sent: every write is done before the answer can exist, and an error after the answer is expected.
+ */
+function postUnfinishedChunkedBody(url: string, size: number): Promise<number> {
+  const { hostname, port, host } = new URL(url);
+  return new Promise((resolvePromise, reject) => {
+    const socket = connect(Number(port), hostname);
+    let received = '';
+    let answered = false;
+    socket.on('data', (data: Buffer) => {
+      received += data.toString('latin1');
+      const statusLine = /^HTTP\/1\.1 (\d{3}) /.exec(received);
+      if (statusLine && !answered) {
+        answered = true;
+        resolvePromise(Number(statusLine[1]));
+        socket.destroy();
+      }
+    });
+    socket.on('error', (error) => {
+      if (!answered) reject(error);
+    });
+    socket.on('close', () => {
+      if (!answered) reject(new Error(`connection closed without an answer (received ${JSON.stringify(received)})`));
+    });
+    const head = `POST /healthz HTTP/1.1\r\nhost: ${host}\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n`;
+    socket.write(Buffer.concat([Buffer.from(`${head}${size.toString(16)}\r\n`), Buffer.alloc(size, 0x61)]));
+  });
 }
 
 /** SIGTERM; resolves with how the process ended (exit 0 after a clean drain, see graceful-shutdown.e2e-spec.ts). */
@@ -130,21 +164,8 @@ describe('server without any configuration', () => {
     expect(at.headers.get('allow')).toBe('GET');
   });
 
-  it('answers 413 for an over-limit body sent without Content-Length (chunked)', async () => {
-    const chunk = Buffer.alloc(256 * 1024, 0x61);
-    const body = new ReadableStream<Uint8Array>({
-      start(controller) {
-        for (let i = 0; i < 5; i++) controller.enqueue(chunk);
-        controller.close();
-      },
-    });
-    const response = await fetch(`${server.url}/healthz`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body,
-      duplex: 'half',
-    } as RequestInit);
-    expect(response.status).toBe(413);
+  it('answers 413 for an over-limit body sent without Content-Length (chunked), without waiting for its end', async () => {
+    expect(await postUnfinishedChunkedBody(server.url, 1024 * 1024 + 1)).toBe(413);
   });
 });
 
