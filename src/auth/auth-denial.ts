@@ -1,7 +1,7 @@
 import { HttpException } from '@nestjs/common';
 import type { ResolvedAuthOptions } from './auth-module-options.interface';
 
-/** Machine-readable reasons carried as `code` in 401/403 bodies (DECISIONS.md A6). */
+/** Machine-readable reasons carried as `code` in 400/401/403 bodies (DECISIONS.md A6). */
 export type DenialCode =
   | 'missing_token'
   | 'invalid_authorization_header'
@@ -27,12 +27,12 @@ export interface DenialHeaders {
 }
 
 /**
- * The one exception both guards throw to answer 401 or 403. The guard writes `headers` on the reply
+ * The one exception both guards throw to answer 400, 401 or 403. The guard writes `headers` on the reply
  * (`applyDenialHeaders`) before throwing, so they survive whichever exception filter the host uses.
  */
 export class AuthDeniedException extends HttpException {
   constructor(
-    status: 401 | 403,
+    status: 400 | 401 | 403,
     readonly code: DenialCode,
     body: Record<string, unknown>,
     readonly headers: DenialHeaders,
@@ -54,6 +54,14 @@ export function unauthorized(
     'cache-control': 'no-store',
   };
   return new AuthDeniedException(401, code, denialBody(options.unauthorizedResponse, options, code, detail), headers, detail);
+}
+
+/** The body of a 400: no response option configures it, as it is not an access decision. */
+const BAD_REQUEST_BODY: Record<string, unknown> = Object.freeze({ error: 'Bad request', status: 400 });
+
+/** A request the guards refuse to judge at all (a path the router would read differently). */
+export function badRequest(options: ResolvedAuthOptions, code: DenialCode, detail: string): AuthDeniedException {
+  return new AuthDeniedException(400, code, denialBody(BAD_REQUEST_BODY, options, code, detail), { 'cache-control': 'no-store' }, detail);
 }
 
 export function forbidden(options: ResolvedAuthOptions, code: DenialCode, detail: string): AuthDeniedException {

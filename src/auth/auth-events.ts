@@ -17,7 +17,7 @@ export interface AuthDecisionEvent {
   guard: AuthGuardName;
   outcome: 'allowed' | 'denied';
   /** 200 when allowed, else the denial's status. */
-  status: 200 | 401 | 403;
+  status: 200 | 400 | 401 | 403;
   /** The denial code; `allowed` when the guard let the request through. */
   code: DenialCode | 'allowed';
 }
@@ -43,7 +43,7 @@ export function publishAuthAllowed(guard: AuthGuardName): void {
 
 export function publishAuthDenied(guard: AuthGuardName, denial: AuthDeniedException): void {
   if (decisions.hasSubscribers) {
-    decisions.publish({ guard, outcome: 'denied', status: denial.getStatus() as 401 | 403, code: denial.code });
+    decisions.publish({ guard, outcome: 'denied', status: denial.getStatus() as 400 | 401 | 403, code: denial.code });
   }
 }
 

@@ -3,6 +3,7 @@ import { createHmac } from 'node:crypto';
 import { Controller, Get } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host';
+import type { AuthDeniedException } from './auth-denial';
 import { SkipAuth } from './auth.decorators';
 import { resolveAuthOptions } from './auth.options';
 import { JwtTenantGuard } from './jwt-tenant.guard';
@@ -66,6 +67,32 @@ describe('JwtTenantGuard', () => {
     expect(() => guard.canActivate(contextFor(other, ClosedController, ClosedController.prototype.b))).toThrow(
       expect.objectContaining({ code: 'slug_denied' }),
     );
+  });
+
+  it('answers 400 invalid_path, before the token, for a path the router would read differently', () => {
+    for (const url of ['/api/v1/north/b/..%2Fsecret', '/api/v1/north/%2e%2E/b', '/api/v1/north/b/..%5Cx', '/api/v1/north/../b']) {
+      const headers: Record<string, string> = {};
+      const reply = { header: (name: string, value: string) => (headers[name] = value) };
+      const pathOnly = { method: 'GET', url, headers: {}, raw: {} };
+      const host = new ExecutionContextHost([pathOnly, reply, undefined], ClosedController, ClosedController.prototype.b);
+      host.setType('http');
+      let denial: unknown;
+      try {
+        guard.canActivate(host);
+      } catch (error) {
+        denial = error;
+      }
+      expect([url, denial]).toEqual([url, expect.objectContaining({ code: 'invalid_path' })]);
+      expect((denial as AuthDeniedException).getStatus()).toBe(400);
+      expect((denial as AuthDeniedException).getResponse()).toEqual({ error: 'Bad request', status: 400, code: 'invalid_path' });
+      expect(headers).toEqual({ 'cache-control': 'no-store' });
+    }
+  });
+
+  it('leaves the path alone when neither the slug check nor RBAC reads it', () => {
+    const plain = new JwtTenantGuard(resolveAuthOptions({ jwtSecret: SECRET }, {}), new Reflector());
+    const req = { method: 'GET', url: '/api/v1/north/b/a%2Fb', headers: { authorization: `Bearer ${token}` }, raw: {} };
+    expect(plain.canActivate(contextFor(req, ClosedController, ClosedController.prototype.b))).toBe(true);
   });
 
   it('honours @SkipAuth() on the controller on every call, without a token', () => {

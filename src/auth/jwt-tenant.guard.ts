@@ -7,12 +7,12 @@ import {
   type ExecutionContext,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { applyDenialHeaders, forbidden, unauthorized, type AuthDeniedException } from './auth-denial';
+import { applyDenialHeaders, badRequest, forbidden, unauthorized, type AuthDeniedException } from './auth-denial';
 import { publishAuthAllowed, publishAuthDenied } from './auth-events';
 import type { AuthRequest, ResolvedAuthOptions } from './auth-module-options.interface';
 import { AUTH_OPTIONS, SKIP_AUTH_KEY } from './auth.constants';
 import { extractClaims, type ClaimRequirements, type ClaimsResult } from './claims';
-import { requestHost } from './request-parts';
+import { normalizePath, requestHost, requestPathOf } from './request-parts';
 import { AUTH_SKIPPED, setAuthContext, type AuthContext } from './request-context';
 import { RouteFlagLookup } from '../common/route-flag-lookup';
 import { compileSkipPaths, type SkipPathMatcher } from './skip-paths';
@@ -29,8 +29,9 @@ interface MappedClaims {
 const NO_SLUGS: ReadonlySet<string> = new Set();
 
 /**
- * First guard (DECISIONS.md A3; first failure wins): skip paths -> token -> claims -> subdomain ->
- * pathname slug -> tenant header -> custom validator -> request context. RBAC is the next guard.
+ * First guard (DECISIONS.md A3; first failure wins): skip paths -> path (when a check reads it) -> token ->
+ * claims -> subdomain -> pathname slug -> tenant header -> custom validator -> request context. RBAC is the
+ * next guard.
  * Reads only the request and its own options; never logs the token.
  */
 @Injectable()
@@ -40,6 +41,8 @@ export class JwtTenantGuard implements CanActivate {
   private readonly skipPath: SkipPathMatcher;
   private readonly required: ClaimRequirements;
   private readonly skipAuth: RouteFlagLookup;
+  /** The slug check or RBAC decides on the path, so a path the router would read differently is refused. */
+  private readonly pathDecides: boolean;
   // Keyed by the payload object the verifier hands out again for a token it has seen: same token, same claims.
   private readonly claimsByPayload = new WeakMap<object, MappedClaims>();
 
@@ -47,6 +50,7 @@ export class JwtTenantGuard implements CanActivate {
     this.verifier = new TokenVerifier(options);
     this.skipAuth = new RouteFlagLookup(reflector, SKIP_AUTH_KEY);
     this.skipPath = compileSkipPaths(options.skipPaths);
+    this.pathDecides = options.validatePathnameSlug || options.rbacEnabled;
     this.required = {
       tenantId: options.validateTenantId,
       subdomain: options.validateSubdomain,
@@ -67,6 +71,15 @@ export class JwtTenantGuard implements CanActivate {
       return true;
     }
 
+    let path: string | undefined;
+    if (this.pathDecides) {
+      path = normalizePath(requestPathOf(request.url));
+      if (path === undefined) {
+        const detail = 'the path holds a . or .. segment, an encoded separator (%2F, %5C) or a backslash';
+        throw this.deny(context, badRequest(options, 'invalid_path', detail), request);
+      }
+    }
+
     const source = extractToken(request.headers, options.tokenCookieName);
     if (!('token' in source)) throw this.deny(context, unauthorized(options, source.code, source.detail, false), request);
 
@@ -79,7 +92,7 @@ export class JwtTenantGuard implements CanActivate {
 
     const failure =
       (options.validateSubdomain ? checkSubdomain(auth.subdomain, requestHost(request.headers, options.trustProxy)) : undefined) ??
-      (options.validatePathnameSlug ? checkPathnameSlug(claims.slugs, request.url, options.pathnameSlugPattern) : undefined) ??
+      (options.validatePathnameSlug && path !== undefined ? checkPathnameSlug(claims.slugs, path, options.pathnameSlugPattern) : undefined) ??
       (options.validateTenantId
         ? checkTenantHeader(auth.tenantId, request.headers[options.tenantIdHeaderName], options.tenantIdHeaderName)
         : undefined);

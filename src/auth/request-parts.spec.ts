@@ -11,7 +11,7 @@ describe('requestPathOf', () => {
 describe('normalizePath', () => {
   it('decodes escaped unreserved characters only', () => {
     expect(normalizePath('/api/v1/%61cme/x')).toBe('/api/v1/acme/x');
-    expect(normalizePath('/a%2Fb')).toBe('/a%2Fb');
+    expect(normalizePath('/a%41b')).toBe('/aAb');
     expect(normalizePath('/a%7Eb%2d')).toBe('/a~b-');
   });
 
@@ -24,6 +24,26 @@ describe('normalizePath', () => {
     expect(normalizePath('/api/./x')).toBeUndefined();
     expect(normalizePath('/api/%2e%2E/x')).toBeUndefined();
     expect(normalizePath('/api/v1.2/file.json')).toBe('/api/v1.2/file.json');
+  });
+
+  it.each([
+    '/files/public/..%2Fsecret',
+    '/files/public/%2E%2E%2Fsecret',
+    '/files/public/%2e%2E/secret',
+    '/files/public/.%2e/secret',
+    '/files/public/..%5Csecret',
+    '/files/public/..%5csecret',
+    '/files/public/..\\secret',
+    '/files/a%2fb',
+    '/files/public/..;x/secret',
+    '/files/public/.;/secret',
+  ])('refuses %s: the router would hand the handler other segments than the checks saw', (path) => {
+    expect(normalizePath(path)).toBeUndefined();
+  });
+
+  it('leaves what the router decodes only once, and dots inside names', () => {
+    expect(normalizePath('/files/public/..%252Fsecret')).toBe('/files/public/..%252Fsecret');
+    expect(normalizePath('/files/a;b/..x/x..')).toBe('/files/a;b/..x/x..');
   });
 });
 

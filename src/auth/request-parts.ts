@@ -4,6 +4,15 @@
  */
 
 const UNRESERVED_ESCAPE = /%(2[dDeE]|3[0-9]|[46][1-9a-fA-F]|[57][0-9aA]|5[fF]|7[eE])/g;
+/** `%2F` and `%5C`: the router decodes them into the parameter a handler reads, after the checks have run. */
+const ENCODED_SEPARATOR = /%(2f|5c)/i;
+
+/** `.` or `..`, alone or before `;` (a router with `useSemicolonDelimiter` cuts the path at the `;`). */
+function isDotSegment(segment: string): boolean {
+  const end = segment.indexOf(';');
+  const name = end < 0 ? segment : segment.slice(0, end);
+  return name === '.' || name === '..';
+}
 
 /** Request path without query string or fragment. */
 export function requestPathOf(url: string): string {
@@ -17,17 +26,23 @@ export function requestPathOf(url: string): string {
 
 /**
  * Escaped unreserved characters decoded and repeated slashes collapsed, so `%61cme` or `a//b` cannot
- * dodge a check. Returns undefined for `.`/`..` segments, which no check may be applied to (they could
- * climb out of a prefix once a proxy or the router resolves them).
+ * dodge a check. Returns undefined when the checks and the handler could see different segments: a
+ * `.`/`..` segment (plain, escaped or before `;`), an encoded separator (`%2F`, `%5C`) or a backslash.
+ * Fastify's router decodes `files/public/..%2Fsecret` into the wildcard `public/../secret`, which a check
+ * splitting on the raw `/` would grant under `files/public/*`. Double encoding (`%252F`) is decoded once by
+ * the router (the handler reads `%2F`), so it is left alone.
  */
 export function normalizePath(path: string): string | undefined {
-  let normalized = path.includes('%')
-    ? path.replace(UNRESERVED_ESCAPE, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))
-    : path;
+  if (path.includes('\\')) return undefined;
+  let normalized = path;
+  if (path.includes('%')) {
+    if (ENCODED_SEPARATOR.test(path)) return undefined;
+    normalized = path.replace(UNRESERVED_ESCAPE, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  }
   if (normalized.includes('//')) normalized = normalized.replace(/\/{2,}/g, '/');
   if (normalized.includes('.')) {
     for (const segment of normalized.split('/')) {
-      if (segment === '.' || segment === '..') return undefined;
+      if (isDotSegment(segment)) return undefined;
     }
   }
   return normalized;

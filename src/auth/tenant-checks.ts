@@ -4,7 +4,6 @@
  * outside debug mode: it may name claim values).
  */
 import type { DenialCode } from './auth-denial';
-import { normalizePath, requestPathOf } from './request-parts';
 
 export interface TenantCheckFailure {
   code: DenialCode;
@@ -35,10 +34,8 @@ export function checkSubdomain(claim: string | undefined, host: string): TenantC
   return undefined;
 }
 
-/** The slug the pattern's first capture group finds in the normalised path; null when the path holds dot segments. */
-export function slugOf(url: string, pattern: RegExp): string | undefined | null {
-  const path = normalizePath(requestPathOf(url));
-  if (path === undefined) return null;
+/** The slug the pattern's first capture group finds in a path already normalised by normalizePath. */
+export function slugOf(path: string, pattern: RegExp): string | undefined {
   // A global or sticky pattern keeps state in lastIndex; every request starts clean.
   pattern.lastIndex = 0;
   const match = pattern.exec(path);
@@ -46,12 +43,12 @@ export function slugOf(url: string, pattern: RegExp): string | undefined | null 
 }
 
 /**
- * A path the pattern does not match has no slug and passes (DECISIONS.md A5). `allowedLowerCase` holds the
- * token's slugs lower-cased: the guard builds that set once per verified token, not once per request.
+ * A path the pattern does not match has no slug and passes (DECISIONS.md A5). `path` is normalised: the guard
+ * has already refused a path normalizePath rejects. `allowedLowerCase` holds the token's slugs lower-cased:
+ * the guard builds that set once per verified token, not once per request.
  */
-export function checkPathnameSlug(allowedLowerCase: ReadonlySet<string>, url: string, pattern: RegExp): TenantCheckFailure | undefined {
-  const slug = slugOf(url, pattern);
-  if (slug === null) return { code: 'invalid_path', detail: 'the path contains . or .. segments' };
+export function checkPathnameSlug(allowedLowerCase: ReadonlySet<string>, path: string, pattern: RegExp): TenantCheckFailure | undefined {
+  const slug = slugOf(path, pattern);
   if (slug === undefined) return undefined;
   if (allowedLowerCase.has(slug.toLowerCase())) return undefined;
   return { code: 'slug_denied', detail: `slug "${slug}" is not among the token's pathname_slugs` };

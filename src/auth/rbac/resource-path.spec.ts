@@ -32,7 +32,7 @@ describe('deriveResourcePath', () => {
   it('normalizes escaped unreserved characters and repeated slashes', () => {
     expect(deriveResourcePath('/api/v1/acme/%61dmin', DEFAULT)).toBe('admin');
     expect(deriveResourcePath('/api/v1/acme//sales///invoices', DEFAULT)).toBe('sales/invoices');
-    expect(deriveResourcePath('/api/v1/acme/a%2Fb', DEFAULT)).toBe('a%2Fb');
+    expect(deriveResourcePath('/api/v1/acme/a%252Fb', DEFAULT)).toBe('a%252Fb');
   });
 
   it('refuses dot segments, written plainly or escaped', () => {
@@ -40,5 +40,11 @@ describe('deriveResourcePath', () => {
     expect(deriveResourcePath('/api/v1/acme/reports/%2e%2e/admin', DEFAULT)).toBeUndefined();
     expect(deriveResourcePath('/api/v1/acme/./admin', DEFAULT)).toBeUndefined();
     expect(deriveResourcePath('/api/v1/acme/v1.2/report.pdf', DEFAULT)).toBe('v1.2/report.pdf');
+  });
+
+  it('refuses a path the router would split differently: files/public/..%2Fsecret is not under files/public', () => {
+    for (const url of ['/api/v1/acme/files/public/..%2Fsecret', '/api/v1/acme/files/public/%2E%2E%2Fsecret', '/api/v1/acme/files/public/..%5Csecret']) {
+      expect([url, deriveResourcePath(url, DEFAULT)]).toEqual([url, undefined]);
+    }
   });
 });

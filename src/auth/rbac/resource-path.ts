@@ -19,7 +19,7 @@ function trimSlashes(path: string): string {
 /**
  * Request path minus the part `slugPattern` matches, without leading or trailing slash.
  * When the pattern does not match: strip `/api/v<digits>/`, else `/api/`, else `/`.
- * Returns undefined when the path holds dot segments (the caller denies).
+ * Returns undefined for a path normalizePath refuses (dot segments, encoded separators): the caller denies.
  */
 export function deriveResourcePath(url: string, slugPattern: RegExp): string | undefined {
   const path = normalizePath(requestPathOf(url));
