@@ -79,11 +79,16 @@ describe('TokenVerifier accepts valid tokens', () => {
 });
 
 describe('TokenVerifier refuses forged and confused algorithms', () => {
-  it('alg none with an empty signature', () => {
+  it('alg none with an empty signature is invalid_algorithm, as with a signature', () => {
     const token = crafted('{"alg":"none","typ":"JWT"}', JSON.stringify(claims()));
     expect(token.endsWith('.')).toBe(true);
-    expectCode(verifier().verify(token, NOW), 'malformed_token');
-    expectCode(verifier({ jwtSecret: RSA_PUBLIC_PEM, jwtAlgorithm: 'RS256' }).verify(token, NOW), 'malformed_token');
+    expectCode(verifier().verify(token, NOW), 'invalid_algorithm');
+    expectCode(verifier({ jwtSecret: RSA_PUBLIC_PEM, jwtAlgorithm: 'RS256' }).verify(token, NOW), 'invalid_algorithm');
+  });
+
+  it('another algorithm without a signature is invalid_algorithm; the configured one without a signature stays malformed_token', () => {
+    expectCode(verifier().verify(crafted('{"alg":"HS512","typ":"JWT"}', JSON.stringify(claims())), NOW), 'invalid_algorithm');
+    expectCode(verifier().verify(crafted('{"alg":"HS256","typ":"JWT"}', JSON.stringify(claims())), NOW), 'malformed_token');
   });
 
   it('alg none (any spelling) carrying a signature', () => {
@@ -120,6 +125,45 @@ describe('TokenVerifier refuses forged and confused algorithms', () => {
   it('a header that names the configured algorithm over a signature made with another hash', () => {
     const token = crafted('{"alg":"HS256","typ":"JWT"}', JSON.stringify(claims()), SECRET, 'sha512');
     expectCode(verifier().verify(token, NOW), 'invalid_signature');
+  });
+});
+
+describe('TokenVerifier refuses a crit header (RFC 7515 §4.1.11)', () => {
+  /** A correctly signed HS256 token whose header adds `extra`. */
+  const withHeader = (extra: Record<string, unknown>) => crafted(JSON.stringify({ alg: 'HS256', typ: 'JWT', ...extra }), JSON.stringify(claims()), SECRET);
+
+  it.each([
+    ['an extension Tollgate does not understand', { crit: ['exp'], exp: NOW + 600 }],
+    ['RFC 7797 unencoded payload', { crit: ['b64'], b64: false }],
+    ['an extension the header does not carry', { crit: ['urn:example:policy'] }],
+    ['a registered parameter', { crit: ['alg'] }],
+    ['a name twice', { crit: ['exp', 'exp'], exp: NOW + 600 }],
+    ['an empty list', { crit: [] }],
+    ['a string instead of a list', { crit: 'exp', exp: NOW + 600 }],
+    ['a list holding a non-string', { crit: [1] }],
+    ['null', { crit: null }],
+    ['an object', { crit: { exp: true } }],
+  ])('%s: 401 malformed_token, with a detail that names crit and not the sender\'s text', (_, extra) => {
+    const result = verifier().verify(withHeader(extra), NOW);
+    expectCode(result, 'malformed_token');
+    expect(!result.ok && result.detail).toMatch(/crit/);
+    expect(!result.ok && result.detail).not.toMatch(/urn:example/);
+  });
+
+  it('is refused on every presentation: a refused token is never remembered', () => {
+    const check = verifier();
+    const token = withHeader({ crit: ['exp'], exp: NOW + 600 });
+    expectCode(check.verify(token, NOW), 'malformed_token');
+    expectCode(check.verify(token, NOW), 'malformed_token');
+    // The same claims and key without crit verify, so the refusal is the header's alone.
+    expectOk(check.verify(withHeader({ exp: NOW + 600 }), NOW));
+  });
+
+  it('an RS256 token with crit, against an RS256 verifier', () => {
+    const check = verifier({ jwtSecret: RSA_PUBLIC_PEM, jwtAlgorithm: 'RS256' });
+    const input = `${b64(JSON.stringify({ alg: 'RS256', crit: ['exp'], exp: NOW + 600 }))}.${b64(JSON.stringify(claims()))}`;
+    const signature = cryptoSign('sha256', Buffer.from(input), rsa.privateKey).toString('base64url');
+    expectCode(check.verify(`${input}.${signature}`, NOW), 'malformed_token');
   });
 });
 
