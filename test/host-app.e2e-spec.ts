@@ -421,8 +421,8 @@ describe('host app: AuthModule.forRootAsync with global guards', () => {
 
     it('does not let a dot segment climb out of a skipped prefix', async () => {
       const res = await overSocket(app, '/public/../api/v1/north/whoami', { host: HOST });
-      expect(res.status).toBe(401);
-      expect(res.body.code).toBe('missing_token');
+      expect(res.status).toBe(400);
+      expect(res.body.code).toBe('invalid_path');
     });
   });
 
@@ -527,11 +527,11 @@ describe('host app: AuthModule.forRootAsync with global guards', () => {
     });
 
     it.each(['/api/v1/north/files/../../west/files/x', '/api/v1/north/files/./x', '/api/v1/north/files/%2e%2e/x'])(
-      'pathname slug: %s has dot segments -> 403 invalid_path',
+      'pathname slug: %s has dot segments -> 400 invalid_path',
       async (path) => {
         const res = await overSocket(app, path, good());
-        expect(res.status).toBe(403);
-        expect(res.body).toEqual(forbidden('invalid_path'));
+        expect(res.status).toBe(400);
+        expect(res.body).toEqual({ error: 'Bad request', status: 400, code: 'invalid_path' });
       },
     );
 
