@@ -468,7 +468,7 @@ describe('host app: AuthModule.forRootAsync with global guards', () => {
       [
         'an alg:none token',
         () => `${Buffer.from('{"alg":"none","typ":"JWT"}').toString('base64url')}.${Buffer.from(JSON.stringify({ user_id: 1, exp: nowSeconds() + 60 })).toString('base64url')}.`,
-        'malformed_token',
+        'invalid_algorithm',
       ],
     ])('%s -> 401 %s with error="invalid_token"', async (_, make, code) => {
       const res = await inject(app, '/api/v1/north/whoami', { host: HOST, 'x-org-id': 'acme-co', ...bearer(make()) });
