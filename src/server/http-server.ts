@@ -5,6 +5,7 @@ import { ApiExceptionFilter } from '../ai/http/api-exception.filter';
 import { installRequestIdHeader, requestIdAdapterOptions } from '../ai/http/request-id';
 import type { TollgateConfig } from '../config/config.types';
 import { installGracefulShutdown } from './graceful-shutdown';
+import { useDepthLimitedJsonParser } from './json-body-parser';
 import { installHttpMetrics } from '../observability/http-metrics';
 import { defaultLogLevel, ServerLogging, type LogOutput } from '../observability/logging';
 import { MetricsService } from '../observability/metrics.service';
@@ -14,8 +15,9 @@ import { HttpRootModule } from './http-root.module';
 
 /**
  * Builds the HTTP application without listening (tests inject requests into it): request ids on every
- * response, the JSON error envelope for every error (404, 405, 413 included), routes under `base_path`,
- * JSON logs (`logs`: stdout by default, `false` silences them), /metrics, and the OpenAPI document at /docs.
+ * response, the JSON error envelope for every error (404, 405, 413 included), JSON bodies nested at most
+ * MAX_JSON_DEPTH levels (400 before parsing), routes under `base_path`, JSON logs (`logs`: stdout by
+ * default, `false` silences them), /metrics, and the OpenAPI document at /docs.
  */
 export async function createHttpApp(config: TollgateConfig, logs: LogOutput = {}): Promise<NestFastifyApplication> {
   const metrics = toMetricsSettings(config.document);
@@ -35,6 +37,7 @@ export async function createHttpApp(config: TollgateConfig, logs: LogOutput = {}
     logging.install(fastify);
   }
   installRequestIdHeader(fastify);
+  useDepthLimitedJsonParser(app, config.server.bodyLimit);
   if (metrics.enabled) installHttpMetrics(fastify, app.get(MetricsService));
   app.useGlobalFilters(new ApiExceptionFilter());
   if (config.server.basePath) app.setGlobalPrefix(config.server.basePath);

@@ -1,5 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger, NotFoundException } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { isMcpRoute, jsonRpcErrorFor } from '../mcp/mcp-json-rpc-error';
 import { errorEnvelope, toApiError } from './api-error';
 import { answeredAuthDenial, logUnexpected } from './api-filter-parts';
 import { fromApiError, isOpenAiPath } from './openai/openai-errors';
@@ -8,8 +9,9 @@ const PROBED_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 /**
  * The one place HTTP errors become responses (DECISIONS.md B3): the JSON envelope for everything,
- * except AuthModule's own 401/403 bodies, which are configured by the user and sent as they are, and
- * paths of the OpenAI-compatible surface, which get OpenAI's error shape.
+ * except AuthModule's own 401/403 bodies, which are configured by the user and sent as they are, paths
+ * of the OpenAI-compatible surface, which get OpenAI's error shape, and the MCP endpoint, whose errors
+ * before its handler (a body too deep or not JSON) are JSON-RPC errors like its own refusals.
  */
 @Catch()
 export class ApiExceptionFilter implements ExceptionFilter {
@@ -31,6 +33,10 @@ export class ApiExceptionFilter implements ExceptionFilter {
       }
     }
     if (error.unexpected) logUnexpected(this.logger, request, exception);
+    if (isMcpRoute(request)) {
+      reply.status(error.status).headers(error.headers).send(jsonRpcErrorFor(error));
+      return;
+    }
     if (isOpenAiPath(request.url)) {
       const openAi = fromApiError(error);
       reply.status(openAi.status).headers(openAi.headers).send(openAi.body);

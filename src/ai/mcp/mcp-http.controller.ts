@@ -8,6 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Delete, Get, Inject, Post, Req, Res, type Type, Controller } from '@nestjs/common';
+import { RouteConfig } from '@nestjs/platform-fastify';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -18,6 +19,7 @@ import { AiClient } from '../client/ai-client';
 import { bearerTokenMatches } from '../http/api-auth.guard';
 import { SearchService } from '../tools/search.service';
 import type { McpSettings } from './mcp-settings';
+import { jsonRpcErrorBody, MCP_ROUTE_CONFIG } from './mcp-json-rpc-error';
 import { MCP_SESSION_STORE, type McpSession, type McpSessionStore } from './mcp-session-store.interface';
 import { createMcpServer } from './mcp-tools';
 
@@ -46,6 +48,7 @@ export class McpHttpEndpoint {
   ) {}
 
   @Post()
+  @RouteConfig(MCP_ROUTE_CONFIG)
   async post(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     await this.guarded(request, reply, async (identity) => {
       this.checkSize(request);
@@ -68,6 +71,7 @@ export class McpHttpEndpoint {
 
   /** No standalone SSE stream: the server sends nothing unprompted (the transport spec allows 405). */
   @Get()
+  @RouteConfig(MCP_ROUTE_CONFIG)
   async get(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     await this.guarded(request, reply, async () => {
       throw new Refusal(405, 'GET is not offered; POST requests and DELETE to end a session', { allow: 'POST, DELETE' });
@@ -75,6 +79,7 @@ export class McpHttpEndpoint {
   }
 
   @Delete()
+  @RouteConfig(MCP_ROUTE_CONFIG)
   async end(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     await this.guarded(request, reply, async (identity) => {
       const session = await this.resume(request, identity, header(request, 'mcp-session-id'));
@@ -97,7 +102,7 @@ export class McpHttpEndpoint {
         return;
       }
       reply.raw.writeHead(refusal.status, { 'content-type': 'application/json', ...refusal.headers });
-      reply.raw.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: refusal.message }, id: null }));
+      reply.raw.end(JSON.stringify(jsonRpcErrorBody(refusal.message)));
     }
   }
 

@@ -1,0 +1,89 @@
+import type { Server } from 'node:http';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { InvalidRequestError } from '../ai/errors';
+
+/** Deepest nesting of arrays and objects a JSON request body may have (documented in the README). */
+export const MAX_JSON_DEPTH = 64;
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+
+/** A body nested deeper than MAX_JSON_DEPTH: 400 in each surface's own error shape. */
+export class JsonTooDeepError extends InvalidRequestError {
+  override readonly type: string = 'json_too_deep';
+
+  constructor() {
+    super(`The request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels.`);
+  }
+}
+
+/** Bytes of a string read one by one before a native search for its end: most keys end sooner. */
+const SHORT_STRING = 32;
+
+/**
+ * True when `body` opens more than `maxDepth` arrays or objects inside one another. One pass over the bytes,
+ * no recursion: brackets are counted outside strings, and the bytes looked at are ASCII, which never occur
+ * inside a UTF-8 multi-byte sequence. It does not validate; JSON.parse does that afterwards. For valid JSON
+ * the count is the nesting depth; invalid JSON is refused by the parser whatever the count.
+ */
+export function exceedsJsonDepth(body: Uint8Array, maxDepth: number): boolean {
+  let depth = 0;
+  for (let index = 0; index < body.length; index++) {
+    const byte = body[index];
+    if (byte === QUOTE) {
+      index = closingQuote(body, index + 1);
+    } else if (byte === OPEN_BRACKET || byte === OPEN_BRACE) {
+      if (++depth > maxDepth) return true;
+    } else if (byte === CLOSE_BRACKET || byte === CLOSE_BRACE) {
+      depth--;
+    }
+  }
+  return false;
+}
+
+/**
+ * Index of the quote that ends the string starting at `from` (the body's length when none does). Bytes are
+ * read one by one for a while, then the next quote is searched with the native indexOf (a quote is escaped
+ * when an odd run of backslashes precedes it), so a long prompt costs one native search and a string full
+ * of escaped quotes still costs at most one search per SHORT_STRING bytes.
+ */
+function closingQuote(body: Uint8Array, from: number): number {
+  let index = from;
+  for (;;) {
+    const shortEnd = Math.min(body.length, index + SHORT_STRING);
+    for (; index < shortEnd; index++) {
+      const byte = body[index];
+      if (byte === QUOTE) return index;
+      if (byte === BACKSLASH) index++;
+    }
+    if (index >= body.length) return body.length;
+    const quote = body.indexOf(QUOTE, index);
+    if (quote < 0) return body.length;
+    // `index` is never an escaped byte, so the run of backslashes that counts starts at or after it.
+    let backslash = quote - 1;
+    while (backslash >= index && body[backslash] === BACKSLASH) backslash--;
+    if ((quote - 1 - backslash) % 2 === 0) return quote;
+    index = quote + 1;
+  }
+}
+
+/**
+ * The server application's JSON body parser: Fastify's own (prototype-poisoning checks included), after a
+ * depth check, so a hostile body is refused before any validator walks it recursively (20,000 levels
+ * overflowed class-validator's stack). Only `application/json` bodies are parsed; other types get 415.
+ */
+export function useDepthLimitedJsonParser(app: NestFastifyApplication, bodyLimit: number): void {
+  const parseJson = app.getHttpAdapter().getInstance().getDefaultJsonParser('error', 'error');
+  app.useBodyParser<Server>('application/json', { bodyLimit }, (request, body, done) => {
+    if (exceedsJsonDepth(body, MAX_JSON_DEPTH)) {
+      done(new JsonTooDeepError(), undefined);
+      return;
+    }
+    // Fastify's parser takes a Buffer as well as a string (secure-json-parse decodes it).
+    parseJson(request, body as unknown as string, done);
+  });
+}
