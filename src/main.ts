@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { ConfigError } from './config/config.error';
 import { loadConfig } from './config/config.loader';
+import { checkServerStart } from './config/server-start-checks';
 import { startHttpServer } from './server/http-server';
 import { parseServerArgs, SERVER_USAGE } from './server/server-args';
 
@@ -16,7 +17,9 @@ async function bootstrap(): Promise<void> {
     process.stdout.write(SERVER_USAGE);
     return;
   }
-  await startHttpServer(loadConfig({ configPath: args.configPath, overrides: args.overrides }));
+  const config = loadConfig({ configPath: args.configPath, overrides: args.overrides });
+  await checkServerStart(config);
+  await startHttpServer(config);
 }
 
 bootstrap().catch((error: unknown) => {

@@ -252,17 +252,39 @@ describe('tollgate config', () => {
     expect(leak.stderr + leak.stdout).not.toContain(secret);
   });
 
+  it('validate runs the checks the server runs at start: a short HS secret is refused with the YAML key, never the secret', () => {
+    const file = write('weak.yaml', 'version: 1\nauth:\n  jwt_secret: "w3ak!"\n');
+    const run = tollgate(['config', 'validate', '--config', file]);
+    expect(run.status).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toBe(`tollgate: ${file}: auth.jwt_secret: is 5 bytes; HS256 needs at least 32 (or set auth.allow_weak_secret: true)\n`);
+    const fromEnv = tollgate(['config', 'validate'], { JWT_SECRET: 'w3ak!' });
+    expect(fromEnv.status).toBe(1);
+    expect(fromEnv.stderr).toBe('tollgate: JWT_SECRET: auth.jwt_secret: is 5 bytes; HS256 needs at least 32 (or set auth.allow_weak_secret: true)\n');
+    expect(fromEnv.stderr + run.stderr).not.toContain('w3ak!');
+  });
+
+  it('validate refuses a provider the server could not build (gemini without an api_key)', () => {
+    const file = write('keyless.yaml', 'version: 1\nproviders:\n  gemini: { chat_model: gemini-2.0-flash }\n');
+    const run = tollgate(['config', 'validate', '--config', file]);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toBe(`tollgate: ${file}: providers.gemini: an api_key is required for gemini\n`);
+  });
+
   it('validate names a missing file', () => {
     const run = tollgate(['config', 'validate', '--config', 'missing.yaml']);
     expect(run.status).toBe(1);
     expect(run.stderr).toBe('tollgate: missing.yaml: file not found (named by --config)\n');
   });
 
-  it('example prints the annotated starter with the schema line first, and it validates', () => {
+  it('example prints the annotated starter with the schema line first, and it validates as printed', () => {
     const run = tollgate(['config', 'example']);
     expect(run.status).toBe(0);
     expect(run.stdout.split('\n')[0]).toMatch(/^# yaml-language-server: \$schema=https:\/\/\S+\.json$/);
     const file = write('example.yaml', run.stdout);
+    const asPrinted = tollgate(['config', 'validate', '--config', file]);
+    expect(asPrinted.stderr).toBe('');
+    expect(asPrinted.status).toBe(0);
     expect(tollgate(['config', 'validate', '--config', file], { JWT_SECRET: 'k'.repeat(64) }).status).toBe(0);
   });
 });
@@ -399,6 +421,14 @@ describe('tollgate serve', () => {
       expect(await ended).toBe(0);
     }
     expect(output).toContain('stopped (SIGTERM)');
+  });
+
+  it('refuses a configuration the server would refuse before starting it: `file: key: message`, exit 1, no stack trace', () => {
+    const file = write('serve-weak.yaml', 'version: 1\nauth:\n  jwt_secret: "w3ak!"\n');
+    const run = tollgate(['serve', '--port', '0', '--config', file], { NO_COLOR: '1' });
+    expect(run.status).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toBe(`tollgate: ${file}: auth.jwt_secret: is 5 bytes; HS256 needs at least 32 (or set auth.allow_weak_secret: true)\n`);
   });
 
   it('a bad --port is a usage error', () => {

@@ -203,6 +203,18 @@ describe('configuration of the server', () => {
     expect(run.stderr + run.stdout).not.toContain('short');
   });
 
+  it('refuses what AuthModule or a provider would refuse before Nest starts: `file: key: message` lines, exit 1, no stack trace', () => {
+    const file = join(work, 'refused-at-start.yaml');
+    writeFileSync(file, 'version: 1\nauth:\n  jwt_secret: "w3ak!"\nproviders:\n  gemini: {}\n');
+    const run = failToStart({}, ['--config', file]);
+    expect(run.status).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toBe(
+      `tollgate: ${file}: auth.jwt_secret: is 5 bytes; HS256 needs at least 32 (or set auth.allow_weak_secret: true)\n` +
+        `tollgate: ${file}: providers.gemini: an api_key is required for gemini\n`,
+    );
+  });
+
   it('writes one access line per request by default; logs.requests false (TOLLGATE_REQUEST_LOGS) leaves it out', async () => {
     const accessLines = async (env: NodeJS.ProcessEnv, args: string[] = []) => {
       const server = await startServer(env, args);

@@ -1,13 +1,13 @@
 import { Command, CommandRunner, SubCommand } from 'nest-commander';
-import { requireAuthModuleOptions } from '../config/auth-config.mapper';
 import { CONFIG_SCHEMA_ID } from '../config/config-schema.validator';
 import { readPackagedFile } from '../config/packaged-files';
+import { checkServerStart } from '../config/server-start-checks';
 import { UsageError } from './cli.errors';
 import { CliConfigService } from './cli-config.service';
 
 @SubCommand({
   name: 'validate',
-  description: 'Check the configuration file, environment and defaults against the schema; exit 1 when invalid',
+  description: 'Check the configuration file, environment and defaults as the server does at start; exit 1 when invalid',
 })
 export class ConfigValidateCommand extends CommandRunner {
   constructor(private readonly configs: CliConfigService) {
@@ -16,8 +16,7 @@ export class ConfigValidateCommand extends CommandRunner {
 
   async run(): Promise<void> {
     const config = this.configs.load(this.command);
-    // The server needs a verification key whenever auth is configured; report that here too.
-    if (config.auth) requireAuthModuleOptions(config);
+    await checkServerStart(config);
     const source = config.file ?? 'no configuration file (built-in defaults and environment)';
     process.stdout.write(`${source}: valid (schema ${CONFIG_SCHEMA_ID})\n`);
   }

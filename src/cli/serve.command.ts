@@ -1,5 +1,6 @@
 import { Command, CommandRunner, Option } from 'nest-commander';
 import type { ConfigOverride } from '../config/config.types';
+import { checkServerStart } from '../config/server-start-checks';
 import { startHttpServer } from '../server/http-server';
 import { parsePortFlag } from '../server/server-args';
 import { UsageError } from './cli.errors';
@@ -35,7 +36,9 @@ export class ServeCommand extends CommandRunner {
     const overrides: ConfigOverride[] = [];
     if (options.port !== undefined) overrides.push({ source: '--port', path: ['server', 'port'], value: options.port });
     if (options.host !== undefined) overrides.push({ source: '--host', path: ['server', 'host'], value: options.host });
-    await startHttpServer(this.configs.load(this.command, overrides));
+    const config = this.configs.load(this.command, overrides);
+    await checkServerStart(config);
+    await startHttpServer(config);
     // The graceful shutdown (src/server/graceful-shutdown.ts) ends the process once the server has drained.
     await new Promise<never>(() => undefined);
   }

@@ -1,5 +1,7 @@
 import type { AuthModuleOptions, CacheStoreOptions, PayloadMapping } from '../auth/auth-module-options.interface';
-import { ConfigError } from './config.error';
+import { AuthOptionsError, resolveAuthOptions } from '../auth/auth.options';
+import { ConfigError, formatKeyPath } from './config.error';
+import { ENVIRONMENT_BINDINGS } from './config-environment';
 import type { AuthSection, AuthSettings, StoreOptionsSection, TollgateConfig } from './config.types';
 
 type ScalarKey = Exclude<
@@ -90,4 +92,57 @@ export function requireAuthModuleOptions(config: Pick<TollgateConfig, 'auth' | '
     ]);
   }
   return { ...auth, jwtSecret };
+}
+
+/** AuthModule option name -> its key under `auth:`, for the problems resolveAuthOptions reports. */
+const YAML_KEYS: ReadonlyMap<string, string> = new Map([
+  ...Object.entries(SCALAR_KEYS).map(([yamlKey, optionKey]): [string, string] => [optionKey, yamlKey]),
+  ['payloadMapping', 'payload_mapping'],
+  ['rbacCacheStoreOptions', 'rbac_cache_store_options'],
+  ['permissionsCacheStoreOptions', 'permissions_cache_store_options'],
+]);
+const MAPPING_YAML_KEYS: ReadonlyMap<string, string> = new Map(
+  Object.entries(MAPPING_KEYS).map(([yamlKey, optionKey]): [string, string] => [optionKey, yamlKey]),
+);
+
+/**
+ * What AuthModule refuses when it starts, found by the same resolveAuthOptions it runs, as
+ * `<source>: auth.<key>: <message>` lines that name the YAML keys; empty when auth is off or would start.
+ */
+export function authStartupProblems(config: Pick<TollgateConfig, 'auth' | 'file'>, env: NodeJS.ProcessEnv = process.env): string[] {
+  if (!config.auth) return [];
+  let options: AuthModuleOptions;
+  try {
+    options = requireAuthModuleOptions(config);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  try {
+    resolveAuthOptions(options, env);
+    return [];
+  } catch (error) {
+    if (!(error instanceof AuthOptionsError)) throw error;
+    return error.problems.map((problem) => {
+      const { key, message } = toYamlProblem(problem);
+      return `${sourceOf(key, config, env)}: ${key}: ${message}`;
+    });
+  }
+}
+
+/** `skipPaths[0] must start with "/"` -> `auth.skip_paths[0]` and `must start with "/"`; option names in the text become keys too. */
+function toYamlProblem(problem: string): { key: string; message: string } {
+  const inText = (text: string) =>
+    text.replace(/\b[a-z]+[A-Z][A-Za-z]*\b/g, (word) => (YAML_KEYS.has(word) ? `auth.${YAML_KEYS.get(word)}` : word));
+  const subject = /^([A-Za-z]+)((?:\[\d+\]|\.\w+)*) (.*)$/.exec(problem);
+  const yamlKey = subject ? YAML_KEYS.get(subject[1]) : undefined;
+  if (!subject || !yamlKey) return { key: 'auth', message: inText(problem) };
+  const rest = yamlKey === 'payload_mapping' ? subject[2].replace(/\w+/, (key) => MAPPING_YAML_KEYS.get(key) ?? key) : subject[2];
+  return { key: `auth.${yamlKey}${rest}`, message: inText(subject[3]) };
+}
+
+/** The environment variable that set the key when one did (it beats the file), else the file. */
+function sourceOf(key: string, config: Pick<TollgateConfig, 'file'>, env: NodeJS.ProcessEnv): string {
+  const binding = ENVIRONMENT_BINDINGS.find(({ path }) => formatKeyPath(path) === key);
+  return binding && env[binding.variable] ? binding.variable : (config.file ?? 'configuration');
 }

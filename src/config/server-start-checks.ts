@@ -1,0 +1,31 @@
+import { TollgateError } from '../ai/errors';
+import { createProvider } from '../ai/providers/provider-factory';
+import { authStartupProblems } from './auth-config.mapper';
+import { ConfigError } from './config.error';
+import type { TollgateConfig } from './config.types';
+
+/**
+ * The rules the server's modules apply when they start, run before Nest builds them: AuthModule's option
+ * resolution and each provider adapter's constructor (the same code, not a copy of its rules). `tollgate config
+ * validate`, `npm start` and `tollgate serve` run it, so a file that validates starts, and one that would not is
+ * reported as `<source>: <key>: <message>` lines in a ConfigError instead of a stack trace from inside Nest.
+ */
+export async function checkServerStart(config: TollgateConfig, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const problems = [...authStartupProblems(config, env), ...(await providerStartupProblems(config))];
+  if (problems.length) throw new ConfigError(problems);
+}
+
+async function providerStartupProblems(config: TollgateConfig): Promise<string[]> {
+  const problems: string[] = [];
+  for (const settings of config.ai.providers) {
+    try {
+      // Built as AiModule builds it; its connection pool opens no socket before the first call.
+      await createProvider(settings).close();
+    } catch (error) {
+      if (!(error instanceof TollgateError)) throw error;
+      const message = error.message.startsWith(`${settings.name}: `) ? error.message.slice(settings.name.length + 2) : error.message;
+      problems.push(`${config.file ?? 'configuration'}: providers.${settings.name}: ${message}`);
+    }
+  }
+  return problems;
+}
