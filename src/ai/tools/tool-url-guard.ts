@@ -1,65 +1,63 @@
 /**
  * SSRF rules for search-tool URLs: http(s) only, no credentials in the URL, and no loopback, private,
- * link-local or otherwise non-public address unless the tool's configuration allows it. Literal addresses
- * are checked when the tool is built; host names are checked on every connection, after DNS, so a name
- * that later resolves to an internal address is refused too.
+ * link-local or otherwise non-public address (in any notation, IPv4 carried in IPv6 included) unless the
+ * tool's configuration allows it. Literal addresses are checked when the tool is built; host names are
+ * checked on every connection, after DNS, so a name that later resolves to an internal address is refused too.
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
-import { BlockList, isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { TollgateError } from '../errors';
 
-/** Ranges no public search service lives in (RFC 6890 special-purpose blocks). */
-const NON_PUBLIC = new BlockList();
-for (const [network, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.0.2.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const) {
-  NON_PUBLIC.addSubnet(network, prefix, 'ipv4');
-}
-for (const [network, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-  ['2001:db8::', 32],
-] as const) {
-  NON_PUBLIC.addSubnet(network, prefix, 'ipv6');
-}
+/** Where IANA allocates global unicast IPv6; an address outside it is unassigned, deprecated or special. */
+const GLOBAL_UNICAST_IPV6 = ipaddr.parseCIDR('2000::/3');
+/** NAT64's well-known prefix (RFC 6052); its local-use neighbour 64:ff9b:1::/48 is not globally reachable. */
+const NAT64_WELL_KNOWN = ipaddr.parseCIDR('64:ff9b::/96');
+/** The deprecated IPv4-compatible form ::a.b.c.d (RFC 4291 §2.5.5.1). */
+const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96');
 
 /** Network error code of a refused connection; shows up as `(ESSRF_BLOCKED)` in the tool's ConnectionError. */
 export const BLOCKED_ADDRESS_CODE = 'ESSRF_BLOCKED';
 
-/** True for loopback, private, link-local, CGNAT, documentation, multicast and reserved addresses. */
+/**
+ * True for loopback, private, link-local, CGNAT, documentation, multicast and reserved addresses: any IPv4
+ * address in a range ipaddr.js names (RFC 6890's special-purpose blocks), any IPv6 address outside plain
+ * global unicast, and an IPv6 address that carries an IPv4 address (mapped, NAT64, 6to4, Teredo) when that
+ * IPv4 address is one of these. Host names are not addresses: false (they are checked after DNS).
+ */
 export function isNonPublicAddress(address: string): boolean {
-  const bare = address.replace(/^\[|\]$/g, '').split('%', 1)[0];
-  const family = isIP(bare);
-  if (family === 4) return NON_PUBLIC.check(bare, 'ipv4');
-  if (family !== 6) return false;
-  // IPv4-mapped IPv6 (::ffff:10.0.0.1, or its hex form ::ffff:a00:1) is the IPv4 address underneath.
-  const mapped = /^::ffff:(.+)$/i.exec(bare);
-  if (mapped) {
-    const tail = mapped[1];
-    if (isIP(tail) === 4) return NON_PUBLIC.check(tail, 'ipv4');
-    const hex = /^([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(tail);
-    if (hex) {
-      const value = (parseInt(hex[1], 16) << 16) | parseInt(hex[2], 16);
-      return NON_PUBLIC.check([24, 16, 8, 0].map((shift) => (value >>> shift) & 255).join('.'), 'ipv4');
-    }
+  const bare = address.replace(/^\[|\]$/g, '');
+  if (!ipaddr.isValid(bare)) return false;
+  const parsed = ipaddr.parse(bare);
+  if (parsed.kind() === 'ipv4') return parsed.range() !== 'unicast';
+  const ipv6 = parsed as ipaddr.IPv6;
+  const carried = carriedIpv4(ipv6);
+  if (carried) return carried.some((ipv4) => ipv4.range() !== 'unicast');
+  return ipv6.range() !== 'unicast' || !ipv6.match(GLOBAL_UNICAST_IPV6);
+}
+
+/**
+ * The IPv4 addresses an IPv6 address stands for, where a translator or tunnel delivers to them: IPv4-mapped,
+ * SIIT, NAT64 and the deprecated IPv4-compatible form (last 32 bits), 6to4 (bits 16-47), Teredo (server bits
+ * 32-63, client the last 32 bits inverted). ipaddr.js reads the dotted `::a.b.c.d` as IPv4-mapped; its hex
+ * form lands here as compatible, so both spellings are judged by the same IPv4 address (`::` and `::1` too:
+ * 0.0.0.0 and 0.0.0.1 are not public).
+ */
+function carriedIpv4(address: ipaddr.IPv6): ipaddr.IPv4[] | undefined {
+  const bytes = address.toByteArray();
+  const at = (offset: number, mask = 0) => new ipaddr.IPv4(bytes.slice(offset, offset + 4).map((byte) => byte ^ mask));
+  switch (address.range()) {
+    case 'ipv4Mapped':
+    case 'rfc6145':
+      return [at(12)];
+    case 'rfc6052':
+      return address.match(NAT64_WELL_KNOWN) ? [at(12)] : undefined;
+    case '6to4':
+      return [at(2)];
+    case 'teredo':
+      return [at(4), at(12, 0xff)];
+    default:
+      return address.match(IPV4_COMPATIBLE) ? [at(12)] : undefined;
   }
-  return NON_PUBLIC.check(bare, 'ipv6');
 }
 
 /** `localhost` and `*.localhost` always mean loopback (RFC 6761). */
