@@ -17,7 +17,7 @@ import { Pool } from 'pg';
 import type { AuthModuleOptions, CacheStoreOptions, CacheStoreSetting } from '../src/auth/auth-module-options.interface';
 import { AuthModule } from '../src/auth/auth.module';
 import { PERMISSIONS_STORE, RBAC_STORE, SKIP_AUTH_KEY } from '../src/auth/auth.constants';
-import { generationTokenKey } from '../src/auth/rbac/permission-cache';
+import { generationKey, generationTokenKey, grantScope, permissionEntryKey } from '../src/auth/rbac/permission-cache';
 import { RbacService } from '../src/auth/rbac/rbac.service';
 
 /**
@@ -116,7 +116,8 @@ interface Harness {
   permissionsStore: Cache;
   recordKey: string;
   request(path: string, token?: string, method?: 'GET' | 'POST' | 'PUT' | 'DELETE'): Promise<{ status: number; body: any }>;
-  entryKey(userId: number, path: string, method?: string): Promise<string>;
+  /** Where the grant of a token without tenant claims, for the current generation, is stored. */
+  entryKey(userId: number, roleIds: string[], path: string, method?: string): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -151,9 +152,9 @@ async function boot(
       });
       return { status: response.statusCode, body: response.body ? JSON.parse(response.body) : undefined };
     },
-    async entryKey(userId, path, method = 'get') {
+    async entryKey(userId, roleIds, path, method = 'get') {
       const generation = await permissionsStore.get<string>(generationTokenKey(recordKey));
-      return `${generation}:${userId}:${HOST}${path}:${method}`;
+      return generationKey(String(generation), permissionEntryKey(grantScope({ userId, roleIds }), HOST, path, method));
     },
     async close() {
       await app.get<Cache>(RBAC_STORE).del(recordKey);
@@ -272,25 +273,25 @@ describe.each(storeConfigs)('RBAC over HTTP with %s stores', (kind, config) => {
     it('absent -> cached: a grant is stored with the current time; a denial is not', async () => {
       const before = nowSeconds();
       expect((await h.request(path, sign({ user_id: 200, role_ids: ['2'] }))).status).toBe(200);
-      const cachedAt = await h.permissionsStore.get<number>(await h.entryKey(200, path));
+      const cachedAt = await h.permissionsStore.get<number>(await h.entryKey(200, ['2'], path));
       expect(cachedAt).toBeGreaterThanOrEqual(before);
       expect((await h.request(path, sign({ user_id: 201, role_ids: ['1'] }))).status).toBe(403);
-      expect(await h.permissionsStore.get(await h.entryKey(201, path))).toBeUndefined();
+      expect(await h.permissionsStore.get(await h.entryKey(201, ['1'], path))).toBeUndefined();
     });
 
     it('cached -> cached: a valid entry authorizes without evaluating the record', async () => {
       // Role 1 lacks `reports`; only the cached entry can grant this request.
-      await h.permissionsStore.set(await h.entryKey(202, path), nowSeconds(), TTL * 1000);
+      await h.permissionsStore.set(await h.entryKey(202, ['1'], path), nowSeconds(), TTL * 1000);
       expect((await h.request(path, sign({ user_id: 202, role_ids: ['1'] }))).status).toBe(200);
     });
 
     it('cached -> absent: an entry older than the TTL is removed and the request re-evaluated', async () => {
-      const key = await h.entryKey(203, path);
+      const key = await h.entryKey(203, ['1'], path);
       await h.permissionsStore.set(key, nowSeconds() - TTL - 5, TTL * 1000);
       expect((await h.request(path, sign({ user_id: 203, role_ids: ['1'] }))).status).toBe(403);
       expect(await h.permissionsStore.get(key)).toBeUndefined();
 
-      const granted = await h.entryKey(204, path);
+      const granted = await h.entryKey(204, ['2'], path);
       await h.permissionsStore.set(granted, nowSeconds() - TTL - 5, TTL * 1000);
       expect((await h.request(path, sign({ user_id: 204, role_ids: ['2'] }))).status).toBe(200);
       expect(await h.permissionsStore.get<number>(granted)).toBeGreaterThanOrEqual(nowSeconds() - 1);
@@ -312,23 +313,56 @@ describe.each(storeConfigs)('RBAC over HTTP with %s stores', (kind, config) => {
       const generationAfter = await h.permissionsStore.get<string>(generationTokenKey(h.recordKey));
       expect(generationAfter).not.toBe(generationBefore);
       // All users' entries went with it.
-      expect(await h.permissionsStore.get(`${generationAfter}:206:${HOST}/api/v1/acme/sales/invoices:get`)).toBeUndefined();
+      expect(await h.permissionsStore.get(await h.entryKey(206, ['1'], '/api/v1/acme/sales/invoices'))).toBeUndefined();
 
       // Further requests and refreshes with the same last_update do not clear again.
       expect((await h.request('/api/v1/acme/sales/invoices', sign({ user_id: 206, role_ids: [1] }))).status).toBe(200);
       await sleep(REFRESH_MS + 50);
       expect((await h.request('/api/v1/acme/sales/invoices', sign({ user_id: 206, role_ids: [1] }))).status).toBe(200);
       expect(await h.permissionsStore.get(generationTokenKey(h.recordKey))).toBe(generationAfter);
-      expect(await h.permissionsStore.get(await h.entryKey(206, '/api/v1/acme/sales/invoices'))).toBeDefined();
+      expect(await h.permissionsStore.get(await h.entryKey(206, ['1'], '/api/v1/acme/sales/invoices'))).toBeDefined();
     });
 
     it('clearPermissionCache() removes every cached grant', async () => {
       await h.rbac.setRecord(record());
       expect((await h.request(path, sign({ user_id: 207, role_ids: ['2'] }))).status).toBe(200);
-      const key = await h.entryKey(207, path);
+      const key = await h.entryKey(207, ['2'], path);
       expect(await h.permissionsStore.get(key)).toBeDefined();
       await h.rbac.clearPermissionCache();
-      expect(await h.permissionsStore.get(await h.entryKey(207, path))).toBeUndefined();
+      expect(await h.permissionsStore.get(await h.entryKey(207, ['2'], path))).toBeUndefined();
+    });
+  });
+
+  describe('grant cache keyed by tenant and roles (issue 16)', () => {
+    const issueRecord = (lastUpdate: number) => ({ last_update: lastUpdate, permissions: { admin: ['*:*'], sales: ['sales/*:get'] } });
+    const as = (tenantId: string, roleIds: string[]) => sign({ user_id: 99, tenant_id: tenantId, role_ids: roleIds });
+    const invoices = '/api/v1/acme/sales/invoices';
+
+    it('denies user 99 once its roles or its tenant no longer grant, in both orders', async () => {
+      await h.rbac.setRecord(issueRecord(nowSeconds()));
+      expect((await h.request(invoices, as('t-1', ['admin']))).status).toBe(200);
+      expect((await h.request(invoices, as('t-1', ['nobody']))).status).toBe(403);
+      expect((await h.request(invoices, as('t-2', ['nobody']))).status).toBe(403);
+
+      await h.rbac.setRecord(issueRecord(nowSeconds() + 1));
+      expect((await h.request(invoices, as('t-2', ['admin']))).status).toBe(200);
+      expect((await h.request(invoices, as('t-1', ['nobody']))).status).toBe(403);
+      expect((await h.request(invoices, as('t-2', ['nobody']))).status).toBe(403);
+      expect((await h.request(invoices, as('t-2', ['admin']))).status).toBe(200);
+    });
+
+    it('drops grants when another system writes a record with an older last_update', async () => {
+      const now = nowSeconds();
+      await h.rbac.setRecord(issueRecord(now));
+      expect((await h.request(invoices, as('t-1', ['sales']))).status).toBe(200);
+      expect((await h.request(invoices, as('t-1', ['sales']))).status).toBe(200);
+
+      const restored = issueRecord(now - 2 * TTL);
+      restored.permissions.sales = [];
+      await h.app.get<Cache>(RBAC_STORE).set(h.recordKey, restored, 0);
+      await sleep(REFRESH_MS + 50);
+      expect((await h.request(invoices, as('t-1', ['sales']))).status).toBe(403);
+      expect((await h.request(invoices, as('t-1', ['admin']))).status).toBe(200);
     });
   });
 
@@ -414,7 +448,8 @@ describe('RBAC with the host application cache', () => {
     expect(await host.get(`tollgate:rbac:${h.recordKey}`)).toMatchObject({ permissions: { '2': ['reports:*'] } });
     expect((await h.request('/api/v1/acme/reports', sign({ user_id: 400, role_ids: ['2'] }))).status).toBe(200);
     const generation = await host.get<string>(`tollgate:perm:${generationTokenKey(h.recordKey)}`);
-    expect(await host.get(`tollgate:perm:${generation}:400:${HOST}/api/v1/acme/reports:get`)).toBeDefined();
+    const entry = permissionEntryKey(grantScope({ userId: 400, roleIds: ['2'] }), HOST, '/api/v1/acme/reports', 'get');
+    expect(await host.get(`tollgate:perm:${generation}:${entry}`)).toBeDefined();
   });
 });
 

@@ -7,6 +7,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import Redis from 'ioredis';
@@ -89,11 +90,14 @@ async function loadRecordUnderLoad(permissions: Record<string, string[]>): Promi
 
 const base64url = (value: string) => Buffer.from(value).toString('base64url');
 
+function sign(claims: Record<string, unknown>): string {
+  const head = `${base64url(JSON.stringify({ alg: 'HS256', typ: 'JWT' }))}.${base64url(JSON.stringify({ ...claims, exp: Math.floor(Date.now() / 1000) + 600 }))}`;
+  return `${head}.${createHmac('sha256', SECRET).update(head).digest('base64url')}`;
+}
+
 /** Without a tenant id the request is authorized by RBAC but not counted by the tenant limit. */
 function jwtFor(tenantId: string | undefined): string {
-  const claims = { user_id: 11, ...(tenantId ? { tenant_id: tenantId } : {}), role_ids: ['analyst'], exp: Math.floor(Date.now() / 1000) + 600 };
-  const head = `${base64url(JSON.stringify({ alg: 'HS256', typ: 'JWT' }))}.${base64url(JSON.stringify(claims))}`;
-  return `${head}.${createHmac('sha256', SECRET).update(head).digest('base64url')}`;
+  return sign({ user_id: 11, ...(tenantId ? { tenant_id: tenantId } : {}), role_ids: ['analyst'] });
 }
 
 async function context(server: string, tenantId?: string): Promise<{ status: number; body: Record<string, unknown>; retryAfter: string | null }> {
@@ -102,21 +106,24 @@ async function context(server: string, tenantId?: string): Promise<{ status: num
 }
 
 /**
- * Polls until `server` answers `status` to the tenant-less caller; resolves with when (ms after the call) the
- * last request that still got the old answer was sent: how long the server served the superseded record,
- * whatever the latency of each poll.
+ * Polls until `probe` answers `status`; resolves with when (ms after the call) the last request that
+ * still got the old answer was sent: how long the server served the superseded record, whatever the
+ * latency of each poll.
  */
-async function staleFor(server: string, status: number): Promise<number> {
+async function staleFor(probe: () => Promise<number>, status: number): Promise<number> {
   const started = performance.now();
   let lastStale = 0;
   for (;;) {
     const sentAt = performance.now() - started;
-    if ((await context(server)).status === status) return lastStale;
+    if ((await probe()) === status) return lastStale;
     lastStale = sentAt;
-    if (sentAt > 5000) throw new Error(`${server} never answered ${status}`);
+    if (sentAt > 5000) throw new Error(`never answered ${status}`);
     await new Promise((wait) => setTimeout(wait, 10));
   }
 }
+
+/** The status the tenant-less analyst gets from `server`. */
+const analystStatus = (server: string) => () => context(server).then((response) => response.status);
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'tollgate-scale-out-'));
@@ -163,11 +170,11 @@ describe('two instances on one Redis', () => {
     expect((await context(second)).status).toBe(200);
 
     await loadRecordUnderLoad({ analyst: ['reports/*:get'] });
-    const [revokedFirst, revokedSecond] = await Promise.all([staleFor(first, 403), staleFor(second, 403)]);
+    const [revokedFirst, revokedSecond] = await Promise.all([staleFor(analystStatus(first), 403), staleFor(analystStatus(second), 403)]);
     expect((await context(second)).body).toMatchObject({ code: 'rbac_denied' });
 
     await loadRecordUnderLoad({ analyst: ['auth/*:get'] });
-    const [grantedFirst, grantedSecond] = await Promise.all([staleFor(first, 200), staleFor(second, 200)]);
+    const [grantedFirst, grantedSecond] = await Promise.all([staleFor(analystStatus(first), 200), staleFor(analystStatus(second), 200)]);
 
     const delays = [revokedFirst, revokedSecond, grantedFirst, grantedSecond];
     process.stdout.write(`old record last served (ms after the CLI's exit): ${delays.map((ms) => ms.toFixed(0)).join(', ')}\n`);
@@ -219,5 +226,56 @@ describe('two instances on one Redis', () => {
     const ended = await fetch(`${second}/mcp`, { method: 'DELETE', headers: { authorization: `Bearer ${MCP_TOKEN}`, 'mcp-session-id': session } });
     expect(ended.status).toBe(200);
     expect((await post(first, { jsonrpc: '2.0', id: 3, method: 'tools/list' }, session)).status).toBe(404);
+  });
+});
+
+/**
+ * Issue 16 across processes: a grant one server cached in the shared Redis must not answer for another
+ * role set or tenant on the other server. Both are asked under one Host, as behind one load balancer,
+ * so only the token tells the requests apart.
+ */
+describe('two instances on one Redis, one grant cache', () => {
+  const ISSUE_RECORD = { admin: ['*:*'], sales: ['sales/*:get'], analyst: ['auth/*:get'] };
+
+  /** Status of GET /auth/context for user 99 with these roles (and tenant), under a shared Host. */
+  function statusAs(server: string, roleIds: string[], tenantId?: string): Promise<number> {
+    const token = sign({ user_id: 99, ...(tenantId ? { tenant_id: tenantId } : {}), role_ids: roleIds });
+    return new Promise((resolveStatus, reject) => {
+      get(`${server}/auth/context`, { headers: { host: 'tollgate.example.com', authorization: `Bearer ${token}` } }, (response) => {
+        response.resume();
+        response.on('end', () => resolveStatus(response.statusCode!));
+      }).on('error', reject);
+    });
+  }
+
+  beforeAll(async () => {
+    loadRecord(ISSUE_RECORD);
+    await new Promise((wait) => setTimeout(wait, RECORD_REFRESH_MS + 100));
+  });
+
+  it('a grant cached by one server does not answer for other roles or another tenant on the other, both ways', async () => {
+    expect(await statusAs(first, ['admin'], 'grant-t1')).toBe(200);
+    expect(await statusAs(second, ['nobody'], 'grant-t1')).toBe(403);
+    expect(await statusAs(second, ['nobody'], 'grant-t2')).toBe(403);
+
+    expect(await statusAs(second, ['admin'], 'grant-t2')).toBe(200);
+    expect(await statusAs(first, ['nobody'], 'grant-t2')).toBe(403);
+    expect(await statusAs(first, ['nobody'], 'grant-t1')).toBe(403);
+    expect(await statusAs(first, ['admin', 'nobody'], 'grant-t1')).toBe(200);
+  });
+
+  it('a record written straight into Redis with an older last_update revokes cached grants on both servers', async () => {
+    expect(await statusAs(first, ['admin'])).toBe(200);
+    expect(await statusAs(second, ['admin'])).toBe(200);
+
+    const redis = new Redis(REDIS_URL);
+    const older = { last_update: Math.floor(Date.now() / 1000) - 7200, permissions: { ...ISSUE_RECORD, admin: ['sales/*:get'] } };
+    await redis.set(`tollgate:rbac:${recordKey}`, JSON.stringify(older));
+    await redis.quit();
+
+    const [revokedFirst, revokedSecond] = await Promise.all([staleFor(() => statusAs(first, ['admin']), 403), staleFor(() => statusAs(second, ['admin']), 403)]);
+    expect(revokedFirst).toBeLessThan(RECORD_REFRESH_MS);
+    expect(revokedSecond).toBeLessThan(RECORD_REFRESH_MS);
+    expect(await statusAs(first, ['analyst'])).toBe(200);
   });
 });

@@ -1,18 +1,24 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Cache } from 'cache-manager';
+import type { AuthContext } from '../request-context';
 
 /**
- * The user-permission cache (seed 2.5 and 3, DECISIONS.md A8).
+ * The user-permission cache (seed 2.5 and 3, DECISIONS.md A8, issue 16).
  *
- * Entry: `<user_id>:<host>/<path>:<method>` -> epoch seconds when the grant was cached, stored with
- * TTL = cachedPermissionsTtl. Only grants are cached; a miss always falls through to full evaluation.
+ * Entry: `<user_id>:<scope>:<host>/<path>:<method>` -> epoch seconds when the grant was cached, stored with
+ * TTL = cachedPermissionsTtl. `<scope>` is a digest of everything else the token brings to the decision
+ * (user, tenant, subdomain claim, the set of roles), so a grant never outlives a role taken away or
+ * crosses to another tenant with the same user id. Only grants are cached; a miss always falls through
+ * to full evaluation.
  *
  * Clearing: every entry key starts with the current *generation*, a token kept under
  * `generation:<rbacRecordKey>` in the same namespace (so deployments with different records sharing a
  * store never clear each other's entries). Clearing writes a new token, so it is one write on every store kind, never
  * touches keys outside the namespace (memcached can only flush a whole server), and leaves the
- * superseded entries to their store TTL. Each process re-reads the token together with the RBAC record
- * (at most every rbacRecordRefreshMs), so a warm-cache request costs exactly one store read.
+ * superseded entries to their store TTL. A generation names the record last_update its grants were
+ * computed under; a process enforcing a record with any other last_update (newer or older) clears. Each
+ * process re-reads the token together with the RBAC record (at most every rbacRecordRefreshMs), so a
+ * warm-cache request costs exactly one store read.
  */
 
 /** Key of the generation token for the record key `scope`. */
@@ -24,6 +30,11 @@ export function generationTokenKey(scope: string): string {
 const MAX_PLAIN_KEY_LENGTH = 200;
 const UNSAFE_KEY_CHARACTERS = /[\s\u0000-\u001f\u007f]/;
 
+/** Length of the scope digest: 22 base64url characters = 132 bits of SHA-256. */
+const SCOPE_DIGEST_LENGTH = 22;
+/** Stands for "no record seen yet": a last_update is never negative. */
+const NO_UPDATE = -1;
+
 export type EntryState = 'valid' | 'expired' | 'stale' | 'absent';
 
 export interface Generation {
@@ -31,15 +42,41 @@ export interface Generation {
   /** Epoch ms when this generation started (when the cache was last cleared). */
   clearedAtMs: number;
   /**
-   * The newest record last_update (epoch s) this generation already reflects. Compared with
+   * The record last_update (epoch s) this generation's grants were computed under. Compared with
    * last_update values, not clock times, so an update in the same second as a clear is not missed.
    */
   coveredUpdate: number;
 }
 
-/** The seed's key shape; `path` is the request path without query (it starts with `/`). */
-export function permissionEntryKey(userId: string | number, host: string, path: string, method: string): string {
-  return `${userId}:${host}${path}:${method.toLowerCase()}`;
+/** What a token brings to an RBAC decision. */
+export type GrantIdentity = Pick<AuthContext, 'userId' | 'tenantId' | 'subdomain' | 'roleIds'>;
+
+// The guard maps claims once per token into a frozen context shared by its requests: one digest per token.
+const scopes = new WeakMap<GrantIdentity, string>();
+
+function computeGrantScope(identity: GrantIdentity): string {
+  // Role order and repeats do not change a decision. JSON keeps the parts apart whatever they contain.
+  const roles = [...new Set(identity.roleIds)].sort();
+  const parts = JSON.stringify([identity.userId, identity.tenantId ?? null, identity.subdomain ?? null, roles]);
+  const digest = createHash('sha256').update(parts).digest('base64url').slice(0, SCOPE_DIGEST_LENGTH);
+  return `${identity.userId}:${digest}`;
+}
+
+/**
+ * `<user_id>:<digest of user, tenant, subdomain claim and sorted roles>`. Remembered only for a frozen
+ * context with frozen roles, since only then can it not change under the key.
+ */
+export function grantScope(identity: GrantIdentity): string {
+  const known = scopes.get(identity);
+  if (known !== undefined) return known;
+  const scope = computeGrantScope(identity);
+  if (Object.isFrozen(identity) && Object.isFrozen(identity.roleIds)) scopes.set(identity, scope);
+  return scope;
+}
+
+/** `scope` from {@link grantScope}; `path` is the request path without query (it starts with `/`). */
+export function permissionEntryKey(scope: string, host: string, path: string, method: string): string {
+  return `${scope}:${host}${path}:${method.toLowerCase()}`;
 }
 
 /** Key inside the permissions namespace: `<generation>:<entry>`, or a digest when unsafe for memcached. */
@@ -61,17 +98,6 @@ export function classifyEntry(cachedAt: unknown, nowSeconds: number, ttlSeconds:
   return 'valid';
 }
 
-/** A last_update within the TTL that the current generation does not reflect yet requires a clear. */
-export function lastUpdateRequiresClear(
-  lastUpdate: number,
-  nowMs: number,
-  ttlSeconds: number,
-  generation: Generation | undefined,
-): boolean {
-  const withinTtl = nowMs / 1000 - lastUpdate < ttlSeconds;
-  return withinTtl && (generation === undefined || generation.coveredUpdate < lastUpdate);
-}
-
 export function newGeneration(nowMs: number, coveredUpdate: number): Generation {
   return {
     id: `${nowMs}-${coveredUpdate}-${randomBytes(6).toString('base64url')}`,
@@ -82,7 +108,7 @@ export function newGeneration(nowMs: number, coveredUpdate: number): Generation 
 
 export function parseGeneration(value: unknown): Generation | undefined {
   if (typeof value !== 'string') return undefined;
-  const match = /^(\d{1,16})-(\d{1,16})-[A-Za-z0-9_-]{1,32}$/.exec(value);
+  const match = /^(\d{1,16})-(\d{1,16}|-1)-[A-Za-z0-9_-]{1,32}$/.exec(value);
   return match ? { id: value, clearedAtMs: Number(match[1]), coveredUpdate: Number(match[2]) } : undefined;
 }
 
@@ -103,7 +129,6 @@ export interface PermissionCacheOptions {
 
 export class PermissionCache {
   private generation?: Generation;
-  private lastSeenUpdate = Number.NEGATIVE_INFINITY;
   private readonly tokenKey: string;
   private readonly localMs: number;
   private readonly localMaxEntries: number;
@@ -130,24 +155,19 @@ export class PermissionCache {
   }
 
   /**
-   * Re-reads the shared generation token. A missing one (new store, or evicted) is replaced by a fresh
-   * token rather than a fixed default, so entries of an old generation can never become visible again.
-   * When the store cannot be read, the process moves to a private generation: a miss, never a grant.
+   * Re-reads the shared generation token. Without a readable one (new store, evicted, store down) the
+   * process has no generation until {@link observeLastUpdate} starts one: a miss, never a grant.
    */
-  async loadGeneration(nowMs = Date.now()): Promise<void> {
-    const stored = parseGeneration(await this.store.get<string>(this.tokenKey).catch(() => undefined));
-    if (stored) {
-      this.generation = stored;
-      return;
-    }
-    await this.clear(nowMs);
+  async loadGeneration(): Promise<void> {
+    this.generation = parseGeneration(await this.store.get<string>(this.tokenKey).catch(() => undefined));
   }
 
   /**
    * Clears the whole cache for every process sharing the store: one write. `coveredUpdate` is the
-   * record last_update the new generation reflects (default: the newest this process has seen).
+   * record last_update the new generation's grants are computed under (default: the current one's).
+   * When the write fails the process still moves to the new generation, alone.
    */
-  async clear(nowMs = Date.now(), coveredUpdate = Math.max(this.lastSeenUpdate, 0)): Promise<void> {
+  async clear(nowMs = Date.now(), coveredUpdate = this.generation?.coveredUpdate ?? NO_UPDATE): Promise<void> {
     const generation = newGeneration(nowMs, coveredUpdate);
     this.generation = generation;
     // TTL 0 = never expires, whatever default TTL a host cache has.
@@ -155,16 +175,13 @@ export class PermissionCache {
   }
 
   /**
-   * Called whenever the process reads the record: a last_update newer than the one it last saw and
-   * within the TTL clears the cache, once, unless another process (or setRecord) already has.
-   * Returns true when this call cleared it.
+   * Called whenever the process reads the record: grants computed under any other last_update, newer
+   * or older (a record restored, or written by a system with another clock), are cleared, once for all
+   * processes: the next one to read the same record finds a generation that already covers it.
+   * Returns true when this call cleared.
    */
   async observeLastUpdate(lastUpdate: number, nowMs = Date.now()): Promise<boolean> {
-    // Compared with the last value seen, not the highest: a record set back to an older last_update
-    // and then updated again must still clear.
-    const newer = lastUpdate > this.lastSeenUpdate;
-    this.lastSeenUpdate = lastUpdate;
-    if (!newer || !lastUpdateRequiresClear(lastUpdate, nowMs, this.ttlSeconds, this.generation)) return false;
+    if (this.generation?.coveredUpdate === lastUpdate) return false;
     await this.clear(nowMs, lastUpdate);
     return true;
   }

@@ -10,7 +10,7 @@ import { AUTH_OPTIONS, DEFAULT_PATHNAME_SLUG_PATTERN, PERMISSIONS_NAMESPACE, PER
 import { publishPermissionCache } from '../auth-events';
 import type { AuthContext } from '../request-context';
 import { createCacheStore, readStrict, type CacheStoreHandle } from '../stores/cache-store.factory';
-import { PermissionCache, permissionEntryKey } from './permission-cache';
+import { PermissionCache, grantScope, permissionEntryKey } from './permission-cache';
 import { compilePermissions, isAuthorized, type CompiledPermissions } from './permission-matcher';
 import { parseRbacRecord, serializeRbacRecord, type RbacRecord } from './rbac-record';
 import { requestHost, requestPathOf } from '../request-parts';
@@ -171,7 +171,7 @@ export class RbacService {
     }
     const method = LOWER_CASE_METHODS.get(request.method) ?? request.method.toLowerCase();
     const nowSeconds = Math.floor(now / 1000);
-    const entryKey = permissionEntryKey(context.userId, requestHost(request.headers, this.trustProxy), requestPathOf(request.url), method);
+    const entryKey = permissionEntryKey(grantScope(context), requestHost(request.headers, this.trustProxy), requestPathOf(request.url), method);
     if (this.permissions.lookupLocal(entryKey, state.record.lastUpdate, nowSeconds, now)) {
       publishPermissionCache(true);
       return ALLOW_CACHED;
@@ -228,7 +228,6 @@ export class RbacService {
     await this.permissions.clear(now, parsed.record.lastUpdate);
     const warnings = [...parsed.warnings];
     this.state = this.compile(parsed.record, JSON.stringify(stored), now, warnings);
-    await this.permissions.observeLastUpdate(parsed.record.lastUpdate, now);
 
     const permissionLists = Object.values(parsed.record.permissions);
     return {
@@ -253,7 +252,7 @@ export class RbacService {
 
   /** Clears every cached user permission (all users, all instances sharing the store). */
   async clearPermissionCache(): Promise<void> {
-    await this.permissions.clear();
+    await this.permissions.clear(Date.now(), this.state.record?.lastUpdate);
   }
 
   /** For /readyz: both stores answer a write/read probe and the record is present and valid. */
@@ -285,7 +284,7 @@ export class RbacService {
   }
 
   private async load(now: number): Promise<RecordState> {
-    const [read] = await Promise.all([this.readRecord(), this.permissions.loadGeneration(now)]);
+    const [read] = await Promise.all([this.readRecord(), this.permissions.loadGeneration()]);
     let state: RecordState;
     if (read.record && read.raw !== undefined) {
       state =
