@@ -2,14 +2,21 @@ import { MemoryStore } from './memory.store';
 
 describe('MemoryStore', () => {
   let store: MemoryStore;
-  afterEach(() => store.disconnect());
+  // A mocked clock: a busy machine may stall longer than a short TTL between two real steps.
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(async () => {
+    await store.disconnect();
+    jest.useRealTimers();
+  });
 
   it('expires entries natively and keeps entries without TTL', async () => {
     store = new MemoryStore();
     await store.set('short', 'a', 20);
     await store.set('forever', 'b');
     expect(await store.has('short')).toBe(true);
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    jest.advanceTimersByTime(19);
+    expect(await store.has('short')).toBe(true);
+    jest.advanceTimersByTime(1);
     expect(await store.get('short')).toBeUndefined();
     expect(await store.get('forever')).toBe('b');
   });
@@ -28,8 +35,10 @@ describe('MemoryStore', () => {
   it('sweeps expired entries without a read', async () => {
     store = new MemoryStore(10, 10);
     await store.set('gone', 1, 5);
-    await new Promise((resolve) => setTimeout(resolve, 40));
-    expect((store as unknown as { entries: Map<string, unknown> }).entries.size).toBe(0);
+    const entries = (store as unknown as { entries: Map<string, unknown> }).entries;
+    expect(entries.size).toBe(1);
+    jest.advanceTimersByTime(10);
+    expect(entries.size).toBe(0);
   });
 
   it('deletes and clears', async () => {
