@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Makes sure the stores the tests use answer on loopback: Redis 6379, PostgreSQL 5432 (trust auth,
-# database `test`), Memcached 11211. Starts whichever is not running; installs memcached when missing
-# (root only). Safe to run repeatedly. Usage: scripts/start-services.sh
+# Makes sure what the tests use is there: the stores answer on loopback (Redis 6379, PostgreSQL 5432 with
+# trust auth and database `test`, Memcached 11211) and Debian's Chromium is at /usr/bin/chromium. Starts
+# whichever store is not running; installs a missing one, and Chromium, from Debian's packages (root or
+# sudo; one apt-get update per run, only when something is missing). Safe to run repeatedly.
+# Usage: scripts/start-services.sh
 set -euo pipefail
 
 log() { printf 'start-services: %s\n' "$*" >&2; }
@@ -63,4 +65,11 @@ if command -v psql >/dev/null; then
     log "creating database test"
     psql -h 127.0.0.1 -U postgres -d postgres -c 'create database test' >/dev/null || log "could not create database test"
   fi
+fi
+
+# Chromium for the Swagger UI browser test (test/openapi-browser.e2e-spec.ts launches /usr/bin/chromium
+# through playwright-core, which downloads no browser of its own).
+if [ ! -x /usr/bin/chromium ]; then
+  log "installing chromium"
+  apt_install chromium
 fi

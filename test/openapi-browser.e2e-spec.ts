@@ -32,7 +32,7 @@ let base: string;
 
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) {
-    throw new Error(`Chromium is not installed at ${CHROMIUM}: install Debian's package (apt-get install -y chromium); .ci/run does`);
+    throw new Error(`Chromium is not installed at ${CHROMIUM}: install Debian's package (apt-get install -y chromium), as npm test does through scripts/start-services.sh`);
   }
   work = mkdtempSync(join(tmpdir(), 'tollgate-docs-browser-'));
   const file = join(work, 'config.yaml');
