@@ -1,3 +1,4 @@
+import { fastestRunMs } from '../../../test/support/timing';
 import { MAX_REGEX_STATES, compilePathRegex } from './permission-regex';
 
 function compiled(source: string) {
@@ -61,13 +62,9 @@ describe('compilePathRegex', () => {
     const paths = [`files/${'a'.repeat(16_384)}!`, ...randomPaths(20, 16_384, 'ab/.')];
     let slowest = 0;
     for (const regex of patterns) {
-      for (const path of paths) {
-        const started = process.hrtime.bigint();
-        regex.testExact(path);
-        slowest = Math.max(slowest, Number(process.hrtime.bigint() - started) / 1e6);
-      }
+      for (const path of paths) slowest = Math.max(slowest, fastestRunMs(() => regex.testExact(path)));
     }
-    // Typically ~0.2 ms; the margin absorbs a slow CI and a GC pause. The backtracking engine took seconds.
+    // Typically ~0.2 ms; the backtracking engine took seconds.
     expect(slowest).toBeLessThan(50);
   });
 });
