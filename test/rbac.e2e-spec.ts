@@ -484,3 +484,41 @@ describe('RBAC with an unreachable store', () => {
     await expect(h.rbac.setRecord(record())).rejects.toBeDefined();
   });
 });
+
+describe('RBAC record size limit on Redis', () => {
+  const LIMIT = 4096;
+  const config: StoreConfig = {
+    rbacCacheStore: 'redis',
+    rbacCacheStoreOptions: { url: REDIS_URL },
+    permissionsCacheStore: 'redis',
+    permissionsCacheStoreOptions: { url: REDIS_URL },
+  };
+  /** `record()` with role 2 losing `reports`, padded past the limit. */
+  const oversized = () => {
+    const padded = record(nowSeconds());
+    const permissions = padded.permissions as Record<string, unknown>;
+    permissions['2'] = [];
+    permissions.padding = Array.from({ length: LIMIT / 16 }, (_, index) => `padding/${index}:get`);
+    return padded;
+  };
+  let h: Harness;
+  beforeAll(async () => {
+    h = await boot(config, [], { rbacRecordRefreshMs: REFRESH_MS, rbacRecordMaxBytes: LIMIT });
+  });
+  afterAll(() => h.close());
+
+  it('setRecord refuses a larger record; one written straight into Redis leaves the previous record in force', async () => {
+    await h.rbac.setRecord(record());
+    await expect(h.rbac.setRecord(oversized())).rejects.toThrow(/^the RBAC record is \d+ bytes as JSON, more than rbac_record_max_bytes \(4096\)$/);
+    const reports = sign({ user_id: 800, role_ids: ['2'] });
+    expect((await h.request('/api/v1/acme/reports', reports)).status).toBe(200);
+
+    await h.app.get<Cache>(RBAC_STORE).set(h.recordKey, oversized(), 0);
+    for (let refresh = 0; refresh < 3; refresh++) {
+      await sleep(REFRESH_MS + 50);
+      expect((await h.request('/api/v1/acme/reports', reports)).status).toBe(200);
+      expect((await h.request('/api/v1/acme/reports', sign({ user_id: 801, role_ids: ['1'] }))).status).toBe(403);
+    }
+    expect(await h.rbac.checkStore()).toEqual({ ready: true, rbacStore: 'up', permissionsStore: 'up', record: 'too_large' });
+  });
+});

@@ -278,4 +278,20 @@ describe('two instances on one Redis, one grant cache', () => {
     expect(revokedSecond).toBeLessThan(RECORD_REFRESH_MS);
     expect(await statusAs(first, ['analyst'])).toBe(200);
   });
+
+  it('tollgate rbac load refuses a record over rbac_record_max_bytes, and both servers keep theirs', async () => {
+    // About 1.2 MB of compact JSON, over the default 1 MiB.
+    const padding = Array.from({ length: 70_000 }, (_, index) => `padding/${index}:get`);
+    const file = writeRecordFile({ ...ISSUE_RECORD, padding });
+    const result = spawnSync(process.execPath, [CLI, 'rbac', 'load', file, '--config', configFile], { ...CLI_OPTIONS(), timeout: 20_000 });
+    expect({ status: result.status, stdout: result.stdout.toString() }).toEqual({ status: 1, stdout: '' });
+    expect(result.stderr.toString()).toMatch(/^tollgate: the RBAC record is 1\d{6} bytes as JSON, more than rbac_record_max_bytes \(1048576\)\n$/);
+
+    await new Promise((wait) => setTimeout(wait, RECORD_REFRESH_MS + 100));
+    for (const server of [first, second]) {
+      expect(await statusAs(server, ['analyst'])).toBe(200);
+      // The record of the test before, with admin reduced to sales/*, is still the one in force.
+      expect(await statusAs(server, ['admin'])).toBe(403);
+    }
+  });
 });

@@ -87,6 +87,8 @@ export interface AuthModuleOptions {
   rbacRecordKey?: string;
   /** How long (ms) a process may serve the RBAC record from memory before re-reading the store. */
   rbacRecordRefreshMs?: number;
+  /** Largest RBAC record accepted, in bytes of compact JSON (default 1 MiB). */
+  rbacRecordMaxBytes?: number;
   unauthorizedResponse?: Record<string, unknown>;
   forbiddenResponse?: Record<string, unknown>;
   /** Add a machine-readable `code` to 401/403 bodies (default true). */
@@ -130,6 +132,7 @@ export interface ResolvedAuthOptions {
   cachedPermissionsTtl: number;
   rbacRecordKey: string;
   rbacRecordRefreshMs: number;
+  rbacRecordMaxBytes: number;
   unauthorizedResponse: Record<string, unknown>;
   forbiddenResponse: Record<string, unknown>;
   responseCodes: boolean;

@@ -9,6 +9,7 @@ import {
 } from './auth-module-options.interface';
 import { DEFAULT_PATHNAME_SLUG_PATTERN } from './auth.constants';
 import { DEFAULT_CACHED_PERMISSIONS_TTL, DEFAULT_RBAC_RECORD_KEY, DEFAULT_RBAC_RECORD_REFRESH_MS } from './rbac/rbac.service';
+import { DEFAULT_RBAC_RECORD_MAX_BYTES } from './rbac/record-size';
 import { regexSource } from './skip-paths';
 import { cacheStoreErrors } from './stores/cache-store.factory';
 
@@ -31,9 +32,10 @@ const OPTION_NAMES: ReadonlySet<string> = new Set<keyof AuthModuleOptions>([
   'jwtSecret', 'jwtPublicKey', 'jwtAlgorithm', 'validateTenantId', 'tenantIdHeaderName', 'validateSubdomain',
   'validatePathnameSlug', 'pathnameSlugPattern', 'payloadMapping', 'skipPaths', 'rbacEnabled', 'rbacCacheStore',
   'rbacCacheStoreOptions', 'permissionsCacheStore', 'permissionsCacheStoreOptions', 'cachedPermissionsTtl',
-  'rbacRecordKey', 'rbacRecordRefreshMs', 'unauthorizedResponse', 'forbiddenResponse', 'responseCodes',
-  'customPayloadValidator', 'debugMode', 'clockTolerance', 'requireExp', 'issuer', 'audience', 'trustProxy',
-  'skipPreflight', 'tokenCookieName', 'maxTokenBytes', 'verifiedTokenCacheSize', 'allowWeakSecret', 'global',
+  'rbacRecordKey', 'rbacRecordRefreshMs', 'rbacRecordMaxBytes', 'unauthorizedResponse', 'forbiddenResponse',
+  'responseCodes', 'customPayloadValidator', 'debugMode', 'clockTolerance', 'requireExp', 'issuer', 'audience',
+  'trustProxy', 'skipPreflight', 'tokenCookieName', 'maxTokenBytes', 'verifiedTokenCacheSize', 'allowWeakSecret',
+  'global',
 ]);
 
 const BOOLEAN_OPTIONS = [
@@ -260,6 +262,7 @@ export function resolveAuthOptions(input: AuthModuleOptions, env: NodeJS.Process
   problems.push(...storeErrors(options, 'rbacCacheStore'), ...storeErrors(options, 'permissionsCacheStore'));
   problems.push(...integerError('cachedPermissionsTtl', options.cachedPermissionsTtl, 1, 31_536_000));
   problems.push(...integerError('rbacRecordRefreshMs', options.rbacRecordRefreshMs, 0, 60_000));
+  problems.push(...integerError('rbacRecordMaxBytes', options.rbacRecordMaxBytes, 1024, 268_435_456));
   problems.push(...integerError('maxTokenBytes', options.maxTokenBytes, 256, 1_048_576));
   problems.push(...integerError('verifiedTokenCacheSize', options.verifiedTokenCacheSize, 0, 1_000_000));
   if (options.rbacRecordKey !== undefined && (typeof options.rbacRecordKey !== 'string' || options.rbacRecordKey === '')) {
@@ -297,6 +300,7 @@ export function resolveAuthOptions(input: AuthModuleOptions, env: NodeJS.Process
     cachedPermissionsTtl: options.cachedPermissionsTtl ?? DEFAULT_CACHED_PERMISSIONS_TTL,
     rbacRecordKey: options.rbacRecordKey ?? DEFAULT_RBAC_RECORD_KEY,
     rbacRecordRefreshMs: options.rbacRecordRefreshMs ?? DEFAULT_RBAC_RECORD_REFRESH_MS,
+    rbacRecordMaxBytes: options.rbacRecordMaxBytes ?? DEFAULT_RBAC_RECORD_MAX_BYTES,
     unauthorizedResponse: { ...(options.unauthorizedResponse ?? DEFAULT_UNAUTHORIZED_RESPONSE) },
     forbiddenResponse: { ...(options.forbiddenResponse ?? DEFAULT_FORBIDDEN_RESPONSE) },
     responseCodes: options.responseCodes ?? true,

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { Command, CommandRunner, SubCommand } from 'nest-commander';
 import { serializeRbacRecord } from '../auth/rbac/rbac-record';
 import { DEFAULT_RBAC_RECORD_KEY, RbacService } from '../auth/rbac/rbac.service';
+import { RbacRecordTooLargeError } from '../auth/rbac/record-size';
 import type { AuthSettings, TollgateConfig } from '../config/config.types';
 import { OperationError, UsageError } from './cli.errors';
 import { CliConfigService } from './cli-config.service';
@@ -41,10 +42,12 @@ async function withRbacService<T>(auth: AuthSettings, action: string, use: (rbac
       permissionsCacheStoreOptions: auth.permissionsCacheStoreOptions,
       rbacRecordKey: auth.rbacRecordKey,
       cachedPermissionsTtl: auth.cachedPermissionsTtl,
+      rbacRecordMaxBytes: auth.rbacRecordMaxBytes,
     });
     return await use(rbac);
   } catch (error) {
     if (error instanceof OperationError) throw error;
+    if (error instanceof RbacRecordTooLargeError) throw new OperationError([error.message]);
     throw storeFailure(auth.rbacCacheStore, action, error);
   } finally {
     await rbac?.close().catch(() => undefined);

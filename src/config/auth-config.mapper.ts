@@ -25,6 +25,7 @@ const SCALAR_KEYS: Record<ScalarKey, keyof AuthSettings> = {
   permissions_cache_store: 'permissionsCacheStore',
   cached_permissions_ttl: 'cachedPermissionsTtl',
   rbac_record_key: 'rbacRecordKey',
+  rbac_record_max_bytes: 'rbacRecordMaxBytes',
   // Response bodies are passed through untouched: their keys are the user's wire format.
   unauthorized_response: 'unauthorizedResponse',
   forbidden_response: 'forbiddenResponse',

@@ -201,6 +201,7 @@ export interface AuthSection {
   permissions_cache_store_options?: StoreOptionsSection;
   cached_permissions_ttl?: number;
   rbac_record_key?: string;
+  rbac_record_max_bytes?: number;
   unauthorized_response?: Record<string, unknown>;
   forbidden_response?: Record<string, unknown>;
   response_codes?: boolean;

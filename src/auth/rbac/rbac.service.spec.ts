@@ -1,7 +1,9 @@
+import { Logger } from '@nestjs/common';
 import type { AuthRequest } from '../auth-module-options.interface';
 import { PERMISSIONS_NAMESPACE, RBAC_NAMESPACE } from '../auth.constants';
 import { createCacheStore, type CacheStoreHandle } from '../stores/cache-store.factory';
 import { DEFAULT_RBAC_RECORD_KEY, RbacService } from './rbac.service';
+import { RbacRecordTooLargeError } from './record-size';
 
 /** The service on real memory stores, built the way the CLI builds it. */
 describe('RbacService (standalone, memory stores)', () => {
@@ -127,5 +129,112 @@ describe('RbacService grant cache (two services on shared memory stores)', () =>
     await rbacStore.cache.set(DEFAULT_RBAC_RECORD_KEY, { last_update: now + shift, permissions: { ...ISSUE_RECORD, sales: [] } }, 0);
     expect(await allowed(rbac, sales)).toBe(false);
     expect(await allowed(service(0), sales)).toBe(false);
+  });
+});
+
+/** Issue 16: a record over rbacRecordMaxBytes is refused, and a process keeps enforcing the one it has. */
+describe('RbacService record size limit', () => {
+  const LIMIT = 2048;
+  let rbacStore: CacheStoreHandle;
+  let permissionsStore: CacheStoreHandle;
+  let errors: jest.SpyInstance;
+  beforeEach(() => {
+    rbacStore = createCacheStore({ setting: 'memory', namespace: RBAC_NAMESPACE, optionName: 'rbacCacheStore' });
+    permissionsStore = createCacheStore({ setting: 'memory', namespace: PERMISSIONS_NAMESPACE, optionName: 'permissionsCacheStore' });
+    errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+  });
+  afterEach(async () => {
+    errors.mockRestore();
+    await rbacStore.close();
+    await permissionsStore.close();
+  });
+
+  const service = (rbacRecordMaxBytes?: number) =>
+    new RbacService({ rbacRecordRefreshMs: 0, rbacRecordMaxBytes }, rbacStore.cache, permissionsStore.cache);
+  const request = (path: string): AuthRequest => ({ url: path, method: 'GET', headers: { host: 'h.example.com' } });
+  const sales = Object.freeze({ payload: {}, userId: 5, pathnameSlugs: [], roleIds: Object.freeze(['sales']) as string[] });
+  const decide = async (rbac: RbacService, path: string) => rbac.authorize(sales, request(path));
+  /** Grants `sales` the reports, not the invoices (the small record grants the opposite); over `bytes` long. */
+  const oversized = (bytes: number) => ({
+    last_update: Math.floor(Date.now() / 1000),
+    // Each padding entry takes at least 16 bytes ("padding/0:get",).
+    permissions: { sales: ['reports:get'], padding: Array.from({ length: Math.ceil(bytes / 16) }, (_, index) => `padding/${index}:get`) },
+  });
+  const small = { permissions: { sales: ['sales/invoices:get'] } };
+  const refusals = () => errors.mock.calls.filter(([message]) => String(message).startsWith('RBAC record refused')).length;
+
+  it('setRecord refuses a larger record with its size and the limit, and leaves the stored one in force', async () => {
+    const rbac = service(LIMIT);
+    await rbac.setRecord(small);
+    const refused = rbac.setRecord(oversized(LIMIT));
+    await expect(refused).rejects.toBeInstanceOf(RbacRecordTooLargeError);
+    await expect(refused).rejects.toThrow(/^the RBAC record is \d{4} bytes as JSON, more than rbac_record_max_bytes \(2048\)$/);
+    expect((await rbac.getRecord())?.permissions).toEqual(small.permissions);
+    expect(await decide(rbac, '/api/v1/acme/sales/invoices')).toMatchObject({ allowed: true });
+    expect(await decide(rbac, '/api/v1/acme/reports')).toMatchObject({ allowed: false });
+  });
+
+  it('keeps enforcing the previous record while a larger one sits in the store, logs once, and says so to readiness', async () => {
+    const rbac = service(LIMIT);
+    await rbac.setRecord(small);
+    await rbacStore.cache.set(DEFAULT_RBAC_RECORD_KEY, oversized(LIMIT), 0);
+    const recordReads = jest.spyOn(rbacStore.cache.stores[0], 'get');
+    for (let refresh = 0; refresh < 3; refresh++) {
+      expect(await decide(rbac, '/api/v1/acme/sales/invoices')).toMatchObject({ allowed: true });
+      expect(await decide(rbac, '/api/v1/acme/reports')).toMatchObject({ allowed: false });
+    }
+    expect(refusals()).toBe(1);
+    expect(errors.mock.calls.flat().join('\n')).toMatch(/still enforcing .*more than rbac_record_max_bytes \(2048\)/);
+    // Refused once, then not read again on every refresh: the store client would parse all of it each time.
+    expect(recordReads.mock.calls.filter(([key]) => String(key).endsWith(DEFAULT_RBAC_RECORD_KEY))).toHaveLength(1);
+    expect(await rbac.checkStore()).toEqual({ ready: true, rbacStore: 'up', permissionsStore: 'up', record: 'too_large' });
+
+    // A process that never had a record cannot enforce one: it denies, and is not ready.
+    const fresh = service(LIMIT);
+    expect(await decide(fresh, '/api/v1/acme/sales/invoices')).toEqual({
+      allowed: false,
+      code: 'rbac_unavailable',
+      detail: expect.stringContaining('more than rbac_record_max_bytes (2048)'),
+    });
+    expect(await fresh.checkStore()).toMatchObject({ ready: false, record: 'too_large' });
+  });
+
+  it('takes a record within the limit set through setRecord at once, and one written straight into the store within 10 s', async () => {
+    const rbac = service(LIMIT);
+    await rbac.setRecord(small);
+    await rbacStore.cache.set(DEFAULT_RBAC_RECORD_KEY, oversized(LIMIT), 0);
+    expect(await decide(rbac, '/api/v1/acme/reports')).toMatchObject({ allowed: false });
+
+    // Another process (the CLI) loads a record: its new generation token brings it in on the next refresh.
+    await service(LIMIT).setRecord({ permissions: { sales: ['reports:get'] } });
+    expect(await decide(rbac, '/api/v1/acme/reports')).toMatchObject({ allowed: true });
+
+    await rbacStore.cache.set(DEFAULT_RBAC_RECORD_KEY, oversized(LIMIT), 0);
+    expect(await decide(rbac, '/api/v1/acme/reports')).toMatchObject({ allowed: true });
+    await rbacStore.cache.set(DEFAULT_RBAC_RECORD_KEY, { last_update: 1, ...small }, 0);
+    expect(await decide(rbac, '/api/v1/acme/sales/invoices')).toMatchObject({ allowed: false });
+    const clock = jest.spyOn(Date, 'now').mockReturnValue(Date.now() + 10_000);
+    try {
+      expect(await decide(rbac, '/api/v1/acme/sales/invoices')).toMatchObject({ allowed: true });
+    } finally {
+      clock.mockRestore();
+    }
+    // Each episode of refusal is logged once.
+    expect(refusals()).toBe(2);
+  });
+
+  it('refuses a 13 MB record on refresh at little more than the cost of reading it from the store', async () => {
+    const rbac = service();
+    await rbac.setRecord(small);
+    await rbacStore.cache.set(DEFAULT_RBAC_RECORD_KEY, oversized(13 * 1024 * 1024), 0);
+    let started = performance.now();
+    await rbacStore.cache.get(DEFAULT_RBAC_RECORD_KEY);
+    const readMs = performance.now() - started;
+
+    started = performance.now();
+    const decision = await decide(rbac, '/api/v1/acme/sales/invoices');
+    // Serialising, parsing and compiling it added about a second; refusing it counts only the first MiB.
+    expect(performance.now() - started - readMs).toBeLessThan(300);
+    expect(decision).toMatchObject({ allowed: true });
   });
 });

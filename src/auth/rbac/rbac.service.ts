@@ -13,6 +13,7 @@ import { createCacheStore, readStrict, type CacheStoreHandle } from '../stores/c
 import { PermissionCache, grantScope, permissionEntryKey } from './permission-cache';
 import { compilePermissions, isAuthorized, type CompiledPermissions } from './permission-matcher';
 import { parseRbacRecord, serializeRbacRecord, type RbacRecord } from './rbac-record';
+import { DEFAULT_RBAC_RECORD_MAX_BYTES, RbacRecordTooLargeError, jsonBytesAtLeast } from './record-size';
 import { requestHost, requestPathOf } from '../request-parts';
 import { deriveResourcePath } from './resource-path';
 
@@ -21,12 +22,23 @@ export const DEFAULT_RBAC_RECORD_REFRESH_MS = 1000;
 export const DEFAULT_CACHED_PERMISSIONS_TTL = 1800;
 /** A store that stays down is reported again at this interval, not on every refresh. */
 const UNAVAILABLE_LOG_INTERVAL_MS = 30_000;
+/**
+ * How often a process re-reads a record it refused as too large: the store client parses all of it on
+ * each read. setRecord (and so `tollgate rbac load`) writes a new generation token, read every refresh,
+ * which brings a new record in at once.
+ */
+const REFUSED_RECORD_RECHECK_MS = 10_000;
 
 /** The options RbacService reads: a subset of ResolvedAuthOptions, so the CLI can build it alone. */
 export type RbacSettings = Partial<
   Pick<
     ResolvedAuthOptions,
-    'pathnameSlugPattern' | 'cachedPermissionsTtl' | 'rbacRecordKey' | 'rbacRecordRefreshMs' | 'trustProxy'
+    | 'pathnameSlugPattern'
+    | 'cachedPermissionsTtl'
+    | 'rbacRecordKey'
+    | 'rbacRecordRefreshMs'
+    | 'rbacRecordMaxBytes'
+    | 'trustProxy'
   >
 >;
 
@@ -46,7 +58,8 @@ export interface RbacHealth {
   ready: boolean;
   rbacStore: 'up' | 'down';
   permissionsStore: 'up' | 'down';
-  record: 'ok' | 'missing' | 'invalid' | 'unknown';
+  /** `too_large`: the stored record is over rbacRecordMaxBytes; a process that had a record keeps enforcing it. */
+  record: 'ok' | 'missing' | 'invalid' | 'too_large' | 'unknown';
 }
 
 export interface SetRecordResult {
@@ -66,6 +79,8 @@ interface RecordState {
   raw?: string;
   /** Why there is no record. */
   reason?: string;
+  /** Epoch ms of the read that found the stored record too large, while this one is still enforced. */
+  refusedAt?: number;
 }
 
 // Request methods arrive upper-case; a lookup spares the per-request string allocation.
@@ -95,6 +110,7 @@ export class RbacService {
   private readonly ttlSeconds: number;
   private readonly slugPattern: RegExp;
   private readonly trustProxy: boolean;
+  private readonly maxRecordBytes: number;
   private readonly permissions: PermissionCache;
   private state: RecordState = { fetchedAt: Number.NEGATIVE_INFINITY };
   private inflight?: Promise<RecordState>;
@@ -112,6 +128,7 @@ export class RbacService {
     this.ttlSeconds = options.cachedPermissionsTtl ?? DEFAULT_CACHED_PERMISSIONS_TTL;
     this.slugPattern = options.pathnameSlugPattern ?? new RegExp(DEFAULT_PATHNAME_SLUG_PATTERN);
     this.trustProxy = options.trustProxy ?? false;
+    this.maxRecordBytes = options.rbacRecordMaxBytes ?? DEFAULT_RBAC_RECORD_MAX_BYTES;
     this.permissions = new PermissionCache(permissionsStore, this.ttlSeconds, {
       scope: this.recordKey,
       localMs: this.refreshMs,
@@ -204,7 +221,8 @@ export class RbacService {
 
   /**
    * Validates and stores a record (object or JSON string), then clears the permission cache.
-   * A record without `last_update` gets the current time. Throws on an invalid record.
+   * A record without `last_update` gets the current time. Throws on an invalid record, and
+   * {@link RbacRecordTooLargeError} on one over rbacRecordMaxBytes as compact JSON.
    */
   async setRecord(input: unknown): Promise<SetRecordResult> {
     let value = input;
@@ -222,12 +240,15 @@ export class RbacService {
     if (!parsed.ok) throw new Error(`Invalid RBAC record: ${parsed.reason}`);
 
     const stored = serializeRbacRecord(parsed.record);
+    const raw = JSON.stringify(stored);
+    const bytes = Buffer.byteLength(raw);
+    if (bytes > this.maxRecordBytes) throw new RbacRecordTooLargeError(bytes, this.maxRecordBytes);
     // TTL 0 = never expires, whatever default TTL a host cache has.
     await this.rbacStore.set(this.recordKey, stored, 0);
     const now = Date.now();
     await this.permissions.clear(now, parsed.record.lastUpdate);
     const warnings = [...parsed.warnings];
-    this.state = this.compile(parsed.record, JSON.stringify(stored), now, warnings);
+    this.state = this.compile(parsed.record, raw, now, warnings);
 
     const permissionLists = Object.values(parsed.record.permissions);
     return {
@@ -261,12 +282,14 @@ export class RbacService {
       this.probe(this.rbacStore),
       this.probe(this.permissions.store),
       this.readRecord().then(
-        (read) => (read.record ? 'ok' : read.missing ? 'missing' : 'invalid') as RbacHealth['record'],
+        (read) => (read.record ? 'ok' : read.missing ? 'missing' : read.tooLarge ? 'too_large' : 'invalid') as RbacHealth['record'],
         () => 'unknown' as const,
       ),
     ]);
+    // A process that keeps enforcing its previous record still serves correctly; one without a record denies all.
+    const enforcing = record === 'ok' || (record === 'too_large' && this.state.record !== undefined);
     const health: RbacHealth = { ready: false, rbacStore, permissionsStore, record };
-    health.ready = rbacStore === 'up' && permissionsStore === 'up' && record === 'ok';
+    health.ready = rbacStore === 'up' && permissionsStore === 'up' && enforcing;
     return health;
   }
 
@@ -284,17 +307,31 @@ export class RbacService {
   }
 
   private async load(now: number): Promise<RecordState> {
+    const refusedAt = this.state.refusedAt;
+    if (refusedAt !== undefined && now - refusedAt < REFUSED_RECORD_RECHECK_MS) {
+      const generation = this.permissions.currentGeneration?.id;
+      await this.permissions.loadGeneration();
+      if (this.permissions.currentGeneration?.id === generation) return (this.state = { ...this.state, fetchedAt: now });
+    }
     const [read] = await Promise.all([this.readRecord(), this.permissions.loadGeneration()]);
+    const enforced = this.state;
     let state: RecordState;
-    if (read.record && read.raw !== undefined) {
+    if (read.tooLarge && enforced.record) {
+      // Parsing and compiling it would stall every request: keep enforcing the record this process has.
+      if (enforced.refusedAt === undefined) {
+        this.logger.error(`RBAC record refused, still enforcing the one with last_update ${enforced.record.lastUpdate}: ${read.reason}`);
+      }
+      state = { ...enforced, fetchedAt: now, refusedAt: now };
+      await this.permissions.observeLastUpdate(enforced.record.lastUpdate, now);
+    } else if (read.record && read.raw !== undefined) {
       state =
-        this.state.record && this.state.raw === read.raw
-          ? { ...this.state, fetchedAt: now }
+        enforced.record && enforced.raw === read.raw
+          ? { ...enforced, fetchedAt: now, refusedAt: undefined }
           : this.compile(read.record, read.raw, now, read.warnings ?? []);
       await this.permissions.observeLastUpdate(read.record.lastUpdate, now);
     } else {
       state = { fetchedAt: now, reason: read.reason };
-      if (now - this.lastUnavailableLog >= UNAVAILABLE_LOG_INTERVAL_MS || this.state.record) {
+      if (now - this.lastUnavailableLog >= UNAVAILABLE_LOG_INTERVAL_MS || enforced.record) {
         this.lastUnavailableLog = now;
         this.logger.error(`RBAC record unavailable, denying every request (fail closed): ${read.reason}`);
       }
@@ -315,6 +352,7 @@ export class RbacService {
     raw?: string;
     warnings?: string[];
     missing?: boolean;
+    tooLarge?: boolean;
     reason?: string;
   }> {
     let value: unknown;
@@ -324,13 +362,17 @@ export class RbacService {
       return { reason: `the RBAC store cannot be read (${error instanceof Error ? error.message : String(error)})` };
     }
     if (value === undefined) return { missing: true, reason: `no record under key "${this.recordKey}"` };
+    const limit = this.maxRecordBytes;
+    // The bounded count first, so an oversized record is never serialised whole.
+    if (jsonBytesAtLeast(value, limit) > limit) {
+      return { tooLarge: true, reason: `the stored record is more than rbac_record_max_bytes (${limit}) as JSON` };
+    }
+    const raw = typeof value === 'string' ? value : JSON.stringify(value);
+    const bytes = Buffer.byteLength(raw);
+    if (bytes > limit) return { tooLarge: true, reason: new RbacRecordTooLargeError(bytes, limit).message };
     const parsed = parseRbacRecord(value);
     if (!parsed.ok) return { reason: parsed.reason };
-    return {
-      record: parsed.record,
-      raw: typeof value === 'string' ? value : JSON.stringify(value),
-      warnings: parsed.warnings,
-    };
+    return { record: parsed.record, raw, warnings: parsed.warnings };
   }
 
   private async probe(store: Cache): Promise<'up' | 'down'> {
