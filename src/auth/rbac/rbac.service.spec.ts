@@ -224,17 +224,21 @@ describe('RbacService record size limit', () => {
   });
 
   it('refuses a 13 MB record on refresh at little more than the cost of reading it from the store', async () => {
-    const rbac = service();
-    await rbac.setRecord(small);
-    await rbacStore.cache.set(DEFAULT_RBAC_RECORD_KEY, oversized(13 * 1024 * 1024), 0);
-    let started = performance.now();
-    await rbacStore.cache.get(DEFAULT_RBAC_RECORD_KEY);
-    const readMs = performance.now() - started;
-
-    started = performance.now();
-    const decision = await decide(rbac, '/api/v1/acme/sales/invoices');
+    const large = oversized(13 * 1024 * 1024);
+    // The fastest of three runs: a GC pause or a busy core delays one run, not all of them.
+    const addedMs: number[] = [];
+    for (let run = 0; run < 3; run++) {
+      const rbac = service();
+      await rbac.setRecord(small);
+      await rbacStore.cache.set(DEFAULT_RBAC_RECORD_KEY, large, 0);
+      let started = performance.now();
+      await rbacStore.cache.get(DEFAULT_RBAC_RECORD_KEY);
+      const readMs = performance.now() - started;
+      started = performance.now();
+      expect(await decide(rbac, '/api/v1/acme/sales/invoices')).toMatchObject({ allowed: true });
+      addedMs.push(performance.now() - started - readMs);
+    }
     // Serialising, parsing and compiling it added about a second; refusing it counts only the first MiB.
-    expect(performance.now() - started - readMs).toBeLessThan(300);
-    expect(decision).toMatchObject({ allowed: true });
+    expect(Math.min(...addedMs)).toBeLessThan(300);
   });
 });
