@@ -5,10 +5,10 @@ import type { AuthContext } from '../request-context';
 /**
  * The user-permission cache (seed 2.5 and 3, DECISIONS.md A8, issue 16).
  *
- * Entry: `<user_id>:<scope>:<host>/<path>:<method>` -> epoch seconds when the grant was cached, stored with
- * TTL = cachedPermissionsTtl. `<scope>` is a digest of everything else the token brings to the decision
- * (user, tenant, subdomain claim, the set of roles), so a grant never outlives a role taken away or
- * crosses to another tenant with the same user id. Only grants are cached; a miss always falls through
+ * Entry: `<user_id>:<digest>:<host>/<path>:<method>` -> epoch seconds when the grant was cached, stored with
+ * TTL = cachedPermissionsTtl. `<digest>` covers everything the token brings to the decision (user, tenant,
+ * subdomain claim, the set of roles), so a grant never outlives a role taken away or crosses to another
+ * tenant with the same user id. Only grants are cached; a miss always falls through
  * to full evaluation.
  *
  * Clearing: every entry key starts with the current *generation*, a token kept under
