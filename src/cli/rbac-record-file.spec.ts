@@ -1,3 +1,4 @@
+import { MAX_REGEX_PERMISSIONS } from '../auth/rbac/permission-matcher';
 import { parseRbacRecordFile } from './rbac-record-file';
 
 const NOW = 1_700_000_000;
@@ -61,6 +62,14 @@ describe('parseRbacRecordFile', () => {
     expect(!result.ok && result.problems).toEqual([
       expect.stringMatching(/^r\.json: permissions\.editor\[1\]: permission "%r\{\(docs\)\/\\\\1\}:get" skipped: regular expression not supported by the linear-time \(RE2\) engine: invalid escape sequence/),
       expect.stringMatching(/^r\.json: permissions\.editor\[2\]: permission "%r\{\(\?:\.\*a\.\{20\}\)\}:put" skipped: regular expression too complex/),
+    ]);
+  });
+
+  it('refuses a file with more distinct regexes than one record may hold', () => {
+    const regexes = Array.from({ length: MAX_REGEX_PERMISSIONS + 1 }, (_, index) => `%r{files/${index}/.*}:get`);
+    const result = parseRbacRecordFile(JSON.stringify({ permissions: { reader: regexes } }), 'r.json', NOW);
+    expect(!result.ok && result.problems).toEqual([
+      `r.json: permissions.reader[${MAX_REGEX_PERMISSIONS}]: permission "%r{files/${MAX_REGEX_PERMISSIONS}/.*}:get" skipped: the record already holds ${MAX_REGEX_PERMISSIONS} distinct regular expressions, the most one record may hold`,
     ]);
   });
 

@@ -1,4 +1,4 @@
-import { compilePermission } from '../auth/rbac/permission-matcher';
+import { compilePermission, type RecordRegexes } from '../auth/rbac/permission-matcher';
 import { parseLastUpdate } from '../auth/rbac/rbac-record';
 
 /** The record as `tollgate rbac load` writes it (seed 2.4). */
@@ -47,6 +47,7 @@ export function parseRbacRecordFile(text: string, label: string, nowSeconds: num
     return { ok: false, problems };
   }
   const out: Record<string, string[]> = {};
+  const regexes: RecordRegexes = new Map();
   for (const [role, list] of Object.entries(permissions as Record<string, unknown>)) {
     const where = `${label}: permissions.${role}`;
     if (role.trim() === '') problems.push(`${label}: permissions: a role id must not be empty`);
@@ -56,7 +57,7 @@ export function parseRbacRecordFile(text: string, label: string, nowSeconds: num
     }
     list.forEach((permission, index) => {
       const before = problems.length;
-      compilePermission(permission, (message) => problems.push(`${where}[${index}]: ${message}`));
+      compilePermission(permission, (message) => problems.push(`${where}[${index}]: ${message}`), regexes);
       if (problems.length > before || typeof permission !== 'string') return;
       const method = permission.slice(permission.lastIndexOf(':') + 1).toLowerCase();
       if (!METHODS.has(method)) {

@@ -1,6 +1,7 @@
 import { fastestRunMs } from '../../../test/support/timing';
 import {
   MAX_REGEX_PATTERN_LENGTH,
+  MAX_REGEX_PERMISSIONS,
   compilePermission,
   compilePermissions,
   isAuthorized,
@@ -124,6 +125,21 @@ describe('compilePermissions / isAuthorized', () => {
     const record = compilePermissions({ editor: ['%r{(docs)/\\1}:get', 'docs/*:get'] }, (message) => messages.push(message));
     expect(messages).toEqual([expect.stringMatching(/^role "editor": permission "%r\{\(docs\)\/\\\\1\}:get" skipped: regular expression not supported/)]);
     expect(isAuthorized(record, ['editor'], 'docs/a', 'get')).toBe(true);
+  });
+
+  it('holds at most MAX_REGEX_PERMISSIONS distinct regexes per record: a source repeated across roles counts once', () => {
+    const messages: string[] = [];
+    const sources = Array.from({ length: MAX_REGEX_PERMISSIONS + 1 }, (_, index) => `%r{files/${index}/[0-9]+}:get`);
+    const record = compilePermissions(
+      { first: sources.slice(0, MAX_REGEX_PERMISSIONS), again: [sources[0]], last: [sources[MAX_REGEX_PERMISSIONS], 'docs/*:get'] },
+      (message) => messages.push(message),
+    );
+    expect(messages).toEqual([
+      `role "last": permission "%r{files/${MAX_REGEX_PERMISSIONS}/[0-9]+}:get" skipped: the record already holds ${MAX_REGEX_PERMISSIONS} distinct regular expressions, the most one record may hold`,
+    ]);
+    expect(isAuthorized(record, ['again'], 'files/0/12', 'get')).toBe(true);
+    expect(isAuthorized(record, ['last'], `files/${MAX_REGEX_PERMISSIONS}/12`, 'get')).toBe(false);
+    expect(isAuthorized(record, ['last'], 'docs/a', 'get')).toBe(true);
   });
 
   it('denies unknown roles, no roles and unmatched paths', () => {

@@ -3,10 +3,19 @@
  * Pure: no Nest, no I/O.
  */
 import type { RE2JS } from 're2js';
-import { compilePathRegex } from './permission-regex';
+import { compilePathRegex, type PathRegexResult } from './permission-regex';
 
 /** Longer regex sources are refused: they cost load time and memory for no real use. */
 export const MAX_REGEX_PATTERN_LENGTH = 512;
+/**
+ * Distinct regex sources one record may hold. Building a hostile pattern's automaton before refusing it
+ * takes up to ~5 ms, so this bounds the time a record stalls the event loop when it is compiled (~0.16 s
+ * for 32 hostile patterns) and the regexes one request may walk.
+ */
+export const MAX_REGEX_PERMISSIONS = 32;
+
+/** The regexes of one record, by source: a source used in several roles is compiled once and counted once. */
+export type RecordRegexes = Map<string, PathRegexResult>;
 
 const METHOD_PATTERN = /^(?:\*|[a-z]+)$/;
 
@@ -34,7 +43,11 @@ function trimOneSlash(path: string): string {
  * Parses one permission string; returns undefined (and warns) when it is malformed.
  * Split on the LAST ':' so a regular expression may itself contain ':'.
  */
-export function compilePermission(permission: unknown, warn: PermissionWarning): CompiledPermission | undefined {
+export function compilePermission(
+  permission: unknown,
+  warn: PermissionWarning,
+  regexes: RecordRegexes = new Map(),
+): CompiledPermission | undefined {
   if (typeof permission !== 'string') {
     warn(`permission skipped: expected a string, got ${permission === null ? 'null' : typeof permission}`);
     return undefined;
@@ -57,7 +70,15 @@ export function compilePermission(permission: unknown, warn: PermissionWarning):
       warn(`permission ${JSON.stringify(permission)} skipped: regular expression longer than ${MAX_REGEX_PATTERN_LENGTH} characters`);
       return undefined;
     }
-    const compiled = compilePathRegex(source);
+    let compiled = regexes.get(source);
+    if (compiled === undefined) {
+      if (regexes.size >= MAX_REGEX_PERMISSIONS) {
+        warn(`permission ${JSON.stringify(permission)} skipped: the record already holds ${MAX_REGEX_PERMISSIONS} distinct regular expressions, the most one record may hold`);
+        return undefined;
+      }
+      compiled = compilePathRegex(source);
+      regexes.set(source, compiled);
+    }
     if (!compiled.ok) {
       warn(`permission ${JSON.stringify(permission)} skipped: regular expression ${compiled.reason}`);
       return undefined;
@@ -100,10 +121,11 @@ export function compilePermissions(
   warn: PermissionWarning,
 ): CompiledPermissions {
   const compiled = new Map<string, CompiledPermission[]>();
+  const regexes: RecordRegexes = new Map();
   for (const role of Object.keys(permissions)) {
     const list: CompiledPermission[] = [];
     for (const entry of permissions[role]) {
-      const permission = compilePermission(entry, (message) => warn(`role ${JSON.stringify(role)}: ${message}`));
+      const permission = compilePermission(entry, (message) => warn(`role ${JSON.stringify(role)}: ${message}`), regexes);
       if (permission) list.push(permission);
     }
     compiled.set(role, list);
