@@ -211,7 +211,7 @@ export class RbacService {
     if (hit) return ALLOW_CACHED;
 
     const resource = deriveResourcePath(url, this.slugPattern);
-    if (resource === undefined) return deny('rbac_denied', 'the path contains dot segments');
+    if (resource === undefined) return deny('rbac_denied', 'the path holds a dot segment, an encoded separator or a backslash');
     if (!isAuthorized(compiled, roles, resource, method)) {
       return deny('rbac_denied', `no permission of the user's roles matches ${method.toUpperCase()} ${resource || '/'}`);
     }
