@@ -137,6 +137,11 @@ describe('RBAC hardening over HTTP (issue 16, points 2 and 3)', () => {
     expect(await send(port, '/api/v1/acm%65x/files/public/x')).toMatchObject({ status: 403, body: { code: 'slug_denied' } });
   });
 
+  it('refuses an absolute-form target, which the router would route to another tenant\'s slug', async () => {
+    expect(await send(port, 'http://x/api/v1/other/files/public/x')).toMatchObject({ status: 400, body: { code: 'invalid_path' } });
+    expect(handled).toEqual([]);
+  });
+
   it('does not refuse double encoding: the router decodes once, so the handler reads a literal %2F', async () => {
     expect(await send(port, '/api/v1/acme/files/public/..%252Fsecret')).toEqual({
       status: 200,

@@ -19,6 +19,13 @@ describe('normalizePath', () => {
     expect(normalizePath('//api///v1/acme//x')).toBe('/api/v1/acme/x');
   });
 
+  it('refuses an absolute-form target, which the router routes on the path after the authority', () => {
+    expect(normalizePath('http://x/api/v1/south/sales')).toBeUndefined();
+    expect(normalizePath('HTTPS://x/api/v1/south/sales')).toBeUndefined();
+    expect(normalizePath('*')).toBeUndefined();
+    expect(normalizePath('/api/v1/south/sales')).toBe('/api/v1/south/sales');
+  });
+
   it('refuses dot segments, also when escaped', () => {
     expect(normalizePath('/api/v1/acme/../other/x')).toBeUndefined();
     expect(normalizePath('/api/./x')).toBeUndefined();

@@ -33,7 +33,9 @@ export function requestPathOf(url: string): string {
  * the router (the handler reads `%2F`), so it is left alone.
  */
 export function normalizePath(path: string): string | undefined {
-  if (path.includes('\\')) return undefined;
+  // An absolute-form target (`GET http://x/api/v1/south/…`) is routed by find-my-way on the path after the
+  // authority, which a check anchored at `/` would not see.
+  if (path.charCodeAt(0) !== 47 || path.includes('\\')) return undefined;
   let normalized = path;
   if (path.includes('%')) {
     if (ENCODED_SEPARATOR.test(path)) return undefined;

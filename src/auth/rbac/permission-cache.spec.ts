@@ -58,6 +58,14 @@ describe('grantScope', () => {
 });
 
 describe('permissionEntryKey / generationKey', () => {
+  it('keeps the host apart from the path: a Host holding a slash cannot name another path', () => {
+    const forged = permissionEntryKey('42:digest', 'acme.example.com/admin', '/users', 'GET');
+    expect(forged).not.toBe(permissionEntryKey('42:digest', 'acme.example.com', '/admin/users', 'GET'));
+    expect(permissionEntryKey('42:digest', 'acme.example.com%2Fadmin', '/users', 'GET')).not.toBe(
+      permissionEntryKey('42:digest', 'acme.example.com', '/admin/users', 'GET'),
+    );
+  });
+
   it('is <scope>:<host>/<path>:<method>', () => {
     expect(permissionEntryKey('42:digest', 'acme.example.com', '/api/v1/acme/sales', 'GET')).toBe(
       '42:digest:acme.example.com/api/v1/acme/sales:get',

@@ -76,7 +76,10 @@ export function grantScope(identity: GrantIdentity): string {
 
 /** `scope` from {@link grantScope}; `path` is the request path without query (it starts with `/`). */
 export function permissionEntryKey(scope: string, host: string, path: string, method: string): string {
-  return `${scope}:${host}${path}:${method.toLowerCase()}`;
+  // The Host header is the caller's text: escaped when it holds `/` or `%`, so `Host: a/admin` + `/users` cannot
+  // name the entry of `a` + `/admin/users`. The path starts at the first `/` after the scope.
+  const hostPart = host.includes('/') || host.includes('%') ? encodeURIComponent(host) : host;
+  return `${scope}:${hostPart}${path}:${method.toLowerCase()}`;
 }
 
 /** Key inside the permissions namespace: `<generation>:<entry>`, or a digest when unsafe for memcached. */
