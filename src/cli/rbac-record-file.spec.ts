@@ -69,7 +69,7 @@ describe('parseRbacRecordFile', () => {
     const regexes = Array.from({ length: MAX_REGEX_PERMISSIONS + 1 }, (_, index) => `%r{files/${index}/.*}:get`);
     const result = parseRbacRecordFile(JSON.stringify({ permissions: { reader: regexes } }), 'r.json', NOW);
     expect(!result.ok && result.problems).toEqual([
-      `r.json: permissions.reader[${MAX_REGEX_PERMISSIONS}]: permission "%r{files/${MAX_REGEX_PERMISSIONS}/.*}:get" skipped: the record already holds ${MAX_REGEX_PERMISSIONS} distinct regular expressions, the most one record may hold`,
+      `r.json: permissions.reader[${MAX_REGEX_PERMISSIONS}]: permission "%r{files/${MAX_REGEX_PERMISSIONS}/.*}:get" skipped: the record already holds ${MAX_REGEX_PERMISSIONS} distinct regular expressions (accepted or refused), the most one record may hold`,
     ]);
   });
 

@@ -1,4 +1,4 @@
-import { compilePermission, type RecordRegexes } from '../auth/rbac/permission-matcher';
+import { RecordRegexes, compilePermission } from '../auth/rbac/permission-matcher';
 import { parseLastUpdate } from '../auth/rbac/rbac-record';
 
 /** The record as `tollgate rbac load` writes it (seed 2.4). */
@@ -47,7 +47,7 @@ export function parseRbacRecordFile(text: string, label: string, nowSeconds: num
     return { ok: false, problems };
   }
   const out: Record<string, string[]> = {};
-  const regexes: RecordRegexes = new Map();
+  const regexes = new RecordRegexes();
   for (const [role, list] of Object.entries(permissions as Record<string, unknown>)) {
     const where = `${label}: permissions.${role}`;
     if (role.trim() === '') problems.push(`${label}: permissions: a role id must not be empty`);

@@ -1,6 +1,7 @@
 import { fastestRunMs } from '../../../test/support/timing';
 import {
   MAX_REGEX_PATTERN_LENGTH,
+  MAX_RECORD_REGEX_PROGRAM_SIZE,
   MAX_REGEX_PERMISSIONS,
   compilePermission,
   compilePermissions,
@@ -135,11 +136,42 @@ describe('compilePermissions / isAuthorized', () => {
       (message) => messages.push(message),
     );
     expect(messages).toEqual([
-      `role "last": permission "%r{files/${MAX_REGEX_PERMISSIONS}/[0-9]+}:get" skipped: the record already holds ${MAX_REGEX_PERMISSIONS} distinct regular expressions, the most one record may hold`,
+      `role "last": permission "%r{files/${MAX_REGEX_PERMISSIONS}/[0-9]+}:get" skipped: the record already holds ${MAX_REGEX_PERMISSIONS} distinct regular expressions (accepted or refused), the most one record may hold`,
     ]);
     expect(isAuthorized(record, ['again'], 'files/0/12', 'get')).toBe(true);
     expect(isAuthorized(record, ['last'], `files/${MAX_REGEX_PERMISSIONS}/12`, 'get')).toBe(false);
     expect(isAuthorized(record, ['last'], 'docs/a', 'get')).toBe(true);
+  });
+
+  it('counts refused regexes toward the cap, and says so', () => {
+    const messages: string[] = [];
+    const refused = Array.from({ length: MAX_REGEX_PERMISSIONS }, (_, index) => `%r{(a)\\1/${index}}:get`);
+    compilePermissions({ broken: refused, late: ['%r{files/[0-9]+}:get'] }, (message) => messages.push(message));
+    expect(messages.at(-1)).toBe(
+      `role "late": permission "%r{files/[0-9]+}:get" skipped: the record already holds ${MAX_REGEX_PERMISSIONS} distinct regular expressions (accepted or refused), the most one record may hold`,
+    );
+  });
+
+  it('bounds the program size of all of a record\'s regexes together, and names that bound', () => {
+    const messages: string[] = [];
+    // Each pattern expands to 900 instructions, under the bound of one pattern.
+    const large = Array.from({ length: 5 }, (_, index) => `%r{f${index}[a-z]{899}}:get`);
+    const record = compilePermissions({ big: large }, (message) => messages.push(message));
+    expect(messages).toEqual([
+      `role "big": permission "${large[4]}" skipped: the record's regular expressions would expand past ${MAX_RECORD_REGEX_PROGRAM_SIZE} instructions together, the most one record may hold`,
+    ]);
+    expect(isAuthorized(record, ['big'], `f3${'a'.repeat(899)}`, 'get')).toBe(true);
+  });
+
+  it('loads a record of the most expensive patterns it accepts in a bounded time', () => {
+    const hostile = Array.from({ length: MAX_REGEX_PERMISSIONS }, (_, index) => `%r{${index}${'\\p{L}{1000}'.repeat(46)}}:get`);
+    const started = performance.now();
+    const messages: string[] = [];
+    compilePermissions({ hostile }, (message) => messages.push(message));
+    // RE2 compiled each before refusing it: ~0.6 s apiece, ~20 s for the record.
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(messages).toHaveLength(MAX_REGEX_PERMISSIONS);
+    expect(messages[0]).toMatch(/skipped: regular expression too large: its counted repeats expand past 1000 instructions$/);
   });
 
   it('denies unknown roles, no roles and unmatched paths', () => {

@@ -3,19 +3,53 @@
  * Pure: no Nest, no I/O.
  */
 import type { RE2JS } from 're2js';
-import { compilePathRegex, type PathRegexResult } from './permission-regex';
+import { MAX_REGEX_PROGRAM_SIZE, compilePathRegex, type PathRegexResult } from './permission-regex';
 
 /** Longer regex sources are refused: they cost load time and memory for no real use. */
 export const MAX_REGEX_PATTERN_LENGTH = 512;
 /**
- * Distinct regex sources one record may hold. Building a hostile pattern's automaton before refusing it
- * takes up to ~5 ms, so this bounds the time a record stalls the event loop when it is compiled (~0.16 s
- * for 32 hostile patterns) and the regexes one request may walk.
+ * Distinct regex sources one record may hold, accepted or refused: each costs load time to compile or
+ * refuse, and each accepted one is walked by a request no other permission grants.
  */
 export const MAX_REGEX_PERMISSIONS = 32;
+/**
+ * The program size all of a record's regexes may compile to together. With MAX_REGEX_PERMISSIONS and each
+ * pattern's own automaton bound, loading the most hostile record stalls the event loop ~0.2 s at worst.
+ */
+export const MAX_RECORD_REGEX_PROGRAM_SIZE = 4 * MAX_REGEX_PROGRAM_SIZE;
 
 /** The regexes of one record, by source: a source used in several roles is compiled once and counted once. */
-export type RecordRegexes = Map<string, PathRegexResult>;
+export class RecordRegexes {
+  private readonly bySource = new Map<string, PathRegexResult>();
+  private programSize = 0;
+
+  /** The compiled pattern, or why it is refused, as a phrase naming what was refused. */
+  compile(source: string): { ok: true; regex: RE2JS } | { ok: false; reason: string } {
+    const known = this.bySource.get(source);
+    if (known) return this.described(known);
+    if (this.bySource.size >= MAX_REGEX_PERMISSIONS) {
+      return {
+        ok: false,
+        reason: `the record already holds ${MAX_REGEX_PERMISSIONS} distinct regular expressions (accepted or refused), the most one record may hold`,
+      };
+    }
+    const remaining = MAX_RECORD_REGEX_PROGRAM_SIZE - this.programSize;
+    const result = compilePathRegex(source, Math.min(MAX_REGEX_PROGRAM_SIZE, remaining));
+    this.programSize += result.programSize;
+    this.bySource.set(source, result);
+    if (!result.ok && result.refusal === 'size' && remaining < MAX_REGEX_PROGRAM_SIZE) {
+      return {
+        ok: false,
+        reason: `the record's regular expressions would expand past ${MAX_RECORD_REGEX_PROGRAM_SIZE} instructions together, the most one record may hold`,
+      };
+    }
+    return this.described(result);
+  }
+
+  private described(result: PathRegexResult): { ok: true; regex: RE2JS } | { ok: false; reason: string } {
+    return result.ok ? result : { ok: false, reason: `regular expression ${result.reason}` };
+  }
+}
 
 const METHOD_PATTERN = /^(?:\*|[a-z]+)$/;
 
@@ -46,7 +80,7 @@ function trimOneSlash(path: string): string {
 export function compilePermission(
   permission: unknown,
   warn: PermissionWarning,
-  regexes: RecordRegexes = new Map(),
+  regexes = new RecordRegexes(),
 ): CompiledPermission | undefined {
   if (typeof permission !== 'string') {
     warn(`permission skipped: expected a string, got ${permission === null ? 'null' : typeof permission}`);
@@ -70,17 +104,9 @@ export function compilePermission(
       warn(`permission ${JSON.stringify(permission)} skipped: regular expression longer than ${MAX_REGEX_PATTERN_LENGTH} characters`);
       return undefined;
     }
-    let compiled = regexes.get(source);
-    if (compiled === undefined) {
-      if (regexes.size >= MAX_REGEX_PERMISSIONS) {
-        warn(`permission ${JSON.stringify(permission)} skipped: the record already holds ${MAX_REGEX_PERMISSIONS} distinct regular expressions, the most one record may hold`);
-        return undefined;
-      }
-      compiled = compilePathRegex(source);
-      regexes.set(source, compiled);
-    }
+    const compiled = regexes.compile(source);
     if (!compiled.ok) {
-      warn(`permission ${JSON.stringify(permission)} skipped: regular expression ${compiled.reason}`);
+      warn(`permission ${JSON.stringify(permission)} skipped: ${compiled.reason}`);
       return undefined;
     }
     return { kind: 'regex', method, regex: compiled.regex };
@@ -121,7 +147,7 @@ export function compilePermissions(
   warn: PermissionWarning,
 ): CompiledPermissions {
   const compiled = new Map<string, CompiledPermission[]>();
-  const regexes: RecordRegexes = new Map();
+  const regexes = new RecordRegexes();
   for (const role of Object.keys(permissions)) {
     const list: CompiledPermission[] = [];
     for (const entry of permissions[role]) {

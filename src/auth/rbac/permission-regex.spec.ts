@@ -40,7 +40,9 @@ describe('compilePathRegex', () => {
     ['(?<!a)b', /not supported by the linear-time \(RE2\) engine/],
     ['(unclosed', /not supported by the linear-time \(RE2\) engine: missing closing \)/],
     ['(?:.*a.{16})', new RegExp(`too complex: its matcher would need more than ${MAX_REGEX_STATES} states`)],
-    ['(?:[ab/.]{1,100}){1,10}', /too complex/],
+    ['(?:[ab/.]{1,40}){1,10}', /too complex/],
+    ['\\p{L}{1001}', /^too large: its counted repeats expand past 1000 instructions$/],
+    ['(?:(?:[a-z]{10}){10}){11}', /^too large/],
   ])('refuses %p with the reason', (source, reason) => {
     const result = compilePathRegex(source);
     expect(result.ok).toBe(false);
@@ -57,7 +59,7 @@ describe('compilePathRegex', () => {
     }
   });
 
-  it('checks a 16 KiB hostile path in well under a millisecond per accepted pattern', () => {
+  it('checks a 16 KiB hostile path quickly for every accepted pattern (typically ~0.2 ms)', () => {
     const patterns = ['files/(a+)+', '(a|a)*b', '(?:.*a.{6})', '(?:a|b|ab|ba)*c', 'files/.*\\.pdf', '(?:[ab]*/)*[ab]*\\.pdf'].map(compiled);
     const paths = [`files/${'a'.repeat(16_384)}!`, ...randomPaths(20, 16_384, 'ab/.')];
     let slowest = 0;
