@@ -930,6 +930,30 @@ describe('host app: AuthModule refuses to start with bad options', () => {
     expect(message).not.toContain(weak);
   });
 
+  it.each([
+    ['routerOptions.useSemicolonDelimiter', { routerOptions: { useSemicolonDelimiter: true } }, /useSemicolonDelimiter: true/],
+    ['routerOptions.caseSensitive', { routerOptions: { caseSensitive: false } }, /caseSensitive: false/],
+    ['the top-level caseSensitive', { caseSensitive: false }, /caseSensitive: false/],
+  ])('refuses a Fastify router set with %s while the slug check or RBAC decides on paths', async (_, adapterOptions, named) => {
+    @Module({ imports: [AuthModule.forRoot({ jwtSecret: SECRET, validatePathnameSlug: true })] })
+    class SlugCheckedModule {}
+    const moduleRef = await Test.createTestingModule({ imports: [SlugCheckedModule] }).setLogger(logs).compile();
+    const app = moduleRef.createNestApplication<NestFastifyApplication>(new FastifyAdapter(adapterOptions as object), { logger: logs });
+    await expect(app.init()).rejects.toThrow(named);
+    await app.close();
+  });
+
+  it('starts on such a router when no check reads the path', async () => {
+    @Module({ imports: [AuthModule.forRoot({ jwtSecret: SECRET })] })
+    class TokenOnlyModule {}
+    const moduleRef = await Test.createTestingModule({ imports: [TokenOnlyModule] }).setLogger(logs).compile();
+    const app = moduleRef.createNestApplication<NestFastifyApplication>(new FastifyAdapter({ routerOptions: { caseSensitive: false } }), {
+      logger: logs,
+    });
+    await expect(app.init()).resolves.toBe(app);
+    await app.close();
+  });
+
   it('forRootAsync validates what the host factory returned', async () => {
     @Injectable()
     class EmptyConfig {

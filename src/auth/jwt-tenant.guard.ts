@@ -3,16 +3,19 @@ import {
   Injectable,
   InternalServerErrorException,
   Logger,
+  Optional,
   type CanActivate,
   type ExecutionContext,
+  type OnApplicationBootstrap,
 } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
+import { HttpAdapterHost, Reflector } from '@nestjs/core';
 import { applyDenialHeaders, badRequest, forbidden, unauthorized, type AuthDeniedException } from './auth-denial';
 import { publishAuthAllowed, publishAuthDenied } from './auth-events';
 import type { AuthRequest, ResolvedAuthOptions } from './auth-module-options.interface';
 import { AUTH_OPTIONS, SKIP_AUTH_KEY } from './auth.constants';
 import { extractClaims, type ClaimRequirements, type ClaimsResult } from './claims';
 import { normalizePath, requestHost, requestPathOf } from './request-parts';
+import { pathMismatchingRouterOptions } from './router-options';
 import { AUTH_SKIPPED, setAuthContext, type AuthContext } from './request-context';
 import { RouteFlagLookup } from '../common/route-flag-lookup';
 import { compileSkipPaths, type SkipPathMatcher } from './skip-paths';
@@ -35,7 +38,7 @@ const NO_SLUGS: ReadonlySet<string> = new Set();
  * Reads only the request and its own options; never logs the token.
  */
 @Injectable()
-export class JwtTenantGuard implements CanActivate {
+export class JwtTenantGuard implements CanActivate, OnApplicationBootstrap {
   private readonly logger = new Logger('JwtTenantGuard');
   private readonly verifier: TokenVerifier;
   private readonly skipPath: SkipPathMatcher;
@@ -46,7 +49,11 @@ export class JwtTenantGuard implements CanActivate {
   // Keyed by the payload object the verifier hands out again for a token it has seen: same token, same claims.
   private readonly claimsByPayload = new WeakMap<object, MappedClaims>();
 
-  constructor(@Inject(AUTH_OPTIONS) private readonly options: ResolvedAuthOptions, reflector: Reflector) {
+  constructor(
+    @Inject(AUTH_OPTIONS) private readonly options: ResolvedAuthOptions,
+    reflector: Reflector,
+    @Optional() private readonly adapterHost?: HttpAdapterHost,
+  ) {
     this.verifier = new TokenVerifier(options);
     this.skipAuth = new RouteFlagLookup(reflector, SKIP_AUTH_KEY);
     this.skipPath = compileSkipPaths(options.skipPaths);
@@ -56,6 +63,17 @@ export class JwtTenantGuard implements CanActivate {
       subdomain: options.validateSubdomain,
       pathnameSlugs: options.validatePathnameSlug,
     };
+  }
+
+  /** A router reading paths otherwise than the checks would void them: refuse to start instead. */
+  onApplicationBootstrap(): void {
+    if (!this.pathDecides && this.options.skipPaths.length === 0) return;
+    const problems = pathMismatchingRouterOptions(this.adapterHost?.httpAdapter?.getInstance());
+    if (problems.length === 0) return;
+    throw new Error(
+      `AuthModule: the router is set with ${problems.join(' and ')}, so it would route paths the slug check, RBAC and skip paths ` +
+        'read otherwise; remove the option from the Fastify adapter (Tollgate decides on the path as sent)',
+    );
   }
 
   // Synchronous unless a customPayloadValidator is set: Nest awaits a returned promise twice per guard.
