@@ -1,4 +1,5 @@
-import { firstHeaderValue, normalizePath, requestHost, requestPathOf } from './request-parts';
+import {
+  canonicalPathText, firstHeaderValue, normalizePath, requestHost, requestPathOf } from './request-parts';
 
 describe('requestPathOf', () => {
   it('drops the query and fragment', () => {
@@ -51,6 +52,24 @@ describe('normalizePath', () => {
   it('leaves what the router decodes only once, and dots inside names', () => {
     expect(normalizePath('/files/public/..%252Fsecret')).toBe('/files/public/..%252Fsecret');
     expect(normalizePath('/files/a;b/..x/x..')).toBe('/files/a;b/..x/x..');
+  });
+});
+
+describe('canonicalPathText', () => {
+  it.each([
+    ['docs/my file', 'docs/my%20file'],
+    ['docs/café', 'docs/caf%C3%A9'],
+    ['docs/caf%c3%a9', 'docs/caf%C3%A9'],
+    ['docs/%7euser', 'docs/~user'],
+    ['emoji/\u{1F600}', 'emoji/%F0%9F%98%80'],
+    ["a-b.c_d~!$&'()*+,;=:@/x", "a-b.c_d~!$&'()*+,;=:@/x"],
+  ])('%p is written %p, as a client sends it', (text, canonical) => {
+    expect(canonicalPathText(text)).toBe(canonical);
+    expect(normalizePath(`/${canonical}`)).toBe(`/${canonical}`);
+  });
+
+  it('normalizePath gives the same form for any case of escape', () => {
+    expect(normalizePath('/docs/caf%c3%a9/my%20file')).toBe('/docs/caf%C3%A9/my%20file');
   });
 });
 

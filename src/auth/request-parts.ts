@@ -3,7 +3,11 @@
  * tenant checks, skip paths and RBAC so all three see a request the same way.
  */
 
-const UNRESERVED_ESCAPE = /%(2[dDeE]|3[0-9]|[46][1-9a-fA-F]|[57][0-9aA]|5[fF]|7[eE])/g;
+const ESCAPE = /%([0-9a-fA-F]{2})/g;
+/** RFC 3986 unreserved characters: their escaped and plain forms are the same path. */
+const UNRESERVED = /^[A-Za-z0-9\-._~]$/;
+/** Characters a path carries escaped: everything outside RFC 3986's pchar set, `/` and `%`. */
+const NEEDS_ESCAPE = /[^A-Za-z0-9\-._~!$&'()*+,;=:@/%]/gu;
 /** `%2F` and `%5C`: the router decodes them into the parameter a handler reads, after the checks have run. */
 const ENCODED_SEPARATOR = /%(2f|5c)/i;
 
@@ -12,6 +16,21 @@ function isDotSegment(segment: string): boolean {
   const end = segment.indexOf(';');
   const name = end < 0 ? segment : segment.slice(0, end);
   return name === '.' || name === '..';
+}
+
+/** One escape in its canonical form: unreserved characters decoded, others with upper-case hex. */
+function canonicalEscape(escape: string, hex: string): string {
+  const char = String.fromCharCode(parseInt(hex, 16));
+  return UNRESERVED.test(char) ? char : escape.toUpperCase();
+}
+
+/**
+ * A path as written by a person (a permission, say) in the form normalizePath gives a request path:
+ * `docs/my file` -> `docs/my%20file`, `café` -> `caf%C3%A9`, `%7e` -> `~`.
+ */
+export function canonicalPathText(text: string): string {
+  const escaped = text.replace(NEEDS_ESCAPE, (char) => encodeURIComponent(char));
+  return escaped.includes('%') ? escaped.replace(ESCAPE, canonicalEscape) : escaped;
 }
 
 /** Request path without query string or fragment. */
@@ -25,8 +44,8 @@ export function requestPathOf(url: string): string {
 }
 
 /**
- * Escaped unreserved characters decoded and repeated slashes collapsed, so `%61cme` or `a//b` cannot
- * dodge a check. Returns undefined when the checks and the handler could see different segments: a
+ * Escaped unreserved characters decoded, other escapes upper-cased, and repeated slashes collapsed, so
+ * `%61cme`, `%c3%a9` or `a//b` cannot dodge a check. Returns undefined when the checks and the handler could see different segments: a
  * `.`/`..` segment (plain, escaped or before `;`), an encoded separator (`%2F`, `%5C`) or a backslash.
  * Fastify's router decodes `files/public/..%2Fsecret` into the wildcard `public/../secret`, which a check
  * splitting on the raw `/` would grant under `files/public/*`. Double encoding (`%252F`) is decoded once by
@@ -39,7 +58,7 @@ export function normalizePath(path: string): string | undefined {
   let normalized = path;
   if (path.includes('%')) {
     if (ENCODED_SEPARATOR.test(path)) return undefined;
-    normalized = path.replace(UNRESERVED_ESCAPE, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+    normalized = path.replace(ESCAPE, canonicalEscape);
   }
   if (normalized.includes('//')) normalized = normalized.replace(/\/{2,}/g, '/');
   if (normalized.includes('.')) {
