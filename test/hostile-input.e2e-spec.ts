@@ -97,8 +97,12 @@ describe(`JSON bodies nested deeper than ${MAX_JSON_DEPTH} levels are refused be
     expect(response).toEqual({ status: 413, body: { jsonrpc: '2.0', error: { code: -32000, message: 'The request body exceeds the size limit.' }, id: null } });
   });
 
-  it('only application/json bodies are parsed: a form body is 415, as the envelope\'s message says', async () => {
-    const response = await post('/v1/generate', 'prompt=hi', { 'content-type': 'application/x-www-form-urlencoded' });
+  it.each([
+    ['a form', 'prompt=hi', 'application/x-www-form-urlencoded'],
+    ['plain text', '{"prompt":"hi"}', 'text/plain'],
+    ['plain text with a charset', 'hi', 'text/plain; charset=utf-8'],
+  ])('only application/json bodies are parsed: %s is 415, as the envelope\'s message says', async (_, body, contentType) => {
+    const response = await post('/v1/generate', body, { 'content-type': contentType });
     expect(response).toMatchObject({ status: 415, body: { error: { type: 'unsupported_media_type', message: 'Request bodies must be application/json.' } } });
   });
 });

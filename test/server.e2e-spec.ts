@@ -11,6 +11,7 @@ import { join } from 'node:path';
 
 import { type OllamaEmulator, startOllamaEmulator } from './emulators/ollama-emulator';
 import { buildDistIfStale, CLI, ROOT } from './support/cli-run';
+import { DEFAULT_SERVER_CONFIG } from '../src/config/config.defaults';
 
 const MAIN = join(ROOT, 'dist', 'src', 'main.js');
 
@@ -156,16 +157,17 @@ describe('server without any configuration', () => {
 
   it('answers 413 for a body over the 1 MiB default limit, and reads one at the limit', async () => {
     const headers = { 'content-type': 'application/json' };
-    const over = await fetch(`${server.url}/healthz`, { method: 'POST', headers, body: `"${'a'.repeat(1024 * 1024 - 1)}"` });
+    const limit = DEFAULT_SERVER_CONFIG.bodyLimit;
+    const over = await fetch(`${server.url}/healthz`, { method: 'POST', headers, body: `"${'a'.repeat(limit - 1)}"` });
     expect(over.status).toBe(413);
-    const at = await fetch(`${server.url}/healthz`, { method: 'POST', headers, body: `"${'a'.repeat(1024 * 1024 - 2)}"` });
+    const at = await fetch(`${server.url}/healthz`, { method: 'POST', headers, body: `"${'a'.repeat(limit - 2)}"` });
     // Within the limit the body is read, and the request meets the router: GET only here, so 405.
     expect(at.status).toBe(405);
     expect(at.headers.get('allow')).toBe('GET');
   });
 
   it('answers 413 for an over-limit body sent without Content-Length (chunked), without waiting for its end', async () => {
-    expect(await postUnfinishedChunkedBody(server.url, 1024 * 1024 + 1)).toBe(413);
+    expect(await postUnfinishedChunkedBody(server.url, DEFAULT_SERVER_CONFIG.bodyLimit + 1)).toBe(413);
   });
 });
 

@@ -77,7 +77,10 @@ function closingQuote(body: Uint8Array, from: number): number {
  * overflowed class-validator's stack). Only `application/json` bodies are parsed; other types get 415.
  */
 export function useDepthLimitedJsonParser(app: NestFastifyApplication, bodyLimit: number): void {
-  const parseJson = app.getHttpAdapter().getInstance().getDefaultJsonParser('error', 'error');
+  const fastify = app.getHttpAdapter().getInstance();
+  const parseJson = fastify.getDefaultJsonParser('error', 'error');
+  // Fastify parses text/plain by default; a string body then reached validation as the whole DTO.
+  fastify.removeContentTypeParser('text/plain');
   app.useBodyParser<Server>('application/json', { bodyLimit }, (request, body, done) => {
     if (exceedsJsonDepth(body, MAX_JSON_DEPTH)) {
       done(new JsonTooDeepError(), undefined);
