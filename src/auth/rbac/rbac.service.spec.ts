@@ -223,6 +223,29 @@ describe('RbacService record size limit', () => {
     expect(refusals()).toBe(2);
   });
 
+  it('processes enforcing different earlier records do not clear the shared cache in turn, nor use each other\'s grants', async () => {
+    const reportsReader = { last_update: 100, permissions: { sales: ['reports:get'] } };
+    const invoicesReader = { last_update: 200, permissions: { sales: ['sales/invoices:get'] } };
+    const first = service(LIMIT);
+    await first.setRecord(reportsReader);
+    expect(await decide(first, '/api/v1/acme/reports')).toMatchObject({ allowed: true });
+    // Written straight into the store: the second process reads it, the first still enforces its own.
+    await rbacStore.cache.set(DEFAULT_RBAC_RECORD_KEY, invoicesReader, 0);
+    const second = service(LIMIT);
+    expect(await decide(second, '/api/v1/acme/sales/invoices')).toMatchObject({ allowed: true });
+    await rbacStore.cache.set(DEFAULT_RBAC_RECORD_KEY, oversized(LIMIT), 0);
+
+    const generationWrites = jest.spyOn(permissionsStore.cache, 'set');
+    for (let round = 0; round < 4; round++) {
+      expect([round, await decide(first, '/api/v1/acme/reports')]).toEqual([round, { allowed: true, cached: false }]);
+      expect([round, await decide(second, '/api/v1/acme/reports')]).toMatchObject([round, { allowed: false }]);
+      expect([round, await decide(second, '/api/v1/acme/sales/invoices')]).toEqual([round, { allowed: true, cached: false }]);
+      expect([round, await decide(first, '/api/v1/acme/sales/invoices')]).toMatchObject([round, { allowed: false }]);
+    }
+    // Each cleared it on every refresh before: eight generation writes in these rounds at least.
+    expect(generationWrites.mock.calls.filter(([key]) => String(key).startsWith('generation:'))).toEqual([]);
+  });
+
   it('refuses a 13 MB record on refresh at little more than the cost of reading it from the store', async () => {
     const large = oversized(13 * 1024 * 1024);
     // The fastest of three runs: a GC pause or a busy core delays one run, not all of them.

@@ -102,6 +102,16 @@ function deny(code: 'rbac_denied' | 'rbac_unavailable', detail: string): RbacDec
  * by default in every store kind. It is served from process memory for at most rbacRecordRefreshMs,
  * so a record written by another instance or an external system is enforced within that interval.
  */
+/** The record's answer for one request, without the grant cache. */
+function evaluate(compiled: CompiledPermissions, roles: string[], url: string, method: string, slugPattern: RegExp): RbacDecision {
+  const resource = deriveResourcePath(url, slugPattern);
+  if (resource === undefined) return deny('rbac_denied', 'the path holds a dot segment, an encoded separator or a backslash');
+  if (!isAuthorized(compiled, roles, resource, method)) {
+    return deny('rbac_denied', `no permission of the user's roles matches ${method.toUpperCase()} ${resource || '/'}`);
+  }
+  return ALLOW_EVALUATED;
+}
+
 @Injectable()
 export class RbacService {
   private readonly logger = new Logger('RbacService');
@@ -188,6 +198,7 @@ export class RbacService {
     }
     const method = LOWER_CASE_METHODS.get(request.method) ?? request.method.toLowerCase();
     const nowSeconds = Math.floor(now / 1000);
+    if (state.refusedAt !== undefined) return evaluate(state.compiled, context.roleIds, request.url, method, this.slugPattern);
     const entryKey = permissionEntryKey(grantScope(context), requestHost(request.headers, this.trustProxy), requestPathOf(request.url), method);
     if (this.permissions.lookupLocal(entryKey, state.record.lastUpdate, nowSeconds, now)) {
       publishPermissionCache(true);
@@ -210,13 +221,9 @@ export class RbacService {
     publishPermissionCache(hit);
     if (hit) return ALLOW_CACHED;
 
-    const resource = deriveResourcePath(url, this.slugPattern);
-    if (resource === undefined) return deny('rbac_denied', 'the path holds a dot segment, an encoded separator or a backslash');
-    if (!isAuthorized(compiled, roles, resource, method)) {
-      return deny('rbac_denied', `no permission of the user's roles matches ${method.toUpperCase()} ${resource || '/'}`);
-    }
-    await this.permissions.remember(entryKey, nowSeconds, now);
-    return ALLOW_EVALUATED;
+    const decision = evaluate(compiled, roles, url, method, this.slugPattern);
+    if (decision.allowed) await this.permissions.remember(entryKey, nowSeconds, now);
+    return decision;
   }
 
   /**
@@ -321,8 +328,9 @@ export class RbacService {
       if (enforced.refusedAt === undefined) {
         this.logger.error(`RBAC record refused, still enforcing the one with last_update ${enforced.record.lastUpdate}: ${read.reason}`);
       }
+      // The generation is left alone: processes enforcing different earlier records would clear it in turn
+      // on every refresh. Decisions skip the cache meanwhile, since its grants follow another record.
       state = { ...enforced, fetchedAt: now, refusedAt: now };
-      await this.permissions.observeLastUpdate(enforced.record.lastUpdate, now);
     } else if (read.record && read.raw !== undefined) {
       state =
         enforced.record && enforced.raw === read.raw
