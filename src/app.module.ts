@@ -4,7 +4,7 @@ import { AiModule } from './ai/ai.module';
 import { McpModule } from './ai/mcp/mcp.module';
 import type { AuthModuleOptions } from './auth/auth-module-options.interface';
 import { AuthModule } from './auth/auth.module';
-import { requireAuthModuleOptions } from './config/auth-config.mapper';
+import { serverAuthModuleOptions } from './config/auth-config.mapper';
 import { TollgateConfigModule } from './config/config.module';
 import { LimitsModule } from './limits/limits.module';
 import type { TollgateConfig } from './config/config.types';
@@ -29,7 +29,7 @@ export class AppModule implements OnApplicationShutdown {
     const providers: Type[] = [ReadinessService, AiReadiness];
     // The guard is mounted only when an auth: section or JWT_SECRET configures it (DECISIONS.md B3).
     if (config.auth) {
-      imports.push(AuthModule.forRoot(withApiAuthExemption(requireAuthModuleOptions(config), config)));
+      imports.push(AuthModule.forRoot(serverAuthModuleOptions(config)));
       controllers.push(AuthContextController);
       if (config.auth.rbacEnabled) providers.push(AuthReadiness);
     }
@@ -48,16 +48,4 @@ export class AppModule implements OnApplicationShutdown {
   onApplicationShutdown(signal?: string): void {
     new Logger('Tollgate').log(`stopped${signal ? ` (${signal})` : ''}`);
   }
-}
-
-/**
- * Unless `api.auth: jwt`, the /v1 API and its OpenAI-compatible twin answer to their own auth hook (token or
- * none), so the JWT guard steps aside for them (DECISIONS.md B3).
- */
-function withApiAuthExemption(options: AuthModuleOptions, config: TollgateConfig): AuthModuleOptions {
-  const skipPaths = [...(options.skipPaths ?? [])];
-  if (config.ai.api.auth !== 'jwt') skipPaths.push(`${config.server.basePath}/v1/*`, `${config.server.basePath}/openai/v1/*`);
-  // Likewise the MCP endpoint answers to its own bearer token unless `mcp.auth: jwt`.
-  if (config.mcp.enabled && config.mcp.auth !== 'jwt') skipPaths.push(`${config.server.basePath}${config.mcp.path}`);
-  return { ...options, skipPaths };
 }

@@ -107,14 +107,26 @@ const MAPPING_YAML_KEYS: ReadonlyMap<string, string> = new Map(
 );
 
 /**
+ * The AuthModule options the server mounts: the auth section's, plus skip paths for the /v1 API, its
+ * OpenAI-compatible twin and MCP unless they are set to `jwt`: they answer to their own token (docs/decisions.md B3).
+ */
+export function serverAuthModuleOptions(config: TollgateConfig): AuthModuleOptions {
+  const options = requireAuthModuleOptions(config);
+  const skipPaths = [...(options.skipPaths ?? [])];
+  if (config.ai.api.auth !== 'jwt') skipPaths.push(`${config.server.basePath}/v1/*`, `${config.server.basePath}/openai/v1/*`);
+  if (config.mcp.enabled && config.mcp.auth !== 'jwt') skipPaths.push(`${config.server.basePath}${config.mcp.path}`);
+  return { ...options, skipPaths };
+}
+
+/**
  * What AuthModule refuses when it starts, found by the same resolveAuthOptions it runs, as
  * `<source>: auth.<key>: <message>` lines that name the YAML keys; empty when auth is off or would start.
  */
-export function authStartupProblems(config: Pick<TollgateConfig, 'auth' | 'file'>, env: NodeJS.ProcessEnv = process.env): string[] {
+export function authStartupProblems(config: TollgateConfig, env: NodeJS.ProcessEnv = process.env): string[] {
   if (!config.auth) return [];
   let options: AuthModuleOptions;
   try {
-    options = requireAuthModuleOptions(config);
+    options = serverAuthModuleOptions(config);
   } catch (error) {
     if (error instanceof ConfigError) return error.problems;
     throw error;

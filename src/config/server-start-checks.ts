@@ -6,7 +6,8 @@ import type { TollgateConfig } from './config.types';
 
 /**
  * The rules the server's modules apply when they start, run before Nest builds them: AuthModule's option
- * resolution and each provider adapter's constructor (the same code, not a copy of its rules). `tollgate config
+ * resolution on the options the server mounts (serverAuthModuleOptions) and each provider adapter's
+ * constructor, the same code in both places, not a copy of its rules. `tollgate config
  * validate`, `npm start` and `tollgate serve` run it, so a file that validates starts, and one that would not is
  * reported as `<source>: <key>: <message>` lines in a ConfigError instead of a stack trace from inside Nest.
  */
