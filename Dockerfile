@@ -23,7 +23,7 @@ COPY --from=build /app/config/tollgate.schema.json /app/config/tollgate.example.
 COPY bin ./bin
 USER node
 EXPOSE 3000
-# Node handles SIGTERM itself: in-flight requests drain within TOLLGATE_SHUTDOWN_TIMEOUT (see README).
+# Node handles SIGTERM itself: in-flight requests drain within TOLLGATE_SHUTDOWN_TIMEOUT (see docs/operations.md).
 STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+(process.env.TOLLGATE_BASE_PATH||'')+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
