@@ -1,6 +1,6 @@
 import type { AgentModuleOptions } from './agent/agent-module-options.interface';
 import type { DocumentBounds } from './documents/document-source.interface';
-import type { ApiAuthHook } from './http/api-auth.guard';
+import type { ApiAuthHook } from '../http/api-auth.guard';
 import type { PromptTemplateSet } from './prompts/prompt-templates';
 import type { ProviderSettings } from './providers/ai-provider.interface';
 import type { SearchModuleOptions } from './tools/search.service';

@@ -11,7 +11,7 @@ import type { AiClientOptions } from './client/ai-client.options';
 import { ProviderRegistry } from './client/provider-registry';
 import { DEFAULT_DOCUMENT_BOUNDS } from './documents/document-source.interface';
 import { DOCUMENT_BOUNDS } from './documents/documents.constants';
-import { API_AUTH_OPTIONS, ApiAuthGuard, type ApiAuthOptions } from './http/api-auth.guard';
+import { API_AUTH_OPTIONS, ApiAuthGuard, type ApiAuthOptions } from '../http/api-auth.guard';
 import { OpenAiCompatController } from './http/openai/openai-compat.controller';
 import { V1InfoController } from './http/v1-info.controller';
 import { V1OperationsController } from './http/v1-operations.controller';

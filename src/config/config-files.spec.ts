@@ -7,7 +7,7 @@ import { DEFAULT_SERVER_CONFIG } from './config.defaults';
 import { resolveReferences } from './config-references';
 import { CONFIG_SCHEMA_ID, formatProblem, validateDocument } from './config-schema.validator';
 import { loadConfig } from './config.loader';
-import { readPackagedFile } from './packaged-files';
+import { readPackagedFile } from '../common/packaged-files';
 import { checkServerStart } from './server-start-checks';
 
 describe('packaged configuration files', () => {

@@ -13,10 +13,10 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { getAuthContext } from '../../auth/request-context';
-import { packageVersion } from '../../config/packaged-files';
+import { packageVersion } from '../../common/packaged-files';
 import { AgentService } from '../agent/agent.service';
 import { AiClient } from '../client/ai-client';
-import { bearerTokenMatches } from '../http/api-auth.guard';
+import { bearerTokenMatches } from '../../http/api-auth.guard';
 import { SearchService } from '../tools/search.service';
 import type { McpSettings } from './mcp-settings';
 import { jsonRpcErrorBody, MCP_ROUTE_CONFIG } from './mcp-json-rpc-error';

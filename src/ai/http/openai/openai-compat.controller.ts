@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AI_MODULE_OPTIONS } from '../../ai.constants';
 import type { AiModuleOptions } from '../../ai-module-options.interface';
 import { AiClient, type GenerateOptions } from '../../client/ai-client';
-import { ApiAuthGuard } from '../api-auth.guard';
+import { ApiAuthGuard } from '../../../http/api-auth.guard';
 import { disconnectSignal } from '../api-response';
 import { OpenAiExceptionFilter } from './openai-exception.filter';
 import {

@@ -2,7 +2,7 @@ import { CanActivate, ExecutionContext, Inject, Injectable, Optional, SetMetadat
 import { Reflector } from '@nestjs/core';
 import crypto, { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import { RouteFlagLookup } from '../../common/route-flag-lookup';
+import { RouteFlagLookup } from '../common/route-flag-lookup';
 
 /** The host's authentication hook: receives the request, returns truthy to allow it (seed 001 section 5). */
 export type ApiAuthHook = (request: FastifyRequest) => unknown;

@@ -1,9 +1,9 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger, NotFoundException } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { isMcpRoute, jsonRpcErrorFor } from '../mcp/mcp-json-rpc-error';
+import { isMcpRoute, jsonRpcErrorFor } from '../ai/mcp/mcp-json-rpc-error';
 import { errorEnvelope, toApiError } from './api-error';
 import { answeredAuthDenial, logUnexpected } from './api-filter-parts';
-import { fromApiError, isOpenAiPath } from './openai/openai-errors';
+import { fromApiError, isOpenAiPath } from '../ai/http/openai/openai-errors';
 
 const PROBED_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 

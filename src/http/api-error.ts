@@ -11,7 +11,7 @@ import {
   TimeoutError,
   TollgateError,
   UnknownProviderError,
-} from '../errors';
+} from '../ai/errors';
 
 /** What the REST API answers for an error: one place maps every error to a status (DECISIONS.md B3). */
 export interface ApiErrorResponse {
