@@ -26,13 +26,10 @@ import type {
   ProviderSettings,
   TokenUsage,
 } from './ai-provider.interface';
-import {
-  ProviderHttp,
-  modelNotAvailable,
-  readSseEvents,
-  retryAfterFromHeaders,
-  type UpstreamErrorResponse,
-} from './provider-http';
+import { readSseEvents } from '../../upstream/stream-framing';
+import { UpstreamClient } from '../../upstream/upstream-client';
+import { modelNotAvailable, retryAfterFromHeaders } from '../../upstream/upstream-errors';
+import type { UpstreamErrorResponse } from '../../upstream/upstream-types';
 import { describeSettings } from './provider-support';
 
 export const ANTHROPIC_DEFAULT_URL = 'https://api.anthropic.com';
@@ -150,7 +147,7 @@ export class AnthropicProvider implements AiProvider {
     listModels: true,
   };
   readonly name: string;
-  private readonly http: ProviderHttp;
+  private readonly http: UpstreamClient;
   private readonly url: string;
   private readonly chatModel: string;
 
@@ -159,7 +156,7 @@ export class AnthropicProvider implements AiProvider {
     this.name = settings.name;
     this.url = settings.url ?? ANTHROPIC_DEFAULT_URL;
     this.chatModel = settings.chatModel ?? ANTHROPIC_DEFAULT_CHAT_MODEL;
-    this.http = new ProviderHttp({
+    this.http = new UpstreamClient({
       provider: settings.name,
       baseUrl: this.url,
       headers: { 'x-api-key': settings.apiKey, 'anthropic-version': ANTHROPIC_VERSION },

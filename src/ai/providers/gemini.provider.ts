@@ -25,13 +25,10 @@ import type {
   ProviderSettings,
   TokenUsage,
 } from './ai-provider.interface';
-import {
-  ProviderHttp,
-  modelNotAvailable,
-  readSseEvents,
-  retryAfterFromHeaders,
-  type UpstreamErrorResponse,
-} from './provider-http';
+import { readSseEvents } from '../../upstream/stream-framing';
+import { UpstreamClient } from '../../upstream/upstream-client';
+import { modelNotAvailable, retryAfterFromHeaders } from '../../upstream/upstream-errors';
+import type { UpstreamErrorResponse } from '../../upstream/upstream-types';
 import { describeSettings, validateEmbeddings } from './provider-support';
 
 export const GEMINI_DEFAULT_URL = 'https://generativelanguage.googleapis.com/v1beta';
@@ -180,7 +177,7 @@ export class GeminiProvider implements AiProvider {
     listModels: true,
   };
   readonly name: string;
-  private readonly http: ProviderHttp;
+  private readonly http: UpstreamClient;
   private readonly url: string;
   private readonly chatModel: string;
   private readonly embeddingModel: string;
@@ -195,7 +192,7 @@ export class GeminiProvider implements AiProvider {
     this.url = settings.url ?? GEMINI_DEFAULT_URL;
     this.chatModel = bareModel(settings.chatModel ?? GEMINI_DEFAULT_CHAT_MODEL);
     this.embeddingModel = bareModel(settings.embeddingModel ?? GEMINI_DEFAULT_EMBEDDING_MODEL);
-    this.http = new ProviderHttp({
+    this.http = new UpstreamClient({
       provider: settings.name,
       baseUrl: this.url,
       headers: { 'x-goog-api-key': settings.apiKey },

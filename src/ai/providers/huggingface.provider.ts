@@ -5,7 +5,7 @@
  */
 import type { EmbedRequest, EmbedResult, ProviderSettings } from './ai-provider.interface';
 import { OpenAiCompatibleChatProvider, OpenAiDialect } from './openai-compatible-chat';
-import { ProviderHttp } from './provider-http';
+import { UpstreamClient } from '../../upstream/upstream-client';
 import { validateEmbeddings } from './provider-support';
 
 export const HUGGINGFACE_DIALECT: OpenAiDialect = {
@@ -21,11 +21,11 @@ export const HUGGINGFACE_DIALECT: OpenAiDialect = {
 };
 
 export class HuggingFaceProvider extends OpenAiCompatibleChatProvider {
-  private readonly pipelineHttp: ProviderHttp;
+  private readonly pipelineHttp: UpstreamClient;
 
   constructor(settings: ProviderSettings) {
     super(settings, HUGGINGFACE_DIALECT);
-    this.pipelineHttp = new ProviderHttp({
+    this.pipelineHttp = new UpstreamClient({
       provider: settings.name,
       baseUrl: routerRoot(this.settings.url),
       timeoutMs: settings.timeoutMs,

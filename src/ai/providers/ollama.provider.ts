@@ -17,7 +17,8 @@ import type {
   ProviderSettings,
   TokenUsage,
 } from './ai-provider.interface';
-import { ProviderHttp, readNdjson } from './provider-http';
+import { readNdjson } from '../../upstream/stream-framing';
+import { UpstreamClient } from '../../upstream/upstream-client';
 import { checkHealth, describeSettings, validateEmbeddings } from './provider-support';
 
 export const OLLAMA_DEFAULT_URL = 'http://localhost:11434';
@@ -80,7 +81,7 @@ export class OllamaProvider implements AiProvider {
     listModels: true,
   };
   readonly name: string;
-  private readonly http: ProviderHttp;
+  private readonly http: UpstreamClient;
   private readonly url: string;
   private readonly chatModel: string;
   private readonly embeddingModel: string;
@@ -95,7 +96,7 @@ export class OllamaProvider implements AiProvider {
     this.chatModel = settings.chatModel ?? OLLAMA_DEFAULT_CHAT_MODEL;
     this.embeddingModel = settings.embeddingModel ?? OLLAMA_DEFAULT_EMBEDDING_MODEL;
     // The default status mapping fits Ollama: 404 for a model that is not pulled, 5xx for server trouble.
-    this.http = new ProviderHttp({ provider: settings.name, baseUrl: this.url, timeoutMs: settings.timeoutMs });
+    this.http = new UpstreamClient({ provider: settings.name, baseUrl: this.url, timeoutMs: settings.timeoutMs });
   }
 
   describe(): Record<string, unknown> {

@@ -2,7 +2,7 @@
 import { AuthenticationError } from '../errors';
 import type { ProviderSettings } from './ai-provider.interface';
 import { OpenAiCompatibleChatProvider, OpenAiDialect } from './openai-compatible-chat';
-import type { UpstreamErrorResponse } from './provider-http';
+import type { UpstreamErrorResponse } from '../../upstream/upstream-types';
 
 export const XAI_DIALECT: OpenAiDialect = {
   kind: 'xai',

@@ -4,7 +4,8 @@
  * Results carry `url`, `title`, `content` and the `engine` that found them.
  */
 import { InvalidResponseError, ProviderError } from '../errors';
-import { ProviderHttp, type UpstreamErrorResponse } from '../providers/provider-http';
+import { UpstreamClient } from '../../upstream/upstream-client';
+import type { UpstreamErrorResponse } from '../../upstream/upstream-types';
 import { displayUrl, normalizeResults, type RawResult } from './search-results';
 import { SEARCH_DEFAULTS, type SearchCallOptions, type SearchResponse, type SearchTool, type SearxngToolSettings } from './search-tool.interface';
 import { checkToolUrl, publicOnlyLookup } from './tool-url-guard';
@@ -23,12 +24,12 @@ interface SearxngResult {
 export class SearxngTool implements SearchTool {
   readonly kind = 'searxng' as const;
   readonly name: string;
-  private readonly http: ProviderHttp;
+  private readonly http: UpstreamClient;
 
   constructor(private readonly settings: SearxngToolSettings) {
     this.name = settings.name;
     checkToolUrl(settings.url, settings.allowPrivateNetwork === true, `tools.${settings.name}.url`);
-    this.http = new ProviderHttp({
+    this.http = new UpstreamClient({
       provider: settings.name,
       baseUrl: settings.url,
       timeoutMs: settings.timeoutMs ?? SEARCH_DEFAULTS.timeoutMs,
