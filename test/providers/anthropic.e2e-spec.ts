@@ -2,7 +2,7 @@ import {
   ANTHROPIC_DEFAULT_MAX_TOKENS,
   ANTHROPIC_VERSION,
   AnthropicProvider,
-} from '../../src/ai/providers/anthropic.provider';
+} from '../../src/ai/providers/anthropic/anthropic.provider';
 import { createProvider } from '../../src/ai/providers/provider-factory';
 import type { ProviderSettings } from '../../src/ai/providers/ai-provider.interface';
 import {

@@ -1,4 +1,4 @@
-import { GeminiProvider } from '../../src/ai/providers/gemini.provider';
+import { GeminiProvider } from '../../src/ai/providers/gemini/gemini.provider';
 import { createProvider } from '../../src/ai/providers/provider-factory';
 import type { ProviderSettings } from '../../src/ai/providers/ai-provider.interface';
 import {

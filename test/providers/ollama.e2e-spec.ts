@@ -1,4 +1,4 @@
-import { OllamaProvider } from '../../src/ai/providers/ollama.provider';
+import { OllamaProvider } from '../../src/ai/providers/ollama/ollama.provider';
 import { createProvider } from '../../src/ai/providers/provider-factory';
 import type { ProviderSettings } from '../../src/ai/providers/ai-provider.interface';
 import {

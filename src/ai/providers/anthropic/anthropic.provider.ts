@@ -12,7 +12,7 @@ import {
   ProviderError,
   RateLimitError,
   TollgateError,
-} from '../errors';
+} from '../../errors';
 import type {
   AiProvider,
   ChatMessage,
@@ -25,12 +25,12 @@ import type {
   ProviderCapabilities,
   ProviderSettings,
   TokenUsage,
-} from './ai-provider.interface';
-import { readSseEvents } from '../../upstream/stream-framing';
-import { UpstreamClient } from '../../upstream/upstream-client';
-import { modelNotAvailable, retryAfterFromHeaders } from '../../upstream/upstream-errors';
-import type { UpstreamErrorResponse } from '../../upstream/upstream-types';
-import { describeSettings } from './provider-support';
+} from '../ai-provider.interface';
+import { readSseEvents } from '../../../upstream/stream-framing';
+import { UpstreamClient } from '../../../upstream/upstream-client';
+import { modelNotAvailable, retryAfterFromHeaders } from '../../../upstream/upstream-errors';
+import type { UpstreamErrorResponse } from '../../../upstream/upstream-types';
+import { describeSettings } from '../provider-support';
 
 export const ANTHROPIC_DEFAULT_URL = 'https://api.anthropic.com';
 export const ANTHROPIC_DEFAULT_CHAT_MODEL = 'claude-sonnet-4-5';

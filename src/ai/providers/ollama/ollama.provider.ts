@@ -3,7 +3,7 @@
  * NDJSON when streaming), `/api/embed` with an array input (one call per batch), `/api/tags` for the pulled
  * models. Ollama answers errors as `{"error": "..."}`; only the status is read from them.
  */
-import { InvalidRequestError, InvalidResponseError, ProviderError, TollgateError } from '../errors';
+import { InvalidRequestError, InvalidResponseError, ProviderError, TollgateError } from '../../errors';
 import type {
   AiProvider,
   EmbedRequest,
@@ -16,10 +16,10 @@ import type {
   ProviderCapabilities,
   ProviderSettings,
   TokenUsage,
-} from './ai-provider.interface';
-import { readNdjson } from '../../upstream/stream-framing';
-import { UpstreamClient } from '../../upstream/upstream-client';
-import { checkHealth, describeSettings, validateEmbeddings } from './provider-support';
+} from '../ai-provider.interface';
+import { readNdjson } from '../../../upstream/stream-framing';
+import { UpstreamClient } from '../../../upstream/upstream-client';
+import { checkHealth, describeSettings, validateEmbeddings } from '../provider-support';
 
 export const OLLAMA_DEFAULT_URL = 'http://localhost:11434';
 export const OLLAMA_DEFAULT_CHAT_MODEL = 'llama3.2';

@@ -11,7 +11,7 @@ import {
   ProviderError,
   RateLimitError,
   TollgateError,
-} from '../errors';
+} from '../../errors';
 import type {
   AiProvider,
   EmbedRequest,
@@ -24,12 +24,12 @@ import type {
   ProviderCapabilities,
   ProviderSettings,
   TokenUsage,
-} from './ai-provider.interface';
-import { readSseEvents } from '../../upstream/stream-framing';
-import { UpstreamClient } from '../../upstream/upstream-client';
-import { modelNotAvailable, retryAfterFromHeaders } from '../../upstream/upstream-errors';
-import type { UpstreamErrorResponse } from '../../upstream/upstream-types';
-import { describeSettings, validateEmbeddings } from './provider-support';
+} from '../ai-provider.interface';
+import { readSseEvents } from '../../../upstream/stream-framing';
+import { UpstreamClient } from '../../../upstream/upstream-client';
+import { modelNotAvailable, retryAfterFromHeaders } from '../../../upstream/upstream-errors';
+import type { UpstreamErrorResponse } from '../../../upstream/upstream-types';
+import { describeSettings, validateEmbeddings } from '../provider-support';
 
 export const GEMINI_DEFAULT_URL = 'https://generativelanguage.googleapis.com/v1beta';
 export const GEMINI_DEFAULT_CHAT_MODEL = 'gemini-2.5-flash';

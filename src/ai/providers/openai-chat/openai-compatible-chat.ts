@@ -10,7 +10,7 @@ import {
   InvalidResponseError,
   ProviderError,
   TollgateError,
-} from '../errors';
+} from '../../errors';
 import type {
   AiProvider,
   EmbedRequest,
@@ -24,12 +24,12 @@ import type {
   ProviderKind,
   ProviderSettings,
   TokenUsage,
-} from './ai-provider.interface';
-import { readSseEvents } from '../../upstream/stream-framing';
-import { UpstreamClient } from '../../upstream/upstream-client';
-import { modelNotAvailable } from '../../upstream/upstream-errors';
-import type { UpstreamErrorMapper, UpstreamErrorResponse } from '../../upstream/upstream-types';
-import { checkHealth, describeSettings, validateEmbeddings } from './provider-support';
+} from '../ai-provider.interface';
+import { readSseEvents } from '../../../upstream/stream-framing';
+import { UpstreamClient } from '../../../upstream/upstream-client';
+import { modelNotAvailable } from '../../../upstream/upstream-errors';
+import type { UpstreamErrorMapper, UpstreamErrorResponse } from '../../../upstream/upstream-types';
+import { checkHealth, describeSettings, validateEmbeddings } from '../provider-support';
 
 export interface OpenAiDialect {
   kind: ProviderKind;

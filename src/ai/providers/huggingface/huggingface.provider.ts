@@ -3,10 +3,10 @@
  * through the hf-inference feature-extraction pipeline (`<router>/hf-inference/models/<model>/pipeline/
  * feature-extraction`), which takes a list of texts in `inputs` and returns one vector per text.
  */
-import type { EmbedRequest, EmbedResult, ProviderSettings } from './ai-provider.interface';
-import { OpenAiCompatibleChatProvider, OpenAiDialect } from './openai-compatible-chat';
-import { UpstreamClient } from '../../upstream/upstream-client';
-import { validateEmbeddings } from './provider-support';
+import type { EmbedRequest, EmbedResult, ProviderSettings } from '../ai-provider.interface';
+import { OpenAiCompatibleChatProvider, OpenAiDialect } from '../openai-chat/openai-compatible-chat';
+import { UpstreamClient } from '../../../upstream/upstream-client';
+import { validateEmbeddings } from '../provider-support';
 
 export const HUGGINGFACE_DIALECT: OpenAiDialect = {
   kind: 'huggingface',
