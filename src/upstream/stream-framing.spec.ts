@@ -1,5 +1,5 @@
 import { InvalidResponseError } from '../ai/errors';
-import { readLines, readNdjson, readSseEvents } from './stream-framing';
+import { parseEventObject, readLines, readNdjson, readSseEvents } from './stream-framing';
 
 async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
@@ -39,5 +39,18 @@ describe('stream readers', () => {
   it('parses NDJSON and rejects a malformed line as InvalidResponseError', async () => {
     expect(await collect(readNdjson(chunks('{"a":1}\n\n{"b"', ':2}\n'), 'p'))).toEqual([{ a: 1 }, { b: 2 }]);
     await expect(collect(readNdjson(chunks('{"a":1}\nnot json\n'), 'p'))).rejects.toThrow(InvalidResponseError);
+  });
+});
+
+describe('parseEventObject', () => {
+  it('returns the JSON object of an event', () => {
+    expect(parseEventObject('{"type":"ping","n":1}', 'p')).toEqual({ type: 'ping', n: 1 });
+  });
+
+  it('refuses anything but an object, without the parser message', () => {
+    for (const data of ['[1]', '"text"', 'null', '{"a": SECRET']) {
+      expect(() => parseEventObject(data, 'p')).toThrow(InvalidResponseError);
+      expect(() => parseEventObject(data, 'p')).toThrow(/^p: upstream sent a malformed stream event$/);
+    }
   });
 });

@@ -1,6 +1,7 @@
 /** Stream framing of upstream bodies: text lines, server-sent events and newline-delimited JSON. */
 import { StringDecoder } from 'node:string_decoder';
 import { InvalidResponseError } from '../ai/errors';
+import { isObject } from '../common/json-values';
 import { parseJson } from './upstream-errors';
 
 /** A single streamed line longer than this is refused rather than buffered without end. */
@@ -63,4 +64,15 @@ export async function* readNdjson(body: AsyncIterable<Buffer | string>, provider
     if (line.trim() === '') continue;
     yield parseJson(line, provider);
   }
+}
+
+/** A stream event's data as a JSON object; anything else is InvalidResponseError, without the parser's message. */
+export function parseEventObject(data: string, provider: string): Record<string, unknown> {
+  try {
+    const parsed: unknown = JSON.parse(data);
+    if (isObject(parsed)) return parsed;
+  } catch {
+    // Falls through to the typed error below.
+  }
+  throw new InvalidResponseError(`${provider}: upstream sent a malformed stream event`, { provider });
 }

@@ -3,6 +3,7 @@
  * The JSON format must be enabled in the instance's settings (`search.formats`), else it answers 403.
  * Results carry `url`, `title`, `content` and the `engine` that found them.
  */
+import { isObject } from '../../common/json-values';
 import { InvalidResponseError, ProviderError } from '../errors';
 import { UpstreamClient } from '../../upstream/upstream-client';
 import type { UpstreamErrorResponse } from '../../upstream/upstream-types';
@@ -83,8 +84,4 @@ function mapSearxngError(response: UpstreamErrorResponse): ProviderError | undef
     provider: response.provider,
     status: 403,
   });
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
