@@ -14,7 +14,7 @@ import {
   PromptTemplatesFileError,
 } from '../ai/prompts/prompt-templates';
 import { ConfigError } from './config.error';
-import type { AiSettings, ConfigDocument, PromptTemplatesSection, ProviderSection } from './config.types';
+import type { AiSettings, ConfigDocument, ConfigSource, PromptTemplatesSection, ProviderSection } from './config.types';
 import { toDocumentBounds, toSearchSettings } from './search-config.mapper';
 import { toAgentSettings } from './agent-config.mapper';
 
@@ -28,15 +28,7 @@ export const DEFAULT_AI_SETTINGS = Object.freeze({
   maxBatchInputs: 32,
 });
 
-export interface AiConfigContext {
-  /** Label of the configuration source, for messages. */
-  source: string;
-  /** The configuration file's absolute path, when there is one (prompts.file is relative to it). */
-  filePath?: string;
-  cwd: string;
-}
-
-export function toAiSettings(document: ConfigDocument, context: AiConfigContext): AiSettings {
+export function toAiSettings(document: ConfigDocument, context: ConfigSource): AiSettings {
   const problems: string[] = [];
   const ai = document.ai ?? {};
   const timeoutSeconds = ai.timeout ?? DEFAULT_AI_SETTINGS.timeoutSeconds;
@@ -113,7 +105,7 @@ function toProviderSettings(name: string, section: ProviderSection, timeoutSecon
 }
 
 /** Built-in templates, then the file, then the inline keys (per provider likewise). */
-function toPromptTemplateSet(document: ConfigDocument, context: AiConfigContext, problems: string[]): PromptTemplateSet | undefined {
+function toPromptTemplateSet(document: ConfigDocument, context: ConfigSource, problems: string[]): PromptTemplateSet | undefined {
   const section = document.prompts ?? {};
   const set: PromptTemplateSet = { ...DEFAULT_PROMPT_TEMPLATES, providers: {} };
   if (section.file !== undefined) {

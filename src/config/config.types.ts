@@ -6,8 +6,6 @@ import type { SearchModuleOptions } from '../ai/tools/search.service';
 import type { VectorStoreSettings } from '../ai/vector/vector-store.interface';
 import type { AgentLimits } from '../ai/agent/agent-limits';
 import type { McpSettings } from '../ai/mcp/mcp-settings';
-import type { LogsSection } from '../observability/logging';
-import type { MetricsSection } from '../observability/metrics-settings';
 import type { LimitsSettings } from '../limits/limits-settings';
 
 /**
@@ -272,6 +270,27 @@ export interface TollgateConfig {
   limits: LimitsSettings;
   /** The merged document, for sections whose modules map them themselves. */
   document: ConfigDocument;
+}
+
+/** The `metrics:` section as written in YAML. */
+export interface MetricsSection {
+  enabled?: boolean;
+  token?: string;
+}
+
+/** The `logs:` section as written in YAML. */
+export interface LogsSection {
+  /** One access line per completed request (default true). */
+  requests?: boolean;
+}
+
+/** Where a configuration comes from: files it names (prompts.file, agent.audit_log, a pglite data_dir) are relative to it. */
+export interface ConfigSource {
+  /** Label of the configuration source, for messages. */
+  source: string;
+  /** The configuration file's absolute path, when there is one. */
+  filePath?: string;
+  cwd: string;
 }
 
 /** One value given outside the file: an environment variable or a command-line flag. */
