@@ -4,6 +4,7 @@
  * are checked here, with the key in the message.
  */
 import { dirname, resolve } from 'node:path';
+import { AI_DEFAULTS } from '../ai/ai.defaults';
 import { PROVIDER_KINDS, type ProviderKind, type ProviderSettings } from '../ai/providers/ai-provider.interface';
 import { DEFAULT_EXCLUDED_CONTEXT_FIELDS } from '../ai/prompts/context-rendering';
 import {
@@ -18,14 +19,14 @@ import type { AiSettings, ConfigDocument, ConfigSource, PromptTemplatesSection, 
 import { toDocumentBounds, toSearchSettings } from './search-config.mapper';
 import { toAgentSettings } from './agent-config.mapper';
 
-/** DECISIONS.md B1 and B3. */
+/** The gateway's defaults in the units of the `ai:` section, which counts time in seconds. */
 export const DEFAULT_AI_SETTINGS = Object.freeze({
-  timeoutSeconds: 30,
-  retryAttempts: 3,
-  retryDelaySeconds: 1,
-  defaultProvider: 'ollama',
-  healthCacheSeconds: 5,
-  maxBatchInputs: 32,
+  timeoutSeconds: AI_DEFAULTS.timeoutMs / 1000,
+  retryAttempts: AI_DEFAULTS.retryAttempts,
+  retryDelaySeconds: AI_DEFAULTS.retryDelayMs / 1000,
+  defaultProvider: AI_DEFAULTS.defaultProvider,
+  healthCacheSeconds: AI_DEFAULTS.healthCacheMs / 1000,
+  maxBatchInputs: AI_DEFAULTS.maxBatchInputs,
 });
 
 export function toAiSettings(document: ConfigDocument, context: ConfigSource): AiSettings {
@@ -67,7 +68,7 @@ export function toAiSettings(document: ConfigDocument, context: ConfigSource): A
     defaultProvider: defaultProvider ?? DEFAULT_AI_SETTINGS.defaultProvider,
     retryAttempts: ai.retry_attempts ?? DEFAULT_AI_SETTINGS.retryAttempts,
     retryDelayMs: Math.round((ai.retry_delay ?? DEFAULT_AI_SETTINGS.retryDelaySeconds) * 1000),
-    enableFallback: ai.enable_fallback ?? true,
+    enableFallback: ai.enable_fallback ?? AI_DEFAULTS.enableFallback,
     ...(ai.fallback_providers ? { fallbackProviders: ai.fallback_providers } : {}),
     sensitiveKeys: ai.sensitive_keys ?? [],
     excludedContextFields: ai.excluded_context_fields ?? [...DEFAULT_EXCLUDED_CONTEXT_FIELDS],
