@@ -27,7 +27,7 @@ export class AppModule implements OnApplicationShutdown {
     if (config.mcp.enabled) imports.push(McpModule.forRoot(config.mcp, ai));
     const controllers: Type[] = [HealthController];
     const providers: Type[] = [ReadinessService, AiReadiness];
-    // The guard is mounted only when an auth: section or JWT_SECRET configures it (DECISIONS.md B3).
+    // The guard is mounted only when an auth: section or JWT_SECRET configures it (docs/decisions.md B3).
     if (config.auth) {
       imports.push(AuthModule.forRoot(withApiAuthExemption(requireAuthModuleOptions(config), config)));
       controllers.push(AuthContextController);
@@ -52,7 +52,7 @@ export class AppModule implements OnApplicationShutdown {
 
 /**
  * Unless `api.auth: jwt`, the /v1 API and its OpenAI-compatible twin answer to their own auth hook (token or
- * none), so the JWT guard steps aside for them (DECISIONS.md B3).
+ * none), so the JWT guard steps aside for them (docs/decisions.md B3).
  */
 function withApiAuthExemption(options: AuthModuleOptions, config: TollgateConfig): AuthModuleOptions {
   const skipPaths = [...(options.skipPaths ?? [])];

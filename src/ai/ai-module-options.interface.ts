@@ -7,7 +7,7 @@ import type { SearchModuleOptions } from './tools/search.service';
 
 /**
  * Options of `AiModule.forRoot()`. Tollgate's server builds them from the configuration file; a host app
- * can pass them directly. Times are milliseconds; unset values take DECISIONS.md B1-B3 defaults.
+ * can pass them directly. Times are milliseconds; unset values take docs/decisions.md B1-B3 defaults.
  */
 export interface AiModuleOptions {
   /** Registrations in fallback order; names must be unique. */

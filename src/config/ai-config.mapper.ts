@@ -39,7 +39,7 @@ export function toAiSettings(document: ConfigDocument, context: ConfigSource): A
     const settings = toProviderSettings(name, section, timeoutSeconds, problems);
     if (settings) providers.push(settings);
   }
-  // Nothing configured: the local model server at its default address (DECISIONS.md B1).
+  // Nothing configured: the local model server at its default address (docs/decisions.md B1).
   if (providers.length === 0 && document.providers === undefined) {
     providers.push({ name: 'ollama', kind: 'ollama', timeoutMs: timeoutSeconds * 1000 });
   }

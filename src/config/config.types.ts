@@ -31,7 +31,7 @@ export interface ConfigDocument {
   limits?: LimitsSection;
 }
 
-/** One search tool (seed 001 section 2.3); which keys apply depends on `kind`. */
+/** One search tool (docs/configuration.md); which keys apply depends on `kind`. */
 export interface ToolSection {
   kind?: 'searxng' | 'searchapi' | 'group';
   url?: string;
@@ -118,7 +118,7 @@ export interface VectorSection {
   max_limit?: number;
 }
 
-/** Seed 001 section 2.1 plus DECISIONS.md B2/B3 settings; times in seconds as the seed gives them. */
+/** The `ai:` section (docs/configuration.md); times in seconds. */
 export interface AiSection {
   default_provider?: string;
   timeout?: number;
@@ -132,7 +132,7 @@ export interface AiSection {
   max_batch_inputs?: number;
 }
 
-/** Seed 001 section 2.2. */
+/** One `providers:` entry (docs/configuration.md). */
 export interface ProviderSection {
   kind?: ProviderKind;
   url?: string;
@@ -174,7 +174,7 @@ export interface StoreOptionsSection {
   table?: string;
 }
 
-/** The seed's option names, spelled as the seed spells them, plus DECISIONS.md A1-A8 extras. */
+/** The `auth:` option names as docs/auth.md spells them, plus the extras of docs/decisions.md A1-A8. */
 export interface AuthSection {
   jwt_secret?: string;
   jwt_public_key?: string;

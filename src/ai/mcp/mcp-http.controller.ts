@@ -1,5 +1,5 @@
 /**
- * Streamable HTTP for MCP (seed 001 sections 1.9, 5.6; DECISIONS.md B7), on the SDK's transport. Tollgate
+ * Streamable HTTP for MCP (docs/search-agent-mcp.md; docs/decisions.md B7), on the SDK's transport. Tollgate
  * owns the session layer so its state can live in a shared store: each request gets a fresh SDK server
  * and a stateless transport, and this endpoint checks, in order: Origin allow-list (403), bearer token or
  * AuthModule's context (401), body size (413), session id (400 when missing, 404 when unknown, expired or
