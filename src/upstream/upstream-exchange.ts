@@ -325,9 +325,9 @@ export class StreamExchange extends UpstreamExchange implements AsyncIterableIte
     this.waiter = undefined;
     this.next().then(waiter.resolve, waiter.reject);
   }
-
 }
 
+/** An error body is read only for a code: one that does not parse counts as no body. */
 function tryParseJson(raw: string): unknown {
   try {
     return JSON.parse(raw);
