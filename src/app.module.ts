@@ -2,7 +2,6 @@ import { type DynamicModule, Logger, Module, type OnApplicationShutdown, type Ty
 import { EventEmitterModule } from '@nestjs/event-emitter';
 import { AiModule } from './ai/ai.module';
 import { McpModule } from './ai/mcp/mcp.module';
-import type { AuthModuleOptions } from './auth/auth-module-options.interface';
 import { AuthModule } from './auth/auth.module';
 import { serverAuthModuleOptions } from './config/auth-config.mapper';
 import { TollgateConfigModule } from './config/config.module';
@@ -27,7 +26,7 @@ export class AppModule implements OnApplicationShutdown {
     if (config.mcp.enabled) imports.push(McpModule.forRoot(config.mcp, ai));
     const controllers: Type[] = [HealthController];
     const providers: Type[] = [ReadinessService, AiReadiness];
-    // The guard is mounted only when an auth: section or JWT_SECRET configures it (DECISIONS.md B3).
+    // The guard is mounted only when an auth: section or JWT_SECRET configures it (docs/decisions.md B3).
     if (config.auth) {
       imports.push(AuthModule.forRoot(serverAuthModuleOptions(config)));
       controllers.push(AuthContextController);

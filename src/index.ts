@@ -76,8 +76,8 @@ export {
   UnknownProviderError,
   CapabilityNotSupportedError,
 } from './ai/errors';
-export { ApiExceptionFilter } from './ai/http/api-exception.filter';
-export { installRequestIdHeader, requestIdAdapterOptions } from './ai/http/request-id';
+export { ApiExceptionFilter } from './http/api-exception.filter';
+export { installRequestIdHeader, requestIdAdapterOptions } from './http/request-id';
 export {
   SearchService,
   WEB_SEARCH_TOOL,

@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CONFIG_SCHEMA_ID } from '../src/config/config-schema.validator';
+import { CONFIG_SCHEMA_MODELINE } from '../src/config/config-schema.validator';
 import { type OpenAiEmulator, UPSTREAM_MARKER, vectorFor } from './emulators/openai-emulator';
 import { buildDistIfStale, expectNoLeak, runCli } from './support/cli-run';
 import { OpenAiPair } from './support/openai-pair';
@@ -206,7 +206,7 @@ describe('tollgate config with the AI sections', () => {
   it('config example starts with the schema line and documents providers, ai, prompts and api', async () => {
     const run = await tollgate(['config', 'example'], {});
     expect(run.status).toBe(0);
-    expect(run.stdout.split('\n')[0]).toBe(`# yaml-language-server: $schema=${CONFIG_SCHEMA_ID}`);
+    expect(run.stdout.split('\n')[0]).toBe(CONFIG_SCHEMA_MODELINE);
     for (const section of ['ai:', 'providers:', 'prompts:', 'api:']) expect(run.stdout).toMatch(new RegExp(`^${section}`, 'm'));
   });
 

@@ -5,7 +5,7 @@
  */
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createHmac } from 'node:crypto';
-import { packageVersion } from '../src/config/packaged-files';
+import { packageVersion } from '../src/common/packaged-files';
 import { startEmulator } from './emulators/emulator-server';
 import { type OpenAiEmulator, UPSTREAM_MARKER, vectorFor } from './emulators/openai-emulator';
 import { OpenAiPair } from './support/openai-pair';

@@ -434,7 +434,7 @@ describe('host app: AuthModule.forRootAsync with global guards', () => {
     });
   });
 
-  describe('401 responses (DECISIONS.md A6)', () => {
+  describe('401 responses (docs/decisions.md A6)', () => {
     it('no token: default body with code, WWW-Authenticate: Bearer, Cache-Control: no-store, no detail', async () => {
       const res = await inject(app, '/api/v1/north/whoami', { host: HOST, 'x-org-id': 'acme-co' });
       expect(res.status).toBe(401);
@@ -485,7 +485,7 @@ describe('host app: AuthModule.forRootAsync with global guards', () => {
     });
   });
 
-  describe('tenant checks (DECISIONS.md A5) and their order', () => {
+  describe('tenant checks (docs/decisions.md A5) and their order', () => {
     const forbidden = (code: string) => ({ error: 'Access denied', status: 403, code });
 
     it('subdomain: the Host header decides, case-insensitively and without the port', async () => {

@@ -21,7 +21,7 @@ import { generationKey, generationTokenKey, grantScope, permissionEntryKey } fro
 import { RbacService } from '../src/auth/rbac/rbac.service';
 
 /**
- * RBAC over HTTP through the real AuthModule (seed 4.2, 4.3 and section 3) for every store kind, on the real servers.
+ * RBAC over HTTP through the real AuthModule (docs/auth.md) for every store kind, on the real servers.
  * Isolation on shared servers: a record key unique to this run (the permission-cache generation is
  * scoped by it) and a Postgres table of its own.
  */
@@ -267,7 +267,7 @@ describe.each(storeConfigs)('RBAC over HTTP with %s stores', (kind, config) => {
     expect(response.status).toBe(401);
   });
 
-  describe('permission cache states (seed section 3)', () => {
+  describe('permission cache states (docs/auth.md)', () => {
     const path = '/api/v1/acme/reports';
 
     it('absent -> cached: a grant is stored with the current time; a denial is not', async () => {

@@ -1,13 +1,13 @@
 import type { AgentModuleOptions } from './agent/agent-module-options.interface';
 import type { DocumentBounds } from './documents/document-source.interface';
-import type { ApiAuthHook } from './http/api-auth.guard';
+import type { ApiAuthHook } from '../http/api-auth.guard';
 import type { PromptTemplateSet } from './prompts/prompt-templates';
 import type { ProviderSettings } from './providers/ai-provider.interface';
 import type { SearchModuleOptions } from './tools/search.service';
 
 /**
  * Options of `AiModule.forRoot()`. Tollgate's server builds them from the configuration file; a host app
- * can pass them directly. Times are milliseconds; unset values take DECISIONS.md B1-B3 defaults.
+ * can pass them directly. Times are milliseconds; unset values take docs/decisions.md B1-B3 defaults.
  */
 export interface AiModuleOptions {
   /** Registrations in fallback order; names must be unique. */

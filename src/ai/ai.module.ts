@@ -5,13 +5,14 @@ import { AgentService } from './agent/agent.service';
 import type { JsonlAuditSink } from './agent/jsonl-audit-sink';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { AI_MODULE_OPTIONS } from './ai.constants';
+import { AI_DEFAULTS } from './ai.defaults';
 import type { AiModuleOptions } from './ai-module-options.interface';
 import { AiClient } from './client/ai-client';
 import type { AiClientOptions } from './client/ai-client.options';
 import { ProviderRegistry } from './client/provider-registry';
 import { DEFAULT_DOCUMENT_BOUNDS } from './documents/document-source.interface';
 import { DOCUMENT_BOUNDS } from './documents/documents.constants';
-import { API_AUTH_OPTIONS, ApiAuthGuard, type ApiAuthOptions } from './http/api-auth.guard';
+import { API_AUTH_OPTIONS, ApiAuthGuard, type ApiAuthOptions } from '../http/api-auth.guard';
 import { OpenAiCompatController } from './http/openai/openai-compat.controller';
 import { V1InfoController } from './http/v1-info.controller';
 import { V1OperationsController } from './http/v1-operations.controller';
@@ -20,23 +21,24 @@ import { DEFAULT_EXCLUDED_CONTEXT_FIELDS } from './prompts/context-rendering';
 import { DEFAULT_PROMPT_TEMPLATES } from './prompts/prompt-templates';
 import { SearchService } from './tools/search.service';
 
-/** Defaults of DECISIONS.md B1-B3, in milliseconds. */
-const DEFAULTS = { retryAttempts: 3, retryDelayMs: 1000, healthCacheMs: 5000, maxBatchInputs: 32 };
-
 export function toClientOptions(options: AiModuleOptions): AiClientOptions {
   const names = options.providers.map((p) => p.name);
   return {
-    defaultProvider: options.defaultProvider ?? (names.includes('ollama') ? 'ollama' : (names[0] ?? 'ollama')),
-    retry: { retries: options.retryAttempts ?? DEFAULTS.retryAttempts, baseDelayMs: options.retryDelayMs ?? DEFAULTS.retryDelayMs },
-    fallback: { enabled: options.enableFallback ?? true, providers: options.fallbackProviders },
+    defaultProvider:
+      options.defaultProvider ?? (names.includes(AI_DEFAULTS.defaultProvider) ? AI_DEFAULTS.defaultProvider : (names[0] ?? AI_DEFAULTS.defaultProvider)),
+    retry: {
+      retries: options.retryAttempts ?? AI_DEFAULTS.retryAttempts,
+      baseDelayMs: options.retryDelayMs ?? AI_DEFAULTS.retryDelayMs,
+    },
+    fallback: { enabled: options.enableFallback ?? AI_DEFAULTS.enableFallback, providers: options.fallbackProviders },
     prompts: { ...DEFAULT_PROMPT_TEMPLATES, providers: {}, ...options.prompts },
     context: {
       excludedFields: options.excludedContextFields ?? DEFAULT_EXCLUDED_CONTEXT_FIELDS,
       sensitiveKeys: options.sensitiveKeys ?? [],
     },
     sensitiveKeys: options.sensitiveKeys ?? [],
-    limits: { maxBatchInputs: options.maxBatchInputs ?? DEFAULTS.maxBatchInputs },
-    healthCacheMs: options.healthCacheMs ?? DEFAULTS.healthCacheMs,
+    limits: { maxBatchInputs: options.maxBatchInputs ?? AI_DEFAULTS.maxBatchInputs },
+    healthCacheMs: options.healthCacheMs ?? AI_DEFAULTS.healthCacheMs,
   };
 }
 

@@ -1,7 +1,7 @@
 /**
- * Typed errors of the AI gateway (seed 001 section 7, DECISIONS.md B4). Messages are written by Tollgate
- * and never carry upstream bodies, parser messages or internal hosts. `type` is the snake_case value
- * used in the REST error envelope.
+ * Typed errors of the AI gateway (docs/decisions.md B4; docs/operations.md gives the status of each).
+ * Messages are written by Tollgate and never carry upstream bodies, parser messages or internal hosts.
+ * `type` is the snake_case value used in the REST error envelope.
  */
 export class TollgateError extends Error {
   readonly type: string = 'internal_error';
@@ -78,12 +78,12 @@ export class CapabilityNotSupportedError extends TollgateError {
   override readonly type: string = 'capability_not_supported';
 }
 
-/** Retries apply to these only (DECISIONS.md B2). */
+/** Retries apply to these only (docs/decisions.md B2). */
 export function isRetryable(error: unknown): boolean {
   return error instanceof ConnectionError || error instanceof RateLimitError;
 }
 
-/** Fallback applies to these only (DECISIONS.md B2). */
+/** Fallback applies to these only (docs/decisions.md B2). */
 export function isFallbackEligible(error: unknown): boolean {
   return (
     error instanceof ConnectionError ||

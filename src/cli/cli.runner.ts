@@ -1,6 +1,6 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { CommandFactory } from 'nest-commander';
-import { packageVersion } from '../config/packaged-files';
+import { packageVersion } from '../common/packaged-files';
 import { EXIT_OK, reportCliError } from './cli.errors';
 import { CliModule } from './cli.module';
 import { CliProgram } from './cli-program';

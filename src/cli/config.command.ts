@@ -1,6 +1,6 @@
 import { Command, CommandRunner, SubCommand } from 'nest-commander';
 import { CONFIG_SCHEMA_ID } from '../config/config-schema.validator';
-import { readPackagedFile } from '../config/packaged-files';
+import { readPackagedFile } from '../common/packaged-files';
 import { checkServerStart } from '../config/server-start-checks';
 import { UsageError } from './cli.errors';
 import { CliConfigService } from './cli-config.service';

@@ -4,7 +4,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { createAgentService, createAuditSink } from '../ai/agent/agent.providers';
 import { createMcpServer } from '../ai/mcp/mcp-tools';
 import { SearchService } from '../ai/tools/search.service';
-import { packageVersion } from '../config/packaged-files';
+import { packageVersion } from '../common/packaged-files';
 import { AiCommand, type AiCommandOptions } from './ai-command.base';
 import { UsageError } from './cli.errors';
 import { localUser } from './local-user';

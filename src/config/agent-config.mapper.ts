@@ -5,11 +5,10 @@
 import { isAbsolute, resolve, dirname } from 'node:path';
 import { resolveAgentLimits, type AgentLimits } from '../ai/agent/agent-limits';
 import { DEFAULT_MCP_SETTINGS, type McpSettings } from '../ai/mcp/mcp-settings';
-import type { AiConfigContext } from './ai-config.mapper';
 import { ConfigError } from './config.error';
-import type { ConfigDocument } from './config.types';
+import type { ConfigDocument, ConfigSource } from './config.types';
 
-export function toAgentSettings(document: ConfigDocument, context: AiConfigContext): { limits: AgentLimits; auditLog?: string } {
+export function toAgentSettings(document: ConfigDocument, context: ConfigSource): { limits: AgentLimits; auditLog?: string } {
   const agent = document.agent ?? {};
   let limits: AgentLimits;
   try {

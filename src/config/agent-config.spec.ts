@@ -18,7 +18,7 @@ describe('agent and mcp configuration', () => {
     return loadConfig({ cwd: dir, configPath: 'tollgate.yaml', env });
   };
 
-  it('defaults: DECISIONS.md B3 agent bounds, no audit log, MCP off on /mcp with token auth and memory sessions', () => {
+  it('defaults: docs/decisions.md B3 agent bounds, no audit log, MCP off on /mcp with token auth and memory sessions', () => {
     const config = load('version: 1\n');
     expect(config.ai.agent).toEqual({ limits: DEFAULT_AGENT_LIMITS });
     expect(config.mcp).toEqual(DEFAULT_MCP_SETTINGS);

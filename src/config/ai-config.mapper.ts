@@ -4,6 +4,7 @@
  * are checked here, with the key in the message.
  */
 import { dirname, resolve } from 'node:path';
+import { AI_DEFAULTS } from '../ai/ai.defaults';
 import { PROVIDER_KINDS, type ProviderKind, type ProviderSettings } from '../ai/providers/ai-provider.interface';
 import { DEFAULT_EXCLUDED_CONTEXT_FIELDS } from '../ai/prompts/context-rendering';
 import {
@@ -14,29 +15,21 @@ import {
   PromptTemplatesFileError,
 } from '../ai/prompts/prompt-templates';
 import { ConfigError } from './config.error';
-import type { AiSettings, ConfigDocument, PromptTemplatesSection, ProviderSection } from './config.types';
+import type { AiSettings, ConfigDocument, ConfigSource, PromptTemplatesSection, ProviderSection } from './config.types';
 import { toDocumentBounds, toSearchSettings } from './search-config.mapper';
 import { toAgentSettings } from './agent-config.mapper';
 
-/** DECISIONS.md B1 and B3. */
+/** The gateway's defaults in the units of the `ai:` section, which counts time in seconds. */
 export const DEFAULT_AI_SETTINGS = Object.freeze({
-  timeoutSeconds: 30,
-  retryAttempts: 3,
-  retryDelaySeconds: 1,
-  defaultProvider: 'ollama',
-  healthCacheSeconds: 5,
-  maxBatchInputs: 32,
+  timeoutSeconds: AI_DEFAULTS.timeoutMs / 1000,
+  retryAttempts: AI_DEFAULTS.retryAttempts,
+  retryDelaySeconds: AI_DEFAULTS.retryDelayMs / 1000,
+  defaultProvider: AI_DEFAULTS.defaultProvider,
+  healthCacheSeconds: AI_DEFAULTS.healthCacheMs / 1000,
+  maxBatchInputs: AI_DEFAULTS.maxBatchInputs,
 });
 
-export interface AiConfigContext {
-  /** Label of the configuration source, for messages. */
-  source: string;
-  /** The configuration file's absolute path, when there is one (prompts.file is relative to it). */
-  filePath?: string;
-  cwd: string;
-}
-
-export function toAiSettings(document: ConfigDocument, context: AiConfigContext): AiSettings {
+export function toAiSettings(document: ConfigDocument, context: ConfigSource): AiSettings {
   const problems: string[] = [];
   const ai = document.ai ?? {};
   const timeoutSeconds = ai.timeout ?? DEFAULT_AI_SETTINGS.timeoutSeconds;
@@ -46,7 +39,7 @@ export function toAiSettings(document: ConfigDocument, context: AiConfigContext)
     const settings = toProviderSettings(name, section, timeoutSeconds, problems);
     if (settings) providers.push(settings);
   }
-  // Nothing configured: the local model server at its default address (DECISIONS.md B1).
+  // Nothing configured: the local model server at its default address (docs/decisions.md B1).
   if (providers.length === 0 && document.providers === undefined) {
     providers.push({ name: 'ollama', kind: 'ollama', timeoutMs: timeoutSeconds * 1000 });
   }
@@ -75,7 +68,7 @@ export function toAiSettings(document: ConfigDocument, context: AiConfigContext)
     defaultProvider: defaultProvider ?? DEFAULT_AI_SETTINGS.defaultProvider,
     retryAttempts: ai.retry_attempts ?? DEFAULT_AI_SETTINGS.retryAttempts,
     retryDelayMs: Math.round((ai.retry_delay ?? DEFAULT_AI_SETTINGS.retryDelaySeconds) * 1000),
-    enableFallback: ai.enable_fallback ?? true,
+    enableFallback: ai.enable_fallback ?? AI_DEFAULTS.enableFallback,
     ...(ai.fallback_providers ? { fallbackProviders: ai.fallback_providers } : {}),
     sensitiveKeys: ai.sensitive_keys ?? [],
     excludedContextFields: ai.excluded_context_fields ?? [...DEFAULT_EXCLUDED_CONTEXT_FIELDS],
@@ -113,7 +106,7 @@ function toProviderSettings(name: string, section: ProviderSection, timeoutSecon
 }
 
 /** Built-in templates, then the file, then the inline keys (per provider likewise). */
-function toPromptTemplateSet(document: ConfigDocument, context: AiConfigContext, problems: string[]): PromptTemplateSet | undefined {
+function toPromptTemplateSet(document: ConfigDocument, context: ConfigSource, problems: string[]): PromptTemplateSet | undefined {
   const section = document.prompts ?? {};
   const set: PromptTemplateSet = { ...DEFAULT_PROMPT_TEMPLATES, providers: {} };
   if (section.file !== undefined) {

@@ -1,19 +1,19 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import schema from '../../config/tollgate.schema.json';
 import { DEFAULT_SERVER_CONFIG } from './config.defaults';
 import { resolveReferences } from './config-references';
-import { CONFIG_SCHEMA_ID, formatProblem, validateDocument } from './config-schema.validator';
+import { CONFIG_SCHEMA_ID, CONFIG_SCHEMA_MODELINE, formatProblem, validateDocument } from './config-schema.validator';
 import { loadConfig } from './config.loader';
-import { readPackagedFile } from './packaged-files';
+import { packageRoot, readPackagedFile } from '../common/packaged-files';
 import { checkServerStart } from './server-start-checks';
 
 describe('packaged configuration files', () => {
   it('the example starts with the schema reference line and validates as printed, with no environment', () => {
     const text = readPackagedFile('config/tollgate.example.yaml');
-    expect(text.split('\n')[0]).toBe(`# yaml-language-server: $schema=${CONFIG_SCHEMA_ID}`);
+    expect(text.split('\n')[0]).toBe(CONFIG_SCHEMA_MODELINE);
     const { value, problems } = resolveReferences(parse(text), {});
     expect(problems).toEqual([]);
     expect(validateDocument(value).map(formatProblem)).toEqual([]);
@@ -48,7 +48,12 @@ describe('packaged configuration files', () => {
     }).toEqual(DEFAULT_SERVER_CONFIG);
   });
 
-  it('has a stable absolute $id', () => {
-    expect(CONFIG_SCHEMA_ID).toMatch(/^https:\/\/[^/]+\/.+\.json$/);
+  it('names itself by a URN, not by an address on a domain the project does not own', () => {
+    expect(CONFIG_SCHEMA_ID).toBe('urn:tollgate:config:v1');
+  });
+
+  it("the example's schema line names the packaged schema beside it", () => {
+    const schemaPath = CONFIG_SCHEMA_MODELINE.split('$schema=')[1];
+    expect(existsSync(join(packageRoot(), 'config', schemaPath))).toBe(true);
   });
 });

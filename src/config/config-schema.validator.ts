@@ -3,8 +3,13 @@ import addFormats from 'ajv-formats';
 import schema from '../../config/tollgate.schema.json';
 import { formatKeyPath } from './config.error';
 
-/** The packaged schema's `$id`: the URL editors use through the `# yaml-language-server: $schema=` line. */
+/** The packaged schema's `$id`, a name rather than an address: `config validate` reports it. */
 export const CONFIG_SCHEMA_ID: string = schema.$id;
+/**
+ * The example's first line: editors resolve the path from the YAML file, and the packaged example sits
+ * beside the schema (config/ in the package and in the image).
+ */
+export const CONFIG_SCHEMA_MODELINE = '# yaml-language-server: $schema=./tollgate.schema.json';
 
 let compiled: ValidateFunction | undefined;
 

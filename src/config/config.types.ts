@@ -6,8 +6,6 @@ import type { SearchModuleOptions } from '../ai/tools/search.service';
 import type { VectorStoreSettings } from '../ai/vector/vector-store.interface';
 import type { AgentLimits } from '../ai/agent/agent-limits';
 import type { McpSettings } from '../ai/mcp/mcp-settings';
-import type { LogsSection } from '../observability/logging';
-import type { MetricsSection } from '../observability/metrics-settings';
 import type { LimitsSettings } from '../limits/limits-settings';
 
 /**
@@ -33,7 +31,7 @@ export interface ConfigDocument {
   limits?: LimitsSection;
 }
 
-/** One search tool (seed 001 section 2.3); which keys apply depends on `kind`. */
+/** One search tool (docs/configuration.md); which keys apply depends on `kind`. */
 export interface ToolSection {
   kind?: 'searxng' | 'searchapi' | 'group';
   url?: string;
@@ -120,7 +118,7 @@ export interface VectorSection {
   max_limit?: number;
 }
 
-/** Seed 001 section 2.1 plus DECISIONS.md B2/B3 settings; times in seconds as the seed gives them. */
+/** The `ai:` section (docs/configuration.md); times in seconds. */
 export interface AiSection {
   default_provider?: string;
   timeout?: number;
@@ -134,7 +132,7 @@ export interface AiSection {
   max_batch_inputs?: number;
 }
 
-/** Seed 001 section 2.2. */
+/** One `providers:` entry (docs/configuration.md). */
 export interface ProviderSection {
   kind?: ProviderKind;
   url?: string;
@@ -176,7 +174,7 @@ export interface StoreOptionsSection {
   table?: string;
 }
 
-/** The seed's option names, spelled as the seed spells them, plus DECISIONS.md A1-A8 extras. */
+/** The `auth:` option names as docs/auth.md spells them, plus the extras of docs/decisions.md A1-A8. */
 export interface AuthSection {
   jwt_secret?: string;
   jwt_public_key?: string;
@@ -272,6 +270,27 @@ export interface TollgateConfig {
   limits: LimitsSettings;
   /** The merged document, for sections whose modules map them themselves. */
   document: ConfigDocument;
+}
+
+/** The `metrics:` section as written in YAML. */
+export interface MetricsSection {
+  enabled?: boolean;
+  token?: string;
+}
+
+/** The `logs:` section as written in YAML. */
+export interface LogsSection {
+  /** One access line per completed request (default true). */
+  requests?: boolean;
+}
+
+/** Where a configuration comes from: files it names (prompts.file, agent.audit_log, a pglite data_dir) are relative to it. */
+export interface ConfigSource {
+  /** Label of the configuration source, for messages. */
+  source: string;
+  /** The configuration file's absolute path, when there is one. */
+  filePath?: string;
+  cwd: string;
 }
 
 /** One value given outside the file: an environment variable or a command-line flag. */

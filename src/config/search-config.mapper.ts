@@ -10,9 +10,8 @@ import { TollgateError } from '../ai/errors';
 import { SEARCH_DEFAULTS, type SearchToolSettings } from '../ai/tools/search-tool.interface';
 import { checkToolUrl } from '../ai/tools/tool-url-guard';
 import type { VectorStoreSettings } from '../ai/vector/vector-store.interface';
-import type { AiConfigContext } from './ai-config.mapper';
 import { ConfigError } from './config.error';
-import type { ConfigDocument, ToolSection } from './config.types';
+import type { ConfigDocument, ConfigSource, ToolSection } from './config.types';
 
 /** Where `tollgate vector` keeps its embedded database when the configuration names no data_dir. */
 export const DEFAULT_VECTOR_DATA_DIR = '.tollgate/vector';
@@ -128,7 +127,7 @@ export function toDocumentBounds(document: ConfigDocument): DocumentBounds {
 }
 
 /** pglite's data_dir is relative to the configuration file; without one, .tollgate/vector in the working directory. */
-export function toVectorSettings(document: ConfigDocument, context: AiConfigContext): VectorStoreSettings {
+export function toVectorSettings(document: ConfigDocument, context: ConfigSource): VectorStoreSettings {
   const vector = document.vector ?? {};
   const backend = vector.backend ?? 'pglite';
   const problems: string[] = [];

@@ -1,5 +1,5 @@
 /**
- * Search-tool registration from the environment (seed 001 section 2.3): SEARXNG_URL registers a searxng
+ * Search-tool registration from the environment (docs/getting-started.md): SEARXNG_URL registers a searxng
  * tool named `web_search`, or sets the URL of a `web_search` entry the YAML already has.
  * SEARXNG_ALLOW_PRIVATE_NETWORK=true lets that URL be a loopback or private address (a local instance).
  */

@@ -1,6 +1,6 @@
 import { type ExecutionContext, Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import type { ApiTokenLimiter } from '../ai/http/api-auth.guard';
+import type { ApiTokenLimiter } from '../http/api-auth.guard';
 import { RateLimiter } from './rate-limiter';
 
 /**

@@ -1,6 +1,6 @@
 import { type DynamicModule, Module, type Provider } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import { API_TOKEN_LIMITER } from '../ai/http/api-auth.guard';
+import { API_TOKEN_LIMITER } from '../http/api-auth.guard';
 import { ApiTokenRateLimiter } from './api-token-rate-limiter';
 import { LIMITS_SETTINGS, LIMITS_STORAGE } from './limits.constants';
 import { type LimitsSettings, hasLimits } from './limits-settings';

@@ -4,12 +4,6 @@ import type { LoggerService } from '@nestjs/common';
 import pino, { destination as pinoDestination, type DestinationStream, type Level, type Logger as Pino } from 'pino';
 import type { TollgateConfig } from '../config/config.types';
 
-/** The `logs:` section as written in YAML. */
-export interface LogsSection {
-  /** One access line per completed request (default true). */
-  requests?: boolean;
-}
-
 /**
  * Where the server's JSON log lines go: stdout by default; `false` silences them (tests). `requests: false`
  * drops the per-request access line.

@@ -1,11 +1,5 @@
 import type { ConfigDocument } from '../config/config.types';
 
-/** The `metrics:` section as written in YAML. */
-export interface MetricsSection {
-  enabled?: boolean;
-  token?: string;
-}
-
 export interface MetricsSettings {
   /** Serve GET /metrics (Prometheus text format). */
   enabled: boolean;

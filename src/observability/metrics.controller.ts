@@ -1,7 +1,7 @@
 import { Controller, Get, Header, Headers, Inject, Res, UnauthorizedException } from '@nestjs/common';
 import { ApiOperation } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { bearerTokenMatches, SkipApiAuth } from '../ai/http/api-auth.guard';
+import { bearerTokenMatches, SkipApiAuth } from '../http/api-auth.guard';
 import { SkipAuth } from '../auth/auth.decorators';
 import { MetricsService } from './metrics.service';
 import type { MetricsSettings } from './metrics-settings';

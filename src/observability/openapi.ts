@@ -3,7 +3,7 @@ import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swag
 import { validationMetadatasToSchemas } from 'class-validator-jsonschema';
 import { createReadStream } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { packageVersion } from '../config/packaged-files';
+import { packageVersion } from '../common/packaged-files';
 
 export const OPENAPI_UI_PATH = '/docs';
 export const OPENAPI_JSON_PATH = '/docs-json';

@@ -3,7 +3,7 @@ import { AiClient } from '../ai/client/ai-client';
 import { ReadinessService } from './readiness.service';
 
 /**
- * Ready when at least one provider is ready (DECISIONS.md B3). Health results are reused for the
+ * Ready when at least one provider is ready (docs/decisions.md B3). Health results are reused for the
  * configured cache time, so probes never fan out into provider calls.
  */
 @Injectable()

@@ -3,7 +3,7 @@ import { ModuleRef } from '@nestjs/core';
 import { RbacService } from '../auth/rbac/rbac.service';
 import { ReadinessService } from './readiness.service';
 
-/** With RBAC on, the server is ready only when both stores answer and the record is valid (DECISIONS.md A8). */
+/** With RBAC on, the server is ready only when both stores answer and the record is valid (docs/decisions.md A8). */
 @Injectable()
 export class AuthReadiness implements OnModuleInit {
   constructor(

@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import { Logger } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { errorEnvelope } from '../ai/http/api-error';
+import { errorEnvelope } from '../http/api-error';
 
 export interface GracefulShutdownOptions {
   /** How long in-flight requests (streams included) may run after the signal before their connections are cut. */

@@ -1,8 +1,8 @@
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { ApiExceptionFilter } from '../ai/http/api-exception.filter';
-import { installRequestIdHeader, requestIdAdapterOptions } from '../ai/http/request-id';
+import { ApiExceptionFilter } from '../http/api-exception.filter';
+import { installRequestIdHeader, requestIdAdapterOptions } from '../http/request-id';
 import type { TollgateConfig } from '../config/config.types';
 import { installGracefulShutdown } from './graceful-shutdown';
 import { useDepthLimitedJsonParser } from './json-body-parser';

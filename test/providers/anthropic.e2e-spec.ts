@@ -2,60 +2,37 @@ import {
   ANTHROPIC_DEFAULT_MAX_TOKENS,
   ANTHROPIC_VERSION,
   AnthropicProvider,
-} from '../../src/ai/providers/anthropic.provider';
-import { createProvider } from '../../src/ai/providers/provider-factory';
-import type { ProviderSettings } from '../../src/ai/providers/ai-provider.interface';
+} from '../../src/ai/providers/anthropic/anthropic.provider';
 import {
   AuthenticationError,
   CapabilityNotSupportedError,
-  ConnectionError,
   InvalidRequestError,
   InvalidResponseError,
   ModelNotAvailableError,
   ProviderError,
   RateLimitError,
-  TimeoutError,
   TollgateError,
 } from '../../src/ai/errors';
 import {
   ANTHROPIC_BODY_MARKER,
   ANTHROPIC_EMULATOR_KEY,
-  AnthropicEmulator,
   anthropicError,
   startAnthropicEmulator,
 } from '../emulators/anthropic-emulator';
-import { collect, expectSanitized, trackedProviders } from '../support/provider-specs';
+import { collect, expectSanitized } from '../support/provider-specs';
+import { describeSharedProviderBehaviour, providerSuite } from '../support/provider-suite';
 
 describe('AnthropicProvider against the Anthropic emulator', () => {
-  let emulator: AnthropicEmulator;
-  const providers = trackedProviders<AnthropicProvider>();
-
-  const create = (overrides: Partial<ProviderSettings> = {}): AnthropicProvider =>
-    providers.track(
-      new AnthropicProvider({
-        name: 'anthropic',
-        kind: 'anthropic',
-        url: emulator.url,
-        apiKey: ANTHROPIC_EMULATOR_KEY,
-        timeoutMs: 2000,
-        ...overrides,
-      }),
-    );
-
-  /** What no error message may carry: the emulator's body and the key. */
-  const secrets = [ANTHROPIC_BODY_MARKER, ANTHROPIC_EMULATOR_KEY];
-
-  const ask = { messages: [{ role: 'user' as const, content: 'Hi' }] };
-
-  beforeAll(async () => {
-    emulator = await startAnthropicEmulator();
+  const suite = providerSuite({
+    start: () => startAnthropicEmulator(),
+    build: (settings) => new AnthropicProvider(settings),
+    settings: (emulator) => ({ name: 'anthropic', kind: 'anthropic', url: emulator.url, apiKey: ANTHROPIC_EMULATOR_KEY, timeoutMs: 2000 }),
+    secrets: [ANTHROPIC_BODY_MARKER, ANTHROPIC_EMULATOR_KEY],
+    resetOptions: (emulator) => {
+      emulator.options.streamError = undefined;
+    },
   });
-  afterEach(async () => {
-    emulator.server.reset();
-    emulator.options.streamError = undefined;
-    await providers.closeAll();
-  });
-  afterAll(() => emulator.close());
+  const { create, secrets, ask } = suite;
 
   describe('generate', () => {
     it('puts system messages in the top-level system field and applies the max_tokens default', async () => {
@@ -74,7 +51,7 @@ describe('AnthropicProvider against the Anthropic emulator', () => {
         finishReason: 'end_turn',
         usage: { inputTokens: expect.any(Number), outputTokens: 5, totalTokens: expect.any(Number) },
       });
-      const sent = emulator.server.requestsTo('/v1/messages');
+      const sent = suite.emulator.server.requestsTo('/v1/messages');
       expect(sent).toHaveLength(1);
       expect(sent[0].headers['x-api-key']).toBe(ANTHROPIC_EMULATOR_KEY);
       expect(sent[0].headers['anthropic-version']).toBe(ANTHROPIC_VERSION);
@@ -102,7 +79,7 @@ describe('AnthropicProvider against the Anthropic emulator', () => {
         topP: 0.9,
         stop: ['END'],
       });
-      expect(emulator.server.lastRequest?.body).toEqual({
+      expect(suite.emulator.server.lastRequest?.body).toEqual({
         model: 'claude-opus-4-1',
         max_tokens: 50,
         messages: [{ role: 'user', content: 'Hi' }],
@@ -120,7 +97,7 @@ describe('AnthropicProvider against the Anthropic emulator', () => {
           { role: 'user', content: 'Hi' },
         ],
       });
-      const body = emulator.server.lastRequest?.body as Record<string, unknown>;
+      const body = suite.emulator.server.lastRequest?.body as Record<string, unknown>;
       expect(body.system).toBe('One.\n\nTwo.');
       expect(body.model).toBe('claude-haiku-4-5');
     });
@@ -131,7 +108,7 @@ describe('AnthropicProvider against the Anthropic emulator', () => {
         InvalidRequestError,
         secrets,
       );
-      expect(emulator.server.requests).toHaveLength(0);
+      expect(suite.emulator.server.requests).toHaveLength(0);
     });
 
     it('streams text deltas and one final chunk', async () => {
@@ -149,14 +126,14 @@ describe('AnthropicProvider against the Anthropic emulator', () => {
         finishReason: 'end_turn',
         usage: { inputTokens: expect.any(Number), outputTokens: 5, totalTokens: expect.any(Number) },
       });
-      expect(emulator.server.lastRequest?.body).toMatchObject({ stream: true, max_tokens: 10 });
-      expect(emulator.server.lastRequest?.headers.accept).toBe('text/event-stream');
+      expect(suite.emulator.server.lastRequest?.body).toMatchObject({ stream: true, max_tokens: 10 });
+      expect(suite.emulator.server.lastRequest?.headers.accept).toBe('text/event-stream');
     });
 
     it('refuses a stream that ends before message_stop, or a malformed event', async () => {
-      emulator.server.inject({ kind: 'status', status: 200, body: 'event: ping\ndata: {"type":"ping"}\n\n' });
+      suite.emulator.server.inject({ kind: 'status', status: 200, body: 'event: ping\ndata: {"type":"ping"}\n\n' });
       await expectSanitized(collect(create().generateStream(ask)), InvalidResponseError, secrets);
-      emulator.server.inject({
+      suite.emulator.server.inject({
         kind: 'status',
         status: 200,
         body: `event: message_start\ndata: {${ANTHROPIC_BODY_MARKER}\n\n`,
@@ -165,7 +142,7 @@ describe('AnthropicProvider against the Anthropic emulator', () => {
     });
 
     it('turns a mid-stream overloaded error event into a ProviderError', async () => {
-      emulator.options.streamError = 'overloaded_error';
+      suite.emulator.options.streamError = 'overloaded_error';
       const error = await expectSanitized(collect(create().generateStream(ask)), ProviderError, secrets);
       expect(error.status).toBe(529);
     });
@@ -176,7 +153,7 @@ describe('AnthropicProvider against the Anthropic emulator', () => {
       const provider = create();
       expect(provider.capabilities).toMatchObject({ generate: true, embeddings: false, batchEmbeddings: false });
       await expectSanitized(provider.embed(), CapabilityNotSupportedError, secrets);
-      expect(emulator.server.requests).toHaveLength(0);
+      expect(suite.emulator.server.requests).toHaveLength(0);
     });
   });
 
@@ -188,7 +165,7 @@ describe('AnthropicProvider against the Anthropic emulator', () => {
         { id: 'claude-haiku-4-5', provider: 'anthropic' },
         { id: 'claude-opus-4-1', provider: 'anthropic' },
       ]);
-      expect(emulator.server.lastRequest?.query.get('limit')).toBe('1000');
+      expect(suite.emulator.server.lastRequest?.query.get('limit')).toBe('1000');
     });
 
     it('follows has_more with after_id', async () => {
@@ -203,7 +180,7 @@ describe('AnthropicProvider against the Anthropic emulator', () => {
     });
 
     it('rejects a list without data as an invalid response', async () => {
-      emulator.server.inject({ kind: 'status', status: 200, body: { models: [] } });
+      suite.emulator.server.inject({ kind: 'status', status: 200, body: { models: [] } });
       await expectSanitized(create().listModels(), InvalidResponseError, secrets);
     });
   });
@@ -219,7 +196,7 @@ describe('AnthropicProvider against the Anthropic emulator', () => {
         ready: true,
         model: 'claude-sonnet-4-5',
       });
-      expect(emulator.server.lastRequest?.path).toBe('/v1/models/claude-sonnet-4-5');
+      expect(suite.emulator.server.lastRequest?.path).toBe('/v1/models/claude-sonnet-4-5');
     });
 
     it('is unhealthy when the model is unknown', async () => {
@@ -235,12 +212,6 @@ describe('AnthropicProvider against the Anthropic emulator', () => {
       expect(health.error).not.toContain(ANTHROPIC_BODY_MARKER);
     });
 
-    it('is unavailable when the server is down', async () => {
-      const gone = await startAnthropicEmulator();
-      await gone.close();
-      const health = await create({ url: gone.url }).healthCheck();
-      expect(health).toMatchObject({ status: 'unavailable', reachable: false, ready: false });
-    });
   });
 
   describe('errors', () => {
@@ -255,7 +226,7 @@ describe('AnthropicProvider against the Anthropic emulator', () => {
     });
 
     it('maps 403 permission_error to AuthenticationError', async () => {
-      emulator.server.failNext(403, { body: anthropicError('permission_error', 'not allowed') });
+      suite.emulator.server.failNext(403, { body: anthropicError('permission_error', 'not allowed') });
       await expectSanitized(create().generate(ask), AuthenticationError, secrets);
     });
 
@@ -269,7 +240,7 @@ describe('AnthropicProvider against the Anthropic emulator', () => {
     });
 
     it('maps 429 rate_limit_error with retry-after to RateLimitError', async () => {
-      emulator.server.rateLimitNext('7', { body: anthropicError('rate_limit_error', 'slow down') });
+      suite.emulator.server.rateLimitNext('7', { body: anthropicError('rate_limit_error', 'slow down') });
       const error = await expectSanitized(create().generate(ask), RateLimitError, secrets);
       expect(error.retryAfterMs).toBe(7000);
     });
@@ -278,38 +249,38 @@ describe('AnthropicProvider against the Anthropic emulator', () => {
       [500, 'api_error'],
       [529, 'overloaded_error'],
     ])('maps %i %s to ProviderError with the status', async (status, type) => {
-      emulator.server.failNext(status, { body: anthropicError(type, 'upstream trouble') });
+      suite.emulator.server.failNext(status, { body: anthropicError(type, 'upstream trouble') });
       const error = await expectSanitized(create().generate(ask), ProviderError, secrets);
       expect(error.status).toBe(status);
       expect(error.message).toContain(type);
     });
 
     it('maps a 400 invalid_request_error to a non-retryable ProviderError', async () => {
-      emulator.server.failNext(400, { body: anthropicError('invalid_request_error', 'prompt is too long') });
+      suite.emulator.server.failNext(400, { body: anthropicError('invalid_request_error', 'prompt is too long') });
       const error = await expectSanitized(create().generate(ask), ProviderError, secrets);
       expect(error.status).toBe(400);
     });
 
     it('ignores an error type that is not a plain token', async () => {
-      emulator.server.failNext(500, { body: { type: 'error', error: { type: `<${ANTHROPIC_BODY_MARKER}>` } } });
+      suite.emulator.server.failNext(500, { body: { type: 'error', error: { type: `<${ANTHROPIC_BODY_MARKER}>` } } });
       const error = await expectSanitized(create().generate(ask), ProviderError, secrets);
       expect(error.message).toBe('anthropic: upstream returned 500');
     });
 
     it('maps malformed JSON to InvalidResponseError', async () => {
-      emulator.server.malformedNext();
+      suite.emulator.server.malformedNext();
       await expectSanitized(create().generate(ask), InvalidResponseError, secrets);
     });
 
     it('maps a 200 without content blocks, or a text block without text, to InvalidResponseError', async () => {
-      emulator.server.inject({ kind: 'status', status: 200, body: { type: 'message', content: 'nope' } });
+      suite.emulator.server.inject({ kind: 'status', status: 200, body: { type: 'message', content: 'nope' } });
       await expectSanitized(create().generate(ask), InvalidResponseError, secrets);
-      emulator.server.inject({ kind: 'status', status: 200, body: { type: 'message', content: [{ type: 'text' }] } });
+      suite.emulator.server.inject({ kind: 'status', status: 200, body: { type: 'message', content: [{ type: 'text' }] } });
       await expectSanitized(create().generate(ask), InvalidResponseError, secrets);
     });
 
     it('keeps only text blocks of a mixed answer', async () => {
-      emulator.server.inject({
+      suite.emulator.server.inject({
         kind: 'status',
         status: 200,
         body: {
@@ -330,18 +301,6 @@ describe('AnthropicProvider against the Anthropic emulator', () => {
       });
     });
 
-    it('maps a connection reset to ConnectionError', async () => {
-      emulator.server.resetNext();
-      await expectSanitized(create().generate(ask), ConnectionError, secrets);
-    });
-
-    it('maps a slow upstream to TimeoutError and aborts the upstream request', async () => {
-      emulator.server.delayNext(Infinity);
-      await expectSanitized(create({ timeoutMs: 150 }).generate(ask), TimeoutError, secrets);
-      await emulator.server.waitForAbort();
-      expect(emulator.server.lastRequest?.aborted).toBe(true);
-    });
-
     it('refuses to start without an API key', () => {
       expect(() => create({ apiKey: undefined })).toThrow(TollgateError);
     });
@@ -349,7 +308,7 @@ describe('AnthropicProvider against the Anthropic emulator', () => {
 
   describe('the emulator rejects malformed requests like the real API', () => {
     const post = (body: unknown, headers: Record<string, string> = {}) =>
-      fetch(`${emulator.url}/v1/messages`, {
+      fetch(`${suite.emulator.url}/v1/messages`, {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
@@ -378,7 +337,7 @@ describe('AnthropicProvider against the Anthropic emulator', () => {
     });
 
     it('400 without the anthropic-version header', async () => {
-      const response = await fetch(`${emulator.url}/v1/messages`, {
+      const response = await fetch(`${suite.emulator.url}/v1/messages`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-api-key': ANTHROPIC_EMULATOR_KEY },
         body: JSON.stringify({
@@ -417,19 +376,5 @@ describe('AnthropicProvider against the Anthropic emulator', () => {
     });
   });
 
-  it('is registered in the provider factory', async () => {
-    const provider = createProvider({
-      name: 'by-factory',
-      kind: 'anthropic',
-      url: emulator.url,
-      timeoutMs: 2000,
-      apiKey: ANTHROPIC_EMULATOR_KEY,
-    });
-    try {
-      expect(provider).toBeInstanceOf(AnthropicProvider);
-      expect(provider.name).toBe('by-factory');
-    } finally {
-      await provider.close();
-    }
-  });
+  describeSharedProviderBehaviour(suite, AnthropicProvider, { embeds: false });
 });

@@ -1,57 +1,34 @@
-import { GeminiProvider } from '../../src/ai/providers/gemini.provider';
-import { createProvider } from '../../src/ai/providers/provider-factory';
-import type { ProviderSettings } from '../../src/ai/providers/ai-provider.interface';
+import { GeminiProvider } from '../../src/ai/providers/gemini/gemini.provider';
 import {
   AuthenticationError,
-  ConnectionError,
   InvalidRequestError,
   InvalidResponseError,
   ModelNotAvailableError,
   ProviderError,
   RateLimitError,
-  TimeoutError,
   TollgateError,
 } from '../../src/ai/errors';
 import {
   GEMINI_BODY_MARKER,
   GEMINI_EMULATOR_KEY,
-  GeminiEmulator,
   geminiError,
   startGeminiEmulator,
   vectorFor,
 } from '../emulators/gemini-emulator';
-import { collect, expectSanitized, trackedProviders } from '../support/provider-specs';
+import { collect, expectSanitized } from '../support/provider-specs';
+import { describeSharedProviderBehaviour, providerSuite } from '../support/provider-suite';
 
 describe('GeminiProvider against the Gemini emulator', () => {
-  let emulator: GeminiEmulator;
-  const providers = trackedProviders<GeminiProvider>();
-
-  const create = (overrides: Partial<ProviderSettings> = {}): GeminiProvider =>
-    providers.track(
-      new GeminiProvider({
-        name: 'gemini',
-        kind: 'gemini',
-        url: emulator.url,
-        apiKey: GEMINI_EMULATOR_KEY,
-        timeoutMs: 2000,
-        ...overrides,
-      }),
-    );
-
-  /** What no error message may carry: the emulator's body and the key. */
-  const secrets = [GEMINI_BODY_MARKER, GEMINI_EMULATOR_KEY];
-
-  const ask = { messages: [{ role: 'user' as const, content: 'Hi' }] };
-
-  beforeAll(async () => {
-    emulator = await startGeminiEmulator();
+  const suite = providerSuite({
+    start: () => startGeminiEmulator(),
+    build: (settings) => new GeminiProvider(settings),
+    settings: (emulator) => ({ name: 'gemini', kind: 'gemini', url: emulator.url, apiKey: GEMINI_EMULATOR_KEY, timeoutMs: 2000 }),
+    secrets: [GEMINI_BODY_MARKER, GEMINI_EMULATOR_KEY],
+    resetOptions: (emulator) => {
+      emulator.options.streamErrorCode = undefined;
+    },
   });
-  afterEach(async () => {
-    emulator.server.reset();
-    emulator.options.streamErrorCode = undefined;
-    await providers.closeAll();
-  });
-  afterAll(() => emulator.close());
+  const { create, secrets, ask } = suite;
 
   describe('generate', () => {
     it('sends systemInstruction and contents with the key in x-goog-api-key', async () => {
@@ -70,7 +47,7 @@ describe('GeminiProvider against the Gemini emulator', () => {
         finishReason: 'STOP',
         usage: { inputTokens: expect.any(Number), outputTokens: 5, totalTokens: expect.any(Number) },
       });
-      const sent = emulator.server.requestsTo('/v1beta/models/gemini-2.5-flash:generateContent');
+      const sent = suite.emulator.server.requestsTo('/v1beta/models/gemini-2.5-flash:generateContent');
       expect(sent).toHaveLength(1);
       expect(sent[0].headers['x-goog-api-key']).toBe(GEMINI_EMULATOR_KEY);
       expect(sent[0].query.get('key')).toBeNull();
@@ -94,7 +71,7 @@ describe('GeminiProvider against the Gemini emulator', () => {
         topP: 0.8,
         stop: ['END'],
       });
-      const sent = emulator.server.lastRequest;
+      const sent = suite.emulator.server.lastRequest;
       expect(sent?.path).toBe('/v1beta/models/gemini-2.5-pro:generateContent');
       expect(sent?.body).toEqual({
         contents: [{ role: 'user', parts: [{ text: 'Hi' }] }],
@@ -108,11 +85,11 @@ describe('GeminiProvider against the Gemini emulator', () => {
         InvalidRequestError,
         secrets,
       );
-      expect(emulator.server.requests).toHaveLength(0);
+      expect(suite.emulator.server.requests).toHaveLength(0);
     });
 
     it('returns empty text for a candidate stopped without content', async () => {
-      emulator.server.inject({
+      suite.emulator.server.inject({
         kind: 'status',
         status: 200,
         body: { candidates: [{ finishReason: 'SAFETY', index: 0 }] },
@@ -122,7 +99,7 @@ describe('GeminiProvider against the Gemini emulator', () => {
     });
 
     it('skips thought parts', async () => {
-      emulator.server.inject({
+      suite.emulator.server.inject({
         kind: 'status',
         status: 200,
         body: { candidates: [{ content: { parts: [{ text: 'thinking', thought: true }, { text: 'answer' }] } }] },
@@ -144,7 +121,7 @@ describe('GeminiProvider against the Gemini emulator', () => {
         finishReason: 'STOP',
         usage: { inputTokens: expect.any(Number), outputTokens: 5, totalTokens: expect.any(Number) },
       });
-      const sent = emulator.server.lastRequest;
+      const sent = suite.emulator.server.lastRequest;
       expect(sent?.path).toBe('/v1beta/models/gemini-2.5-flash:streamGenerateContent');
       expect(sent?.query.get('alt')).toBe('sse');
       expect(sent?.headers['x-goog-api-key']).toBe(GEMINI_EMULATOR_KEY);
@@ -155,7 +132,7 @@ describe('GeminiProvider against the Gemini emulator', () => {
     });
 
     it('maps an error event after the 200 to the matching error class', async () => {
-      emulator.options.streamErrorCode = 503;
+      suite.emulator.options.streamErrorCode = 503;
       const error = await expectSanitized(collect(create().generateStream(ask)), ProviderError, secrets);
       expect(error.status).toBe(503);
     });
@@ -165,7 +142,7 @@ describe('GeminiProvider against the Gemini emulator', () => {
         { candidates: [{ content: { parts: [{ text: 'cut' }], role: 'model' } }] },
         { candidates: [{ content: { role: 'model' }, finishReason: 'MAX_TOKENS' }], usageMetadata: { promptTokenCount: 3, totalTokenCount: 13 } },
       ];
-      emulator.server.inject({ kind: 'status', status: 200, body: events.map((e) => `data: ${JSON.stringify(e)}\r\n\r\n`).join('') });
+      suite.emulator.server.inject({ kind: 'status', status: 200, body: events.map((e) => `data: ${JSON.stringify(e)}\r\n\r\n`).join('') });
       expect(await collect(create().generateStream(ask))).toEqual([
         { done: false, text: 'cut' },
         { done: true, model: 'gemini-2.5-flash', finishReason: 'MAX_TOKENS', usage: { inputTokens: 3, totalTokens: 13 } },
@@ -173,7 +150,7 @@ describe('GeminiProvider against the Gemini emulator', () => {
     });
 
     it('refuses a stream cut short before a finish reason', async () => {
-      emulator.server.inject({
+      suite.emulator.server.inject({
         kind: 'status',
         status: 200,
         body: 'data: {"candidates":[{"content":{"parts":[{"text":"par"}]}}]}\n\n',
@@ -182,12 +159,12 @@ describe('GeminiProvider against the Gemini emulator', () => {
     });
 
     it('refuses a malformed stream event', async () => {
-      emulator.server.inject({ kind: 'status', status: 200, body: `data: {"candidates": [${GEMINI_BODY_MARKER}\n\n` });
+      suite.emulator.server.inject({ kind: 'status', status: 200, body: `data: {"candidates": [${GEMINI_BODY_MARKER}\n\n` });
       await expectSanitized(collect(create().generateStream(ask)), InvalidResponseError, secrets);
     });
 
     it('reports a blocked prompt as a non-retryable ProviderError', async () => {
-      emulator.server.inject({ kind: 'status', status: 200, body: { promptFeedback: { blockReason: 'SAFETY' } } });
+      suite.emulator.server.inject({ kind: 'status', status: 200, body: { promptFeedback: { blockReason: 'SAFETY' } } });
       const error = await expectSanitized(create().generate(ask), ProviderError, secrets);
       expect(error.status).toBe(400);
       expect(error.message).toContain('SAFETY');
@@ -198,7 +175,7 @@ describe('GeminiProvider against the Gemini emulator', () => {
     it('embeds a single input through batchEmbedContents', async () => {
       const result = await create().embed({ inputs: ['alpha'] });
       expect(result).toEqual({ embeddings: [vectorFor('alpha', 8)], model: 'gemini-embedding-001' });
-      const sent = emulator.server.requests;
+      const sent = suite.emulator.server.requests;
       expect(sent).toHaveLength(1);
       expect(sent[0].path).toBe('/v1beta/models/gemini-embedding-001:batchEmbedContents');
       expect(sent[0].body).toEqual({
@@ -210,19 +187,19 @@ describe('GeminiProvider against the Gemini emulator', () => {
       const inputs = ['one', 'two', 'three'];
       const result = await create().embed({ inputs });
       expect(result.embeddings).toEqual(inputs.map((t) => vectorFor(t, 8)));
-      expect(emulator.server.requests).toHaveLength(1);
-      expect((emulator.server.lastRequest?.body as { requests: unknown[] }).requests).toHaveLength(3);
+      expect(suite.emulator.server.requests).toHaveLength(1);
+      expect((suite.emulator.server.lastRequest?.body as { requests: unknown[] }).requests).toHaveLength(3);
     });
 
     it('requests the configured dimension and accepts vectors of that length', async () => {
       const result = await create({ embeddingDimensions: 4 }).embed({ inputs: ['a', 'b'] });
       expect(result.embeddings.every((v) => v.length === 4)).toBe(true);
-      const requests = (emulator.server.lastRequest?.body as { requests: Array<Record<string, unknown>> }).requests;
+      const requests = (suite.emulator.server.lastRequest?.body as { requests: Array<Record<string, unknown>> }).requests;
       expect(requests.map((r) => r.outputDimensionality)).toEqual([4, 4]);
     });
 
     it('refuses a wrong-length vector instead of padding or truncating it', async () => {
-      emulator.server.inject({ kind: 'status', status: 200, body: { embeddings: [{ values: [0.1, 0.2, 0.3] }] } });
+      suite.emulator.server.inject({ kind: 'status', status: 200, body: { embeddings: [{ values: [0.1, 0.2, 0.3] }] } });
       const error = await expectSanitized(
         create({ embeddingDimensions: 4 }).embed({ inputs: ['a'] }),
         InvalidResponseError,
@@ -232,26 +209,26 @@ describe('GeminiProvider against the Gemini emulator', () => {
     });
 
     it('refuses a response with fewer vectors than inputs, or none at all', async () => {
-      emulator.server.inject({ kind: 'status', status: 200, body: { embeddings: [{ values: [0.1] }] } });
+      suite.emulator.server.inject({ kind: 'status', status: 200, body: { embeddings: [{ values: [0.1] }] } });
       await expectSanitized(create().embed({ inputs: ['a', 'b'] }), InvalidResponseError, secrets);
-      emulator.server.inject({ kind: 'status', status: 200, body: { embedding: { values: [0.1] } } });
+      suite.emulator.server.inject({ kind: 'status', status: 200, body: { embedding: { values: [0.1] } } });
       await expectSanitized(create().embed({ inputs: ['a'] }), InvalidResponseError, secrets);
     });
 
     it('refuses vectors of mixed lengths or with non-numbers', async () => {
-      emulator.server.inject({
+      suite.emulator.server.inject({
         kind: 'status',
         status: 200,
         body: { embeddings: [{ values: [0.1, 0.2] }, { values: [0.1] }] },
       });
       await expectSanitized(create().embed({ inputs: ['a', 'b'] }), InvalidResponseError, secrets);
-      emulator.server.inject({ kind: 'status', status: 200, body: { embeddings: [{ values: [0.1, 'x'] }] } });
+      suite.emulator.server.inject({ kind: 'status', status: 200, body: { embeddings: [{ values: [0.1, 'x'] }] } });
       await expectSanitized(create().embed({ inputs: ['a'] }), InvalidResponseError, secrets);
     });
 
     it('refuses an empty batch without calling upstream', async () => {
       await expectSanitized(create().embed({ inputs: [] }), InvalidRequestError, secrets);
-      expect(emulator.server.requests).toHaveLength(0);
+      expect(suite.emulator.server.requests).toHaveLength(0);
     });
 
     it('refuses a non-positive configured dimension at construction', () => {
@@ -288,14 +265,14 @@ describe('GeminiProvider against the Gemini emulator', () => {
     });
 
     it('rejects a model list that is not an object, or whose models are not an array', async () => {
-      emulator.server.inject({ kind: 'status', status: 200, body: { models: 'x' } });
+      suite.emulator.server.inject({ kind: 'status', status: 200, body: { models: 'x' } });
       await expectSanitized(create().listModels(), InvalidResponseError, secrets);
-      emulator.server.inject({ kind: 'status', status: 200, body: ['x'] });
+      suite.emulator.server.inject({ kind: 'status', status: 200, body: ['x'] });
       await expectSanitized(create().listModels(), InvalidResponseError, secrets);
     });
 
     it('treats an empty account answer as no models', async () => {
-      emulator.server.inject({ kind: 'status', status: 200, body: {} });
+      suite.emulator.server.inject({ kind: 'status', status: 200, body: {} });
       expect(await create().listModels()).toEqual([]);
     });
   });
@@ -310,7 +287,7 @@ describe('GeminiProvider against the Gemini emulator', () => {
         reachable: true,
         ready: true,
       });
-      expect(emulator.server.requests.map((r) => r.path)).toEqual([
+      expect(suite.emulator.server.requests.map((r) => r.path)).toEqual([
         '/v1beta/models/gemini-2.5-flash',
         '/v1beta/models/gemini-embedding-001',
       ]);
@@ -323,12 +300,6 @@ describe('GeminiProvider against the Gemini emulator', () => {
       expect(health.error).not.toContain(GEMINI_BODY_MARKER);
     });
 
-    it('is unavailable when the server is down', async () => {
-      const gone = await startGeminiEmulator();
-      await gone.close();
-      const health = await create({ url: gone.url }).healthCheck();
-      expect(health).toMatchObject({ status: 'unavailable', reachable: false, ready: false });
-    });
   });
 
   describe('errors', () => {
@@ -339,11 +310,11 @@ describe('GeminiProvider against the Gemini emulator', () => {
         secrets,
       );
       expect(error.message).not.toContain('AIzaWrongKey');
-      expect(emulator.server.lastRequest?.headers['x-goog-api-key']).toBe('AIzaWrongKey');
+      expect(suite.emulator.server.lastRequest?.headers['x-goog-api-key']).toBe('AIzaWrongKey');
     });
 
     it('maps 403 PERMISSION_DENIED to AuthenticationError', async () => {
-      emulator.server.failNext(403, { body: geminiError(403, 'PERMISSION_DENIED', 'denied') });
+      suite.emulator.server.failNext(403, { body: geminiError(403, 'PERMISSION_DENIED', 'denied') });
       await expectSanitized(create().generate(ask), AuthenticationError, secrets);
     });
 
@@ -357,13 +328,13 @@ describe('GeminiProvider against the Gemini emulator', () => {
     });
 
     it('maps 429 RESOURCE_EXHAUSTED with Retry-After to RateLimitError', async () => {
-      emulator.server.rateLimitNext('3', { body: geminiError(429, 'RESOURCE_EXHAUSTED', 'quota') });
+      suite.emulator.server.rateLimitNext('3', { body: geminiError(429, 'RESOURCE_EXHAUSTED', 'quota') });
       const error = await expectSanitized(create().generate(ask), RateLimitError, secrets);
       expect(error.retryAfterMs).toBe(3000);
     });
 
     it('reads the RetryInfo retryDelay when there is no Retry-After header', async () => {
-      emulator.server.failNext(429, {
+      suite.emulator.server.failNext(429, {
         body: geminiError(429, 'RESOURCE_EXHAUSTED', 'quota', [
           { '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '37s' },
         ]),
@@ -376,40 +347,28 @@ describe('GeminiProvider against the Gemini emulator', () => {
       [500, 'INTERNAL'],
       [503, 'UNAVAILABLE'],
     ])('maps %i %s to ProviderError with the status', async (status, code) => {
-      emulator.server.failNext(status, { body: geminiError(status, code, 'trouble') });
+      suite.emulator.server.failNext(status, { body: geminiError(status, code, 'trouble') });
       const error = await expectSanitized(create().generate(ask), ProviderError, secrets);
       expect(error.status).toBe(status);
       expect(error.message).toContain(code);
     });
 
     it('maps another 400 INVALID_ARGUMENT to a non-retryable ProviderError', async () => {
-      emulator.server.failNext(400, { body: geminiError(400, 'INVALID_ARGUMENT', 'bad') });
+      suite.emulator.server.failNext(400, { body: geminiError(400, 'INVALID_ARGUMENT', 'bad') });
       const error = await expectSanitized(create().generate(ask), ProviderError, secrets);
       expect(error.status).toBe(400);
     });
 
     it('maps malformed JSON to InvalidResponseError', async () => {
-      emulator.server.malformedNext();
+      suite.emulator.server.malformedNext();
       await expectSanitized(create().generate(ask), InvalidResponseError, secrets);
     });
 
     it('maps a 200 without candidates, or a candidate without parts, to InvalidResponseError', async () => {
-      emulator.server.inject({ kind: 'status', status: 200, body: { candidates: [] } });
+      suite.emulator.server.inject({ kind: 'status', status: 200, body: { candidates: [] } });
       await expectSanitized(create().generate(ask), InvalidResponseError, secrets);
-      emulator.server.inject({ kind: 'status', status: 200, body: { candidates: [{ content: { role: 'model' } }] } });
+      suite.emulator.server.inject({ kind: 'status', status: 200, body: { candidates: [{ content: { role: 'model' } }] } });
       await expectSanitized(create().generate(ask), InvalidResponseError, secrets);
-    });
-
-    it('maps a connection reset to ConnectionError', async () => {
-      emulator.server.resetNext();
-      await expectSanitized(create().embed({ inputs: ['a'] }), ConnectionError, secrets);
-    });
-
-    it('maps a slow upstream to TimeoutError and aborts the upstream request', async () => {
-      emulator.server.delayNext(Infinity);
-      await expectSanitized(create({ timeoutMs: 150 }).generate(ask), TimeoutError, secrets);
-      await emulator.server.waitForAbort();
-      expect(emulator.server.lastRequest?.aborted).toBe(true);
     });
 
     it('refuses to start without an API key', () => {
@@ -419,7 +378,7 @@ describe('GeminiProvider against the Gemini emulator', () => {
 
   describe('the emulator rejects malformed requests like the real API', () => {
     const post = (path: string, body: unknown, key = GEMINI_EMULATOR_KEY) =>
-      fetch(`${emulator.url}${path}`, {
+      fetch(`${suite.emulator.url}${path}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-goog-api-key': key },
         body: JSON.stringify(body),
@@ -470,19 +429,5 @@ describe('GeminiProvider against the Gemini emulator', () => {
     });
   });
 
-  it('is registered in the provider factory', async () => {
-    const provider = createProvider({
-      name: 'by-factory',
-      kind: 'gemini',
-      url: emulator.url,
-      timeoutMs: 2000,
-      apiKey: GEMINI_EMULATOR_KEY,
-    });
-    try {
-      expect(provider).toBeInstanceOf(GeminiProvider);
-      expect(provider.name).toBe('by-factory');
-    } finally {
-      await provider.close();
-    }
-  });
+  describeSharedProviderBehaviour(suite, GeminiProvider, { embeds: true });
 });

@@ -1,55 +1,33 @@
-import { OllamaProvider } from '../../src/ai/providers/ollama.provider';
-import { createProvider } from '../../src/ai/providers/provider-factory';
-import type { ProviderSettings } from '../../src/ai/providers/ai-provider.interface';
+import { OllamaProvider } from '../../src/ai/providers/ollama/ollama.provider';
 import {
-  ConnectionError,
   InvalidRequestError,
   InvalidResponseError,
   ModelNotAvailableError,
   ProviderError,
   RateLimitError,
-  TimeoutError,
   TollgateError,
 } from '../../src/ai/errors';
 import {
   OLLAMA_BODY_MARKER,
-  OllamaEmulator,
   ollamaError,
   startOllamaEmulator,
   vectorFor,
 } from '../emulators/ollama-emulator';
-import { collect, expectSanitized, trackedProviders } from '../support/provider-specs';
+import { collect, expectSanitized } from '../support/provider-specs';
+import { describeSharedProviderBehaviour, providerSuite } from '../support/provider-suite';
 
 describe('OllamaProvider against the Ollama emulator', () => {
-  let emulator: OllamaEmulator;
-  const providers = trackedProviders<OllamaProvider>();
-
-  const create = (overrides: Partial<ProviderSettings> = {}): OllamaProvider =>
-    providers.track(
-      new OllamaProvider({
-        name: 'ollama',
-        kind: 'ollama',
-        url: emulator.url,
-        timeoutMs: 2000,
-        ...overrides,
-      }),
-    );
-
-  /** What no error message may carry: the emulator's body (Ollama takes no key). */
-  const secrets = [OLLAMA_BODY_MARKER];
-
-  const ask = { messages: [{ role: 'user' as const, content: 'Hi' }] };
-
-  beforeAll(async () => {
-    emulator = await startOllamaEmulator();
+  const suite = providerSuite({
+    start: () => startOllamaEmulator(),
+    build: (settings) => new OllamaProvider(settings),
+    settings: (emulator) => ({ name: 'ollama', kind: 'ollama', url: emulator.url, timeoutMs: 2000 }),
+    secrets: [OLLAMA_BODY_MARKER],
+    resetOptions: (emulator) => {
+      emulator.options.streamError = undefined;
+      emulator.options.dimensions = 6;
+    },
   });
-  afterEach(async () => {
-    emulator.server.reset();
-    emulator.options.streamError = undefined;
-    emulator.options.dimensions = 6;
-    await providers.closeAll();
-  });
-  afterAll(() => emulator.close());
+  const { create, secrets, ask } = suite;
 
   describe('generate', () => {
     it('posts /api/chat with "stream": false, system inline and no options when none are given', async () => {
@@ -66,7 +44,7 @@ describe('OllamaProvider against the Ollama emulator', () => {
         finishReason: 'stop',
         usage: { inputTokens: expect.any(Number), outputTokens: 5, totalTokens: expect.any(Number) },
       });
-      const sent = emulator.server.requestsTo('/api/chat');
+      const sent = suite.emulator.server.requestsTo('/api/chat');
       expect(sent).toHaveLength(1);
       expect(sent[0].headers.authorization).toBeUndefined();
       expect(sent[0].body).toEqual({
@@ -81,7 +59,7 @@ describe('OllamaProvider against the Ollama emulator', () => {
 
     it('maps options and a per-call model', async () => {
       await create().generate({ ...ask, model: 'qwen2.5:7b', maxTokens: 32, temperature: 0, topP: 0.5, stop: ['\n'] });
-      expect(emulator.server.lastRequest?.body).toEqual({
+      expect(suite.emulator.server.lastRequest?.body).toEqual({
         model: 'qwen2.5:7b',
         messages: [{ role: 'user', content: 'Hi' }],
         stream: false,
@@ -95,7 +73,7 @@ describe('OllamaProvider against the Ollama emulator', () => {
         InvalidRequestError,
         secrets,
       );
-      expect(emulator.server.requests).toHaveLength(0);
+      expect(suite.emulator.server.requests).toHaveLength(0);
     });
 
     it('streams NDJSON deltas and one final chunk', async () => {
@@ -112,20 +90,20 @@ describe('OllamaProvider against the Ollama emulator', () => {
         finishReason: 'stop',
         usage: { inputTokens: expect.any(Number), outputTokens: 5, totalTokens: expect.any(Number) },
       });
-      expect(emulator.server.lastRequest?.body).toMatchObject({ stream: true });
+      expect(suite.emulator.server.lastRequest?.body).toMatchObject({ stream: true });
     });
 
     it('turns an error line after the 200 into a ProviderError', async () => {
-      emulator.options.streamError = true;
+      suite.emulator.options.streamError = true;
       await expectSanitized(collect(create().generateStream(ask)), ProviderError, secrets);
     });
 
     it('refuses a stream that ends before done, or a line that is not an object', async () => {
-      emulator.server.inject({ kind: 'status', status: 200, body: '{"message":{"content":"partial"},"done":false}\n' });
+      suite.emulator.server.inject({ kind: 'status', status: 200, body: '{"message":{"content":"partial"},"done":false}\n' });
       await expectSanitized(collect(create().generateStream(ask)), InvalidResponseError, secrets);
-      emulator.server.inject({ kind: 'status', status: 200, body: '["not an object"]\n' });
+      suite.emulator.server.inject({ kind: 'status', status: 200, body: '["not an object"]\n' });
       await expectSanitized(collect(create().generateStream(ask)), InvalidResponseError, secrets);
-      emulator.server.inject({ kind: 'status', status: 200, body: `{"done": ${OLLAMA_BODY_MARKER}\n` });
+      suite.emulator.server.inject({ kind: 'status', status: 200, body: `{"done": ${OLLAMA_BODY_MARKER}\n` });
       await expectSanitized(collect(create().generateStream(ask)), InvalidResponseError, secrets);
     });
 
@@ -147,15 +125,15 @@ describe('OllamaProvider against the Ollama emulator', () => {
         model: 'nomic-embed-text',
         usage: { inputTokens: 5 },
       });
-      expect(emulator.server.lastRequest?.path).toBe('/api/embed');
-      expect(emulator.server.lastRequest?.body).toEqual({ model: 'nomic-embed-text', input: ['alpha'] });
+      expect(suite.emulator.server.lastRequest?.path).toBe('/api/embed');
+      expect(suite.emulator.server.lastRequest?.body).toEqual({ model: 'nomic-embed-text', input: ['alpha'] });
     });
 
     it('embeds a batch in ONE upstream call, in input order', async () => {
       const inputs = ['one', 'two', 'three', 'four'];
       const result = await create().embed({ inputs });
       expect(result.embeddings).toEqual(inputs.map((t) => vectorFor(t, 6)));
-      expect(emulator.server.requestsTo('/api/embed')).toHaveLength(1);
+      expect(suite.emulator.server.requestsTo('/api/embed')).toHaveLength(1);
     });
 
     it('accepts vectors of the configured dimension', async () => {
@@ -164,7 +142,7 @@ describe('OllamaProvider against the Ollama emulator', () => {
     });
 
     it('refuses vectors of another length instead of padding or truncating them', async () => {
-      emulator.options.dimensions = 5;
+      suite.emulator.options.dimensions = 5;
       const error = await expectSanitized(
         create({ embeddingDimensions: 6 }).embed({ inputs: ['a'] }),
         InvalidResponseError,
@@ -174,20 +152,20 @@ describe('OllamaProvider against the Ollama emulator', () => {
     });
 
     it('refuses a response with a missing or extra vector', async () => {
-      emulator.server.inject({ kind: 'status', status: 200, body: { embeddings: [[0.1], [0.2]] } });
+      suite.emulator.server.inject({ kind: 'status', status: 200, body: { embeddings: [[0.1], [0.2]] } });
       await expectSanitized(create().embed({ inputs: ['a'] }), InvalidResponseError, secrets);
-      emulator.server.inject({ kind: 'status', status: 200, body: { model: 'x' } });
+      suite.emulator.server.inject({ kind: 'status', status: 200, body: { model: 'x' } });
       await expectSanitized(create().embed({ inputs: ['a'] }), InvalidResponseError, secrets);
     });
 
     it('refuses an empty vector', async () => {
-      emulator.server.inject({ kind: 'status', status: 200, body: { embeddings: [[]] } });
+      suite.emulator.server.inject({ kind: 'status', status: 200, body: { embeddings: [[]] } });
       await expectSanitized(create().embed({ inputs: ['a'] }), InvalidResponseError, secrets);
     });
 
     it('refuses an empty batch without calling upstream', async () => {
       await expectSanitized(create().embed({ inputs: [] }), InvalidRequestError, secrets);
-      expect(emulator.server.requests).toHaveLength(0);
+      expect(suite.emulator.server.requests).toHaveLength(0);
     });
 
     it('refuses a non-integer configured dimension at construction', () => {
@@ -214,7 +192,7 @@ describe('OllamaProvider against the Ollama emulator', () => {
     });
 
     it('rejects a tags answer without models', async () => {
-      emulator.server.inject({ kind: 'status', status: 200, body: { tags: [] } });
+      suite.emulator.server.inject({ kind: 'status', status: 200, body: { tags: [] } });
       await expectSanitized(create().listModels(), InvalidResponseError, secrets);
     });
   });
@@ -245,71 +223,47 @@ describe('OllamaProvider against the Ollama emulator', () => {
     });
 
     it('is unhealthy when the server answers 500', async () => {
-      emulator.server.failNext(500, { body: ollamaError('boom') });
+      suite.emulator.server.failNext(500, { body: ollamaError('boom') });
       const health = await create().healthCheck();
       expect(health).toMatchObject({ status: 'unhealthy', reachable: true, ready: false });
       expect(health.error).not.toContain(OLLAMA_BODY_MARKER);
     });
 
-    it('is unavailable when the server is down', async () => {
-      const gone = await startOllamaEmulator();
-      await gone.close();
-      const health = await create({ url: gone.url }).healthCheck();
-      expect(health).toMatchObject({ status: 'unavailable', reachable: false, ready: false });
-    });
   });
 
   describe('errors', () => {
     it('maps 400 to a non-retryable ProviderError', async () => {
-      emulator.server.failNext(400, { body: ollamaError('invalid options') });
+      suite.emulator.server.failNext(400, { body: ollamaError('invalid options') });
       const error = await expectSanitized(create().generate(ask), ProviderError, secrets);
       expect(error.status).toBe(400);
     });
 
     it.each([500, 503])('maps %i to ProviderError with the status', async (status) => {
-      emulator.server.failNext(status, { body: ollamaError('server busy') });
+      suite.emulator.server.failNext(status, { body: ollamaError('server busy') });
       const error = await expectSanitized(create().generate(ask), ProviderError, secrets);
       expect(error.status).toBe(status);
     });
 
     it('maps 429 with Retry-After to RateLimitError', async () => {
-      emulator.server.rateLimitNext('2', { body: ollamaError('too many requests') });
+      suite.emulator.server.rateLimitNext('2', { body: ollamaError('too many requests') });
       const error = await expectSanitized(create().embed({ inputs: ['a'] }), RateLimitError, secrets);
       expect(error.retryAfterMs).toBe(2000);
     });
 
     it('maps malformed JSON to InvalidResponseError', async () => {
-      emulator.server.malformedNext();
+      suite.emulator.server.malformedNext();
       await expectSanitized(create().generate(ask), InvalidResponseError, secrets);
     });
 
     it('maps a 200 without message content to InvalidResponseError', async () => {
-      emulator.server.inject({ kind: 'status', status: 200, body: { done: true } });
+      suite.emulator.server.inject({ kind: 'status', status: 200, body: { done: true } });
       await expectSanitized(create().generate(ask), InvalidResponseError, secrets);
-    });
-
-    it('maps a connection reset to ConnectionError', async () => {
-      emulator.server.resetNext();
-      await expectSanitized(create().generate(ask), ConnectionError, secrets);
-    });
-
-    it('maps a slow upstream to TimeoutError and aborts the upstream request', async () => {
-      emulator.server.delayNext(Infinity);
-      await expectSanitized(create({ timeoutMs: 150 }).embed({ inputs: ['a'] }), TimeoutError, secrets);
-      await emulator.server.waitForAbort();
-      expect(emulator.server.lastRequest?.aborted).toBe(true);
-    });
-
-    it('maps a refused connection to ConnectionError', async () => {
-      const gone = await startOllamaEmulator();
-      await gone.close();
-      await expectSanitized(create({ url: gone.url }).generate(ask), ConnectionError, secrets);
     });
   });
 
   describe('the emulator speaks Ollama', () => {
     const post = (path: string, body: unknown) =>
-      fetch(`${emulator.url}${path}`, { method: 'POST', body: JSON.stringify(body) });
+      fetch(`${suite.emulator.url}${path}`, { method: 'POST', body: JSON.stringify(body) });
 
     it('400 "model is required" when the model is missing', async () => {
       const response = await post('/api/chat', { messages: [] });
@@ -351,7 +305,7 @@ describe('OllamaProvider against the Ollama emulator', () => {
   });
 
   it('describes itself with its defaults', () => {
-    const provider = providers.track(new OllamaProvider({ name: 'local', kind: 'ollama', timeoutMs: 30000 }));
+    const provider = create({ name: 'local', url: undefined, timeoutMs: 30000 });
     expect(provider.describe()).toEqual({
       name: 'local',
       kind: 'ollama',
@@ -363,13 +317,5 @@ describe('OllamaProvider against the Ollama emulator', () => {
     });
   });
 
-  it('is registered in the provider factory', async () => {
-    const provider = createProvider({ name: 'by-factory', kind: 'ollama', url: emulator.url, timeoutMs: 2000 });
-    try {
-      expect(provider).toBeInstanceOf(OllamaProvider);
-      expect(provider.name).toBe('by-factory');
-    } finally {
-      await provider.close();
-    }
-  });
+  describeSharedProviderBehaviour(suite, OllamaProvider, { embeds: true });
 });

@@ -1,5 +1,5 @@
 /**
- * The agent's action protocol (seed 001 section 1.7, DECISIONS.md B7): a model turn either answers in
+ * The agent's action protocol (docs/search-agent-mcp.md, docs/decisions.md B7): a model turn either answers in
  * plain text, or asks for exactly one allowlisted tool as one JSON object `{"action": name, "args": {...}}`,
  * in a fenced json block (or as the whole turn). Anything else is a typed AgentProtocolError.
  */

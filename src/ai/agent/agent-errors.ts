@@ -1,6 +1,6 @@
 import { InvalidResponseError } from '../errors';
 
-/** Why a model turn broke the action protocol (seed 001 section 1.7, DECISIONS.md B7). */
+/** Why a model turn broke the action protocol (docs/decisions.md B7). */
 export type AgentProtocolViolation =
   | 'invalid_json'
   | 'multiple_actions'

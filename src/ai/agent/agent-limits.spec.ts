@@ -1,7 +1,7 @@
 import { DEFAULT_AGENT_LIMITS, resolveAgentLimits } from './agent-limits';
 
 describe('resolveAgentLimits', () => {
-  it('fills DECISIONS.md B3 defaults and keeps given values', () => {
+  it('fills docs/decisions.md B3 defaults and keeps given values', () => {
     expect(DEFAULT_AGENT_LIMITS).toEqual({
       maxLoops: 5,
       maxTaskBytes: 16_384,

@@ -1,6 +1,6 @@
 import { TollgateError } from '../errors';
 
-/** Bounds of one agent run (DECISIONS.md B3); sizes are UTF-8 bytes. */
+/** Bounds of one agent run (docs/decisions.md B3); sizes are UTF-8 bytes. */
 export interface AgentLimits {
   /** Model turns per run (default 5); a request may ask for fewer, never more. */
   maxLoops: number;

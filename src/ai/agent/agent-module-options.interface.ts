@@ -8,7 +8,7 @@ export type AgentContextHook = (request: FastifyRequest) => Pick<AgentRunContext
 
 /** The `agent` part of AiModuleOptions; every search tool is an agent tool too. */
 export interface AgentModuleOptions {
-  /** Unset values take DECISIONS.md B3 defaults. */
+  /** Unset values take docs/decisions.md B3 defaults. */
   limits?: Partial<AgentLimits>;
   /** JSONL audit file, one line per agent event; unset: no audit log. */
   auditLog?: string;

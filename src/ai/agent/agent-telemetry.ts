@@ -1,5 +1,5 @@
 /**
- * Agent telemetry (DECISIONS.md B6): events carry counts, names, durations and categories, never prompts,
+ * Agent telemetry (docs/decisions.md B6): events carry counts, names, durations and categories, never prompts,
  * answers or tool arguments. Hooks are called synchronously in order; a hook that throws or rejects is
  * ignored, so telemetry can never break a run.
  */

@@ -1,4 +1,4 @@
-/** What the host tells the agent about who is asking (seed 001 section 5.6); one object per run, never shared. */
+/** What the host tells the agent about who is asking (docs/search-agent-mcp.md); one object per run, never shared. */
 export interface AgentRunContext {
   requestId: string;
   tenantId?: string;

@@ -2,8 +2,8 @@ import { Body, Controller, HttpCode, Inject, Post, Req, Res, UseFilters, UseGuar
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AI_MODULE_OPTIONS } from '../ai.constants';
 import type { AiModuleOptions } from '../ai-module-options.interface';
-import { ApiAuthGuard } from '../http/api-auth.guard';
-import { ApiExceptionFilter } from '../http/api-exception.filter';
+import { ApiAuthGuard } from '../../http/api-auth.guard';
+import { ApiExceptionFilter } from '../../http/api-exception.filter';
 import { apiBody, disconnectSignal } from '../http/api-response';
 import { createApiValidationPipe } from '../http/api-validation.pipe';
 import { agentContextFor } from './agent-request-context';

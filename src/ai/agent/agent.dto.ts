@@ -3,7 +3,7 @@ import { ArrayMaxSize, IsArray, IsInt, IsOptional, IsString, Matches, Max, MaxLe
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
- * Body of POST /v1/agent (seed 001 section 2.4): `tools` is the allowlist by name, required, and may be
+ * Body of POST /v1/agent (docs/search-agent-mcp.md): `tools` is the allowlist by name, required, and may be
  * empty. The configured bounds (task bytes, max loops) are checked again by AgentService.
  */
 export class AgentDto {

@@ -1,5 +1,5 @@
 /**
- * The bounded tool-calling agent (seed 001 sections 1.7, 8; DECISIONS.md B3, B6, B7). Each loop asks the
+ * The bounded tool-calling agent (docs/search-agent-mcp.md; docs/decisions.md B3, B6, B7). Each loop asks the
  * provider for one turn through AiClient (with its retries and fallback); the turn is an answer (the run
  * completes) or exactly one allowlisted action (validated, authorized, called, observed). Everything a
  * run knows about its caller is in its own AgentRunContext: runs share no mutable state.

@@ -1,6 +1,6 @@
 import { AuthenticationError, ConnectionError, InvalidRequestError, RateLimitError, TimeoutError } from '../errors';
 
-/** What the model learns about a failed tool call: a category, never the error's text (DECISIONS.md B7). */
+/** What the model learns about a failed tool call: a category, never the error's text (docs/decisions.md B7). */
 export type ToolFailureCategory =
   | 'invalid_arguments'
   | 'forbidden'

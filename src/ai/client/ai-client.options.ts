@@ -18,7 +18,7 @@ export interface AiClientOptions {
   /** Added to the built-in sensitive keys when provider information is shown. */
   sensitiveKeys: string[];
   limits: {
-    /** Inputs per batch embedding call (DECISIONS.md B3: 32). */
+    /** Inputs per batch embedding call (docs/decisions.md B3: 32). */
     maxBatchInputs: number;
   };
   /** How long health results answer /readyz before providers are asked again. */

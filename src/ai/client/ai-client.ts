@@ -1,7 +1,7 @@
 /**
  * The one client over every registered provider: generation, embeddings, models, capabilities and
  * health. Retries, fallback and `service.request` events live here, once, for every adapter
- * (DECISIONS.md B2, B6); adapters only speak their wire format.
+ * (docs/decisions.md B2, B6); adapters only speak their wire format.
  */
 import {
   CapabilityNotSupportedError,
@@ -31,7 +31,7 @@ import { type EventSink, publishProviderFallback, type ServiceOperation, Service
 export interface CallOptions {
   /** Registration name; the default provider when omitted. */
   provider?: string;
-  /** `false` turns fallback off for this call (seed: enable_fallback). */
+  /** `false` turns fallback off for this call (the REST body's `enable_fallback`). */
   enableFallback?: boolean;
   signal?: AbortSignal;
 }
@@ -260,7 +260,7 @@ export class AiClient {
     }));
   }
 
-  /** Provider settings for display: never a key, and nothing under a sensitive name (DECISIONS.md B4). */
+  /** Provider settings for display: never a key, and nothing under a sensitive name (docs/decisions.md B4). */
   describeProviders(): Array<Record<string, unknown>> {
     const sensitive = [...BUILT_IN_SENSITIVE_KEYS, ...this.options.sensitiveKeys];
     return this.registry.list().map((provider) => ({
@@ -336,7 +336,7 @@ export class AiClient {
         try {
           return { result: await this.retrying(candidate, operation, options.signal, () => call(candidate, false)), provider: candidate };
         } catch {
-          // Any failure of a fallback candidate moves on to the next one (DECISIONS.md B2).
+          // Any failure of a fallback candidate moves on to the next one (docs/decisions.md B2).
         }
       }
       throw error;

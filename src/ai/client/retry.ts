@@ -1,5 +1,5 @@
 /**
- * Retry with exponential backoff and jitter (DECISIONS.md B2): only rate-limit and connection errors are
+ * Retry with exponential backoff and jitter (docs/decisions.md B2): only rate-limit and connection errors are
  * retried, `retries` counts the retries after the first try, a Retry-After from the upstream is honoured
  * up to {@link MAX_RETRY_WAIT_MS}, and waiting is a timer, never a blocked event loop.
  */

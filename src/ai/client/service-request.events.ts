@@ -1,6 +1,6 @@
 /**
- * `service.request`: one notification per upstream provider call, retries included (seed 001 section 6,
- * DECISIONS.md B6). Published on Nest's event emitter (when the app has one) and on a
+ * `service.request`: one notification per upstream provider call, retries included (docs/operations.md,
+ * docs/decisions.md B6). Published on Nest's event emitter (when the app has one) and on a
  * `node:diagnostics_channel` channel, so code outside Nest can subscribe too.
  */
 import diagnosticsChannel from 'node:diagnostics_channel';

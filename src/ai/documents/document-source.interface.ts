@@ -1,6 +1,6 @@
 import type { ContextItem } from '../prompts/context-rendering';
 
-/** Bounds of every JSON document source (DECISIONS.md B3: 100 documents, 1 MiB). */
+/** Bounds of every JSON document source (docs/decisions.md B3: 100 documents, 1 MiB). */
 export interface DocumentBounds {
   maxDocuments: number;
   /** Bytes of the source as stored: a file's size, a value's length, in-memory documents as JSON. */

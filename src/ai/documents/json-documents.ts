@@ -2,6 +2,7 @@
  * The rules every JSON document source shares, as pure functions: a source is one JSON value, either an
  * array of documents or a single document; a document is an object or a string; count and size are bounded.
  */
+import { isObject } from '../../common/json-values';
 import { InvalidRequestError } from '../errors';
 import type { ContextItem } from '../prompts/context-rendering';
 import type { DocumentBounds } from './document-source.interface';
@@ -28,7 +29,7 @@ export function parseJsonDocuments(text: string, bounds: DocumentBounds, label: 
 /** An array of objects or strings, or one object; at most `maxDocuments`. */
 export function checkDocuments(value: unknown, bounds: DocumentBounds, label: string): ContextItem[] {
   const documents = Array.isArray(value) ? value : [value];
-  if (!Array.isArray(value) && !isDocumentObject(value)) {
+  if (!Array.isArray(value) && !isObject(value)) {
     throw new InvalidRequestError(`${label}: must be a JSON array of documents (objects or strings) or a single JSON object`);
   }
   if (documents.length > bounds.maxDocuments) {
@@ -39,11 +40,7 @@ export function checkDocuments(value: unknown, bounds: DocumentBounds, label: st
       if (document.trim() === '') throw new InvalidRequestError(`${label}[${index}]: must not be an empty string`);
       return;
     }
-    if (!isDocumentObject(document)) throw new InvalidRequestError(`${label}[${index}]: must be an object or a string`);
+    if (!isObject(document)) throw new InvalidRequestError(`${label}[${index}]: must be an object or a string`);
   });
   return documents as ContextItem[];
-}
-
-function isDocumentObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -14,7 +14,7 @@ import {
   MinLength,
 } from 'class-validator';
 
-/** Request bodies of the /v1 API (seed 001 section 2.4); snake_case like the rest of the wire format. */
+/** Request bodies of the /v1 API (docs/gateway.md); snake_case like the rest of the wire format. */
 
 const PROVIDER_NAME = /^[a-z0-9_-]{1,64}$/i;
 const PROVIDER_MESSAGE = { message: '$property must be a provider name (letters, digits, "_" or "-")' };
@@ -81,7 +81,7 @@ export class GenerateDto {
   @IsArray()
   documents?: unknown[];
 
-  /** Per-call switch for provider fallback (seed: enable_fallback). */
+  /** Per-call switch for provider fallback. */
   @OptionalFlagField()
   enable_fallback?: boolean;
 
@@ -106,7 +106,7 @@ export class EmbeddingDto {
 }
 
 export class BatchEmbeddingDto {
-  /** Bounded (DECISIONS.md B3: 1..32); the upper bound is re-checked against the configured limit. */
+  /** Bounded (docs/decisions.md B3: 1..32); the upper bound is re-checked against the configured limit. */
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(1024)

@@ -31,7 +31,7 @@ export function snakeCaseKeys(value: unknown): unknown {
   return out;
 }
 
-/** A success body: snake_case keys plus the request id (DECISIONS.md B3). */
+/** A success body: snake_case keys plus the request id (docs/decisions.md B3). */
 export function apiBody(request: FastifyRequest, body: Record<string, unknown>): Record<string, unknown> {
   const out = snakeCaseKeys(body) as Record<string, unknown>;
   out.request_id = String(request.id);

@@ -3,7 +3,7 @@ import { type ArgumentMetadata, type Type, ValidationPipe } from '@nestjs/common
 import { IsDefined, IsString, ValidateNested } from 'class-validator';
 import { BatchEmbeddingDto, EmbeddingDto, GenerateDto } from './api-dtos';
 import { SearchGenerateDto } from './search-dtos';
-import { apiRequestError } from './api-error';
+import { apiRequestError } from '../../http/api-error';
 import { acceptPlainBody, createApiValidationPipe, describeValidationErrors, readBodyRules } from './api-validation.pipe';
 
 /** Nest's ValidationPipe with the API's options: the reference for every outcome. */

@@ -1,6 +1,6 @@
 import { type ArgumentMetadata, type Type, ValidationError, ValidationPipe } from '@nestjs/common';
 import { getMetadataStorage, ValidationTypes, type ValidationArguments, type ValidatorConstraintInterface } from 'class-validator';
-import { apiRequestError } from './api-error';
+import { apiRequestError } from '../../http/api-error';
 
 /** One message naming every bad field, e.g. `max_tokens must be an integer; unknown field "foo"`. */
 export function describeValidationErrors(errors: ValidationError[], parent = ''): string[] {

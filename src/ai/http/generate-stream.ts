@@ -9,7 +9,7 @@ import { PassThrough } from 'node:stream';
 import { Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { GenerateStreamEvent } from '../client/ai-client';
-import { errorEnvelope, toApiError } from './api-error';
+import { errorEnvelope, toApiError } from '../../http/api-error';
 import { drainedOrClosed, snakeCaseKeys } from './api-response';
 
 /** An event sent once the generation has started, before its first delta (search results, for one). */

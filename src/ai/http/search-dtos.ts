@@ -2,7 +2,7 @@ import { IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class
 import { MaxTokensField, ModelField, OptionalFlagField, ProviderNameField, TemperatureField } from './api-dtos';
 
 /**
- * Bodies of POST /v1/search and /v1/search/generate (seed 001 section 2.4, plus tool, fallback and model).
+ * Bodies of POST /v1/search and /v1/search/generate (docs/search-agent-mcp.md).
  * The configured bounds (query length, max limit) are checked again by SearchService.
  */
 

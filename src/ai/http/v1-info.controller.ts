@@ -1,11 +1,11 @@
 import { Controller, Get, Inject, Query, Req, UseFilters, UseGuards, UsePipes } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { packageVersion } from '../../config/packaged-files';
+import { packageVersion } from '../../common/packaged-files';
 import { API_VERSION } from '../ai.constants';
 import { AiClient } from '../client/ai-client';
-import { ApiAuthGuard } from './api-auth.guard';
+import { ApiAuthGuard } from '../../http/api-auth.guard';
 import { ModelsQueryDto } from './api-dtos';
-import { ApiExceptionFilter } from './api-exception.filter';
+import { ApiExceptionFilter } from '../../http/api-exception.filter';
 import { apiBody } from './api-response';
 import { createApiValidationPipe } from './api-validation.pipe';
 

@@ -1,9 +1,9 @@
 import { Body, Controller, HttpCode, Inject, Post, Req, Res, UseFilters, UseGuards, UsePipes } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type SearchAndGenerateOptions, SearchService } from '../tools/search.service';
-import { ApiAuthGuard } from './api-auth.guard';
+import { ApiAuthGuard } from '../../http/api-auth.guard';
 import { ApiGenerationResponses } from './api-docs';
-import { ApiExceptionFilter } from './api-exception.filter';
+import { ApiExceptionFilter } from '../../http/api-exception.filter';
 import { apiBody, disconnectSignal } from './api-response';
 import { createApiValidationPipe } from './api-validation.pipe';
 import { writeGenerateStream } from './generate-stream';

@@ -1,5 +1,5 @@
 /**
- * Streamable HTTP for MCP (seed 001 sections 1.9, 5.6; DECISIONS.md B7), on the SDK's transport. Tollgate
+ * Streamable HTTP for MCP (docs/search-agent-mcp.md; docs/decisions.md B7), on the SDK's transport. Tollgate
  * owns the session layer so its state can live in a shared store: each request gets a fresh SDK server
  * and a stateless transport, and this endpoint checks, in order: Origin allow-list (403), bearer token or
  * AuthModule's context (401), body size (413), session id (400 when missing, 404 when unknown, expired or
@@ -13,10 +13,10 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { getAuthContext } from '../../auth/request-context';
-import { packageVersion } from '../../config/packaged-files';
+import { packageVersion } from '../../common/packaged-files';
 import { AgentService } from '../agent/agent.service';
 import { AiClient } from '../client/ai-client';
-import { bearerTokenMatches } from '../http/api-auth.guard';
+import { bearerTokenMatches } from '../../http/api-auth.guard';
 import { SearchService } from '../tools/search.service';
 import type { McpSettings } from './mcp-settings';
 import { jsonRpcErrorBody, MCP_ROUTE_CONFIG } from './mcp-json-rpc-error';

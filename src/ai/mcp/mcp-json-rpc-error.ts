@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import type { ApiErrorResponse } from '../http/api-error';
+import type { ApiErrorResponse } from '../../http/api-error';
 
 /** JSON-RPC's code for a body that is not JSON; every other refusal is a server-defined error. */
 const PARSE_ERROR = -32700;

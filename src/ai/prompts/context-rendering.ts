@@ -7,7 +7,7 @@ export type ContextItem = string | Record<string, unknown>;
 
 /** Fields that describe a record rather than its content (configurable: `ai.excluded_context_fields`). */
 export const DEFAULT_EXCLUDED_CONTEXT_FIELDS: readonly string[] = ['id', '_id', 'embedding', 'embeddings', 'vector', 'score', 'created_at', 'updated_at'];
-/** Always treated as sensitive, in provider info and context alike; the configured list adds to it (DECISIONS.md B4). */
+/** Always treated as sensitive, in provider info and context alike; the configured list adds to it (docs/decisions.md B4). */
 export const BUILT_IN_SENSITIVE_KEYS: readonly string[] = ['api_key', 'password', 'token', 'secret'];
 
 export interface ContextRenderingOptions {

@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
+import { isObject } from '../../common/json-values';
 import type { ChatMessage } from '../providers/ai-provider.interface';
 
 export interface PromptTemplates {
@@ -88,13 +89,13 @@ export function loadPromptTemplatesFile(path: string, label: string = path): { s
     const code = (error as NodeJS.ErrnoException).code;
     throw new PromptTemplatesFileError(`${label}: ${code ? `cannot read the file (${code})` : 'is not valid YAML or JSON'}`);
   }
-  if (!isRecord(raw)) throw new PromptTemplatesFileError(`${label}: must be a mapping of template names to text`);
+  if (!isObject(raw)) throw new PromptTemplatesFileError(`${label}: must be a mapping of template names to text`);
   const { providers, ...shared } = raw;
   const result = { shared: readTemplates(shared, label, ''), providers: {} as Record<string, Partial<PromptTemplates>> };
   if (providers !== undefined) {
-    if (!isRecord(providers)) throw new PromptTemplatesFileError(`${label}: providers must be a mapping of provider names`);
+    if (!isObject(providers)) throw new PromptTemplatesFileError(`${label}: providers must be a mapping of provider names`);
     for (const [name, templates] of Object.entries(providers)) {
-      if (!isRecord(templates)) throw new PromptTemplatesFileError(`${label}: providers.${name} must be a mapping`);
+      if (!isObject(templates)) throw new PromptTemplatesFileError(`${label}: providers.${name} must be a mapping`);
       result.providers[name] = readTemplates(templates, label, `providers.${name}.`);
     }
   }
@@ -112,8 +113,4 @@ function readTemplates(section: Record<string, unknown>, label: string, prefix: 
     out[target] = value;
   }
   return out;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

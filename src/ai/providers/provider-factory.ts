@@ -3,15 +3,15 @@
  */
 import { TollgateError } from '../errors';
 import type { AiProvider, ProviderSettings } from './ai-provider.interface';
-import { AnthropicProvider } from './anthropic.provider';
-import { DeepSeekProvider } from './deepseek.provider';
-import { GeminiProvider } from './gemini.provider';
-import { HuggingFaceProvider } from './huggingface.provider';
-import { MistralProvider } from './mistral.provider';
-import { OllamaProvider } from './ollama.provider';
-import { OpenAiCompatibleProvider } from './openai-compatible.provider';
-import { OpenAiProvider } from './openai.provider';
-import { XaiProvider } from './xai.provider';
+import { AnthropicProvider } from './anthropic/anthropic.provider';
+import { DeepSeekProvider } from './deepseek/deepseek.provider';
+import { GeminiProvider } from './gemini/gemini.provider';
+import { HuggingFaceProvider } from './huggingface/huggingface.provider';
+import { MistralProvider } from './mistral/mistral.provider';
+import { OllamaProvider } from './ollama/ollama.provider';
+import { OpenAiCompatibleProvider } from './openai-compatible/openai-compatible.provider';
+import { OpenAiProvider } from './openai/openai.provider';
+import { XaiProvider } from './xai/xai.provider';
 
 export function createProvider(settings: ProviderSettings): AiProvider {
   switch (settings.kind) {

@@ -1,6 +1,6 @@
-import { AuthenticationError, ConnectionError, InvalidResponseError, TimeoutError } from '../errors';
+import { AuthenticationError, ConnectionError, InvalidResponseError, ModelNotAvailableError, TimeoutError, TollgateError } from '../errors';
 import type { ModelInfo } from './ai-provider.interface';
-import { checkHealth, describeSettings, validateEmbeddings } from './provider-support';
+import { checkEmbeddingDimensions, checkHealth, describeSettings, probeModelHealth, usageOf, validateEmbeddings } from './provider-support';
 
 describe('validateEmbeddings', () => {
   it('accepts one finite vector per input of one shared length', () => {
@@ -69,5 +69,61 @@ describe('checkHealth', () => {
   it('summarises an untyped failure instead of echoing it', async () => {
     const health = await checkHealth(provider(() => Promise.reject(new Error('raw upstream text'))), ['a']);
     expect(health.error).toBe('p: health check failed');
+  });
+});
+
+describe('probeModelHealth', () => {
+  const provider = { name: 'p', kind: 'gemini' as const };
+
+  it('asks for every model and is healthy when each answered, naming the first', async () => {
+    const asked: string[] = [];
+    const health = await probeModelHealth(provider, ['chat', 'embed'], async (model) => asked.push(model));
+    expect(asked).toEqual(['chat', 'embed']);
+    expect(health).toMatchObject({ provider: 'p', kind: 'gemini', status: 'healthy', reachable: true, ready: true, model: 'chat' });
+  });
+
+  it('is unavailable when the transport failed and unhealthy when the provider answered otherwise', async () => {
+    const failing = (error: Error) => probeModelHealth(provider, ['chat'], () => Promise.reject(error));
+    expect(await failing(new TimeoutError('p: slow'))).toMatchObject({ status: 'unavailable', reachable: false, ready: false });
+    expect(await failing(new ModelNotAvailableError('p: no chat'))).toMatchObject({
+      status: 'unhealthy',
+      reachable: true,
+      error: 'p: no chat',
+    });
+  });
+
+  it('lets an untyped failure through rather than reporting its text', async () => {
+    await expect(probeModelHealth(provider, ['chat'], () => Promise.reject(new Error('bug')))).rejects.toThrow('bug');
+  });
+});
+
+describe('checkEmbeddingDimensions', () => {
+  it('accepts no setting or a positive integer and names the registration otherwise', () => {
+    expect(() => checkEmbeddingDimensions({ name: 'p' })).not.toThrow();
+    expect(() => checkEmbeddingDimensions({ name: 'p', embeddingDimensions: 768 })).not.toThrow();
+    for (const embeddingDimensions of [0, -3, 1.5]) {
+      expect(() => checkEmbeddingDimensions({ name: 'p', embeddingDimensions })).toThrow(TollgateError);
+      expect(() => checkEmbeddingDimensions({ name: 'p', embeddingDimensions })).toThrow('p: embedding dimensions must be a positive integer');
+    }
+  });
+});
+
+describe('usageOf', () => {
+  const summed = { input: 'in', output: 'out' };
+
+  it('sums input and output when the upstream gives no total', () => {
+    expect(usageOf({ in: 3, out: 4 }, summed)).toEqual({ inputTokens: 3, outputTokens: 4, totalTokens: 7 });
+    expect(usageOf({ in: 3 }, summed)).toEqual({ inputTokens: 3, outputTokens: undefined, totalTokens: undefined });
+  });
+
+  it("takes the upstream's own total when it has a field for it", () => {
+    expect(usageOf({ in: 3, out: 4, all: 9 }, { ...summed, total: 'all' })).toEqual({ inputTokens: 3, outputTokens: 4, totalTokens: 9 });
+    expect(usageOf({ all: 9 }, { ...summed, total: 'all' })).toEqual({ inputTokens: undefined, outputTokens: undefined, totalTokens: 9 });
+  });
+
+  it('is undefined when nothing countable is there', () => {
+    expect(usageOf(undefined, summed)).toBeUndefined();
+    expect(usageOf([3, 4], summed)).toBeUndefined();
+    expect(usageOf({ in: '3', out: Number.NaN }, summed)).toBeUndefined();
   });
 });

@@ -1,9 +1,10 @@
 /**
- * Kind-independent pieces every adapter needs: the health-check procedure, secret-free describe(),
- * and strict embedding validation (never pad or truncate).
+ * Kind-independent pieces every adapter needs: the health-check procedures, secret-free describe(),
+ * strict embedding validation (never pad or truncate) and token usage read from an upstream answer.
  */
+import { isObject, numberOrUndefined } from '../../common/json-values';
 import { ConnectionError, InvalidResponseError, TollgateError } from '../errors';
-import type { AiProvider, HealthResult, ProviderCapabilities, ProviderSettings } from './ai-provider.interface';
+import type { AiProvider, HealthResult, ProviderCapabilities, ProviderSettings, TokenUsage } from './ai-provider.interface';
 
 /**
  * healthy: the model list answered and names every required model; unhealthy: it answered otherwise (or
@@ -43,6 +44,37 @@ export async function checkHealth(
       error: error instanceof TollgateError ? error.message : `${provider.name}: health check failed`,
       latencyMs: elapsed(),
     };
+  }
+}
+
+/**
+ * Health from asking the provider for each configured model by id (aliases resolve there): healthy when every
+ * model answered, unavailable when the transport failed, unhealthy when it answered otherwise (or refused us).
+ * `models[0]` is the model the result names.
+ */
+export async function probeModelHealth(
+  provider: Pick<AiProvider, 'name' | 'kind'>,
+  models: string[],
+  fetchModel: (model: string) => Promise<unknown>,
+): Promise<HealthResult> {
+  const started = performance.now();
+  const result = (status: HealthResult['status'], reachable: boolean, error?: string): HealthResult => ({
+    provider: provider.name,
+    kind: provider.kind,
+    status,
+    reachable,
+    ready: status === 'healthy',
+    model: models[0],
+    error,
+    latencyMs: Math.round(performance.now() - started),
+  });
+  try {
+    for (const model of models) await fetchModel(model);
+    return result('healthy', true);
+  } catch (error) {
+    if (!(error instanceof TollgateError)) throw error;
+    if (error instanceof ConnectionError) return result('unavailable', false, error.message);
+    return result('unhealthy', true, error.message);
   }
 }
 
@@ -105,4 +137,30 @@ export function validateEmbeddings(
     }
   }
   return vectors as number[][];
+}
+
+/** A configured vector size must be a positive integer; checked when the adapter is built. */
+export function checkEmbeddingDimensions(settings: Pick<ProviderSettings, 'name' | 'embeddingDimensions'>): void {
+  const dimensions = settings.embeddingDimensions;
+  if (dimensions !== undefined && (!Number.isInteger(dimensions) || dimensions <= 0)) {
+    throw new TollgateError(`${settings.name}: embedding dimensions must be a positive integer`);
+  }
+}
+
+/**
+ * Token counts from an upstream usage object, by the provider's field names; undefined when it holds none.
+ * Without a total field the total is the sum, when both counts are there.
+ */
+export function usageOf(value: unknown, fields: { input: string; output: string; total?: string }): TokenUsage | undefined {
+  if (!isObject(value)) return undefined;
+  const inputTokens = numberOrUndefined(value[fields.input]);
+  const outputTokens = numberOrUndefined(value[fields.output]);
+  const totalTokens =
+    fields.total !== undefined
+      ? numberOrUndefined(value[fields.total])
+      : inputTokens !== undefined && outputTokens !== undefined
+        ? inputTokens + outputTokens
+        : undefined;
+  if (inputTokens === undefined && outputTokens === undefined && totalTokens === undefined) return undefined;
+  return { inputTokens, outputTokens, totalTokens };
 }

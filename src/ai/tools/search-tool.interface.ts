@@ -1,4 +1,4 @@
-/** The one interface every search tool implements (seed 001 section 1.5): adapters and capability groups alike. */
+/** The one interface every search tool implements (docs/search-agent-mcp.md): adapters and capability groups alike. */
 
 export const SEARCH_ADAPTER_KINDS = ['searxng', 'searchapi'] as const;
 export type SearchAdapterKind = (typeof SEARCH_ADAPTER_KINDS)[number];
@@ -41,7 +41,7 @@ export interface SearchTool {
   close(): Promise<void>;
 }
 
-/** Bounds of DECISIONS.md B3 and the tools' own defaults. */
+/** Bounds of docs/decisions.md B3 and the tools' own defaults. */
 export const SEARCH_DEFAULTS = Object.freeze({
   limit: 5,
   maxLimit: 20,

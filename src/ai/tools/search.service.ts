@@ -36,7 +36,7 @@ export interface SearchAndGenerateOptions extends SearchOptions, Omit<GenerateOp
 
 export type SearchAndGenerateResponse = SearchResponse & { generation: GenerateResponse };
 
-/** The fallback tool name SEARXNG_URL registers (seed 001 section 2.3). */
+/** The fallback tool name SEARXNG_URL registers (docs/configuration.md). */
 export const WEB_SEARCH_TOOL = 'web_search';
 
 export class SearchService {

@@ -4,7 +4,7 @@
  * (the site's name). 401 means a bad key, 429 an exhausted plan or rate limit.
  */
 import { InvalidResponseError } from '../errors';
-import { ProviderHttp } from '../providers/provider-http';
+import { UpstreamClient } from '../../upstream/upstream-client';
 import { displayUrl, normalizeResults, type RawResult } from './search-results';
 import { SEARCH_DEFAULTS, type SearchApiToolSettings, type SearchCallOptions, type SearchResponse, type SearchTool } from './search-tool.interface';
 import { checkToolUrl, publicOnlyLookup } from './tool-url-guard';
@@ -26,14 +26,14 @@ interface SearchApiResult {
 export class SearchApiTool implements SearchTool {
   readonly kind = 'searchapi' as const;
   readonly name: string;
-  private readonly http: ProviderHttp;
+  private readonly http: UpstreamClient;
   private readonly url: string;
 
   constructor(private readonly settings: SearchApiToolSettings) {
     this.name = settings.name;
     this.url = settings.url ?? SEARCHAPI_DEFAULT_URL;
     checkToolUrl(this.url, settings.allowPrivateNetwork === true, `tools.${settings.name}.url`);
-    this.http = new ProviderHttp({
+    this.http = new UpstreamClient({
       provider: settings.name,
       baseUrl: this.url,
       timeoutMs: settings.timeoutMs ?? SEARCH_DEFAULTS.timeoutMs,

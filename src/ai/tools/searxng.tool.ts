@@ -3,8 +3,10 @@
  * The JSON format must be enabled in the instance's settings (`search.formats`), else it answers 403.
  * Results carry `url`, `title`, `content` and the `engine` that found them.
  */
+import { isObject } from '../../common/json-values';
 import { InvalidResponseError, ProviderError } from '../errors';
-import { ProviderHttp, type UpstreamErrorResponse } from '../providers/provider-http';
+import { UpstreamClient } from '../../upstream/upstream-client';
+import type { UpstreamErrorResponse } from '../../upstream/upstream-types';
 import { displayUrl, normalizeResults, type RawResult } from './search-results';
 import { SEARCH_DEFAULTS, type SearchCallOptions, type SearchResponse, type SearchTool, type SearxngToolSettings } from './search-tool.interface';
 import { checkToolUrl, publicOnlyLookup } from './tool-url-guard';
@@ -23,12 +25,12 @@ interface SearxngResult {
 export class SearxngTool implements SearchTool {
   readonly kind = 'searxng' as const;
   readonly name: string;
-  private readonly http: ProviderHttp;
+  private readonly http: UpstreamClient;
 
   constructor(private readonly settings: SearxngToolSettings) {
     this.name = settings.name;
     checkToolUrl(settings.url, settings.allowPrivateNetwork === true, `tools.${settings.name}.url`);
-    this.http = new ProviderHttp({
+    this.http = new UpstreamClient({
       provider: settings.name,
       baseUrl: settings.url,
       timeoutMs: settings.timeoutMs ?? SEARCH_DEFAULTS.timeoutMs,
@@ -82,8 +84,4 @@ function mapSearxngError(response: UpstreamErrorResponse): ProviderError | undef
     provider: response.provider,
     status: 403,
   });
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -1,7 +1,7 @@
 import { ConnectionError, RateLimitError } from '../errors';
 import type { SearchCallOptions, SearchResponse, SearchTool } from './search-tool.interface';
 
-/** Only transient transport trouble moves a group on (seed 001 section 1.5); a bad answer or key does not. */
+/** Only transient transport trouble moves a group on (docs/search-agent-mcp.md); a bad answer or key does not. */
 export function isToolFallbackEligible(error: unknown): boolean {
   return error instanceof ConnectionError || error instanceof RateLimitError;
 }
@@ -28,7 +28,7 @@ export class ToolGroup implements SearchTool {
         return { ...response, tool: this.name };
       } catch (error) {
         if (index > 0) continue;
-        // Like provider fallback (DECISIONS.md B2): a later member's own failure of any kind just moves on.
+        // Like provider fallback (docs/decisions.md B2): a later member's own failure of any kind just moves on.
         if (!isToolFallbackEligible(error)) throw error;
         first = error;
       }

@@ -1,4 +1,4 @@
-/** The vector store boundary (seed 001 section 1.10): pgvector behind one interface, whatever runs it. */
+/** The vector store boundary (docs/search-agent-mcp.md): pgvector behind one interface, whatever runs it. */
 
 export const VECTOR_METRICS = ['cosine', 'euclidean', 'inner_product'] as const;
 export type VectorMetric = (typeof VECTOR_METRICS)[number];

@@ -1,9 +1,10 @@
 import { Body, Controller, Get, HttpCode, Inject, Post, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AI_MODULE_OPTIONS } from '../../ai.constants';
+import { AI_DEFAULTS } from '../../ai.defaults';
 import type { AiModuleOptions } from '../../ai-module-options.interface';
 import { AiClient, type GenerateOptions } from '../../client/ai-client';
-import { ApiAuthGuard } from '../api-auth.guard';
+import { ApiAuthGuard } from '../../../http/api-auth.guard';
 import { disconnectSignal } from '../api-response';
 import { OpenAiExceptionFilter } from './openai-exception.filter';
 import {
@@ -16,9 +17,6 @@ import {
 } from './openai-requests';
 import { chatCompletionBody, embeddingsBody, modelsBody, qualifiedModel } from './openai-responses';
 import { writeChatStream } from './openai-stream';
-
-/** DECISIONS.md B3's batch bound, when the module options leave it unset. */
-const DEFAULT_MAX_BATCH_INPUTS = 32;
 
 /**
  * OpenAI's chat completions, embeddings and models under `/openai/v1`, so OpenAI clients can use the gateway
@@ -38,7 +36,7 @@ export class OpenAiCompatController {
     @Inject(AI_MODULE_OPTIONS) options: AiModuleOptions,
   ) {
     this.providers = new Set(client.providerNames());
-    this.maxBatchInputs = options.maxBatchInputs ?? DEFAULT_MAX_BATCH_INPUTS;
+    this.maxBatchInputs = options.maxBatchInputs ?? AI_DEFAULTS.maxBatchInputs;
   }
 
   /** Answers through `reply` itself: a stream takes over the raw response, which passthrough would answer again. */

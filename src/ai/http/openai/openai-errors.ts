@@ -3,7 +3,7 @@
  * status and the message come from the one mapping of the /v1 API (api-error.ts), so both surfaces agree
  * on what is whose fault and neither shows upstream text; only the wording of `type` and `code` differs.
  */
-import { type ApiErrorResponse, toApiError } from '../api-error';
+import { type ApiErrorResponse, toApiError } from '../../../http/api-error';
 import { OpenAiRequestError } from './openai-requests';
 
 export interface OpenAiErrorBody {

@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { answeredAuthDenial, logUnexpected } from '../api-filter-parts';
+import { answeredAuthDenial, logUnexpected } from '../../../http/api-filter-parts';
 import { toOpenAiError } from './openai-errors';
 
 /**

@@ -2,8 +2,8 @@
  * Any server speaking the OpenAI chat-completions format (vLLM, LM Studio, llama.cpp server, OpenRouter,
  * Groq): the url is required and the key optional. Embeddings are attempted where the server has them.
  */
-import type { ProviderSettings } from './ai-provider.interface';
-import { OpenAiCompatibleChatProvider, OpenAiDialect } from './openai-compatible-chat';
+import type { ProviderSettings } from '../ai-provider.interface';
+import { OpenAiCompatibleChatProvider, OpenAiDialect } from '../openai-chat/openai-compatible-chat';
 
 export const OPENAI_COMPATIBLE_DIALECT: OpenAiDialect = {
   kind: 'openai_compatible',

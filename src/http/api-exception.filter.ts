@@ -1,14 +1,14 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger, NotFoundException } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { isMcpRoute, jsonRpcErrorFor } from '../mcp/mcp-json-rpc-error';
+import { isMcpRoute, jsonRpcErrorFor } from '../ai/mcp/mcp-json-rpc-error';
 import { errorEnvelope, toApiError } from './api-error';
 import { answeredAuthDenial, logUnexpected } from './api-filter-parts';
-import { fromApiError, isOpenAiPath } from './openai/openai-errors';
+import { fromApiError, isOpenAiPath } from '../ai/http/openai/openai-errors';
 
 const PROBED_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 /**
- * The one place HTTP errors become responses (DECISIONS.md B3): the JSON envelope for everything,
+ * The one place HTTP errors become responses (docs/decisions.md B3): the JSON envelope for everything,
  * except AuthModule's own 401/403 bodies, which are configured by the user and sent as they are, paths
  * of the OpenAI-compatible surface, which get OpenAI's error shape, and the MCP endpoint, whose errors
  * before its handler (a body too deep or not JSON) are JSON-RPC errors like its own refusals.

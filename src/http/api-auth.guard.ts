@@ -2,9 +2,9 @@ import { CanActivate, ExecutionContext, Inject, Injectable, Optional, SetMetadat
 import { Reflector } from '@nestjs/core';
 import crypto, { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import { RouteFlagLookup } from '../../common/route-flag-lookup';
+import { RouteFlagLookup } from '../common/route-flag-lookup';
 
-/** The host's authentication hook: receives the request, returns truthy to allow it (seed 001 section 5). */
+/** The host's authentication hook: receives the request, returns truthy to allow it (docs/gateway.md). */
 export type ApiAuthHook = (request: FastifyRequest) => unknown;
 
 export interface ApiAuthOptions {
@@ -26,7 +26,7 @@ export interface ApiTokenLimiter {
 
 export const API_TOKEN_LIMITER = Symbol('tollgate:api-token-limiter');
 export const SKIP_API_AUTH_KEY = 'tollgate:skip-api-auth';
-/** Liveness and readiness stay reachable without credentials (DECISIONS.md B3). */
+/** Liveness and readiness stay reachable without credentials (docs/decisions.md B3). */
 export const SkipApiAuth = () => SetMetadata(SKIP_API_AUTH_KEY, true);
 
 const BEARER = /^bearer\s+(.+)$/i;

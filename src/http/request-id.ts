@@ -3,7 +3,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 
 const VALID_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** The caller's X-Request-Id when it is safe to echo (DECISIONS.md B3), else a fresh UUID. */
+/** The caller's X-Request-Id when it is safe to echo (docs/decisions.md B3), else a fresh UUID. */
 export function requestIdFor(header: string | string[] | undefined): string {
   return typeof header === 'string' && VALID_REQUEST_ID.test(header) ? header : randomUUID();
 }

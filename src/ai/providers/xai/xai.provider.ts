@@ -1,8 +1,8 @@
 /** xAI (api.x.ai): OpenAI-style chat only; a wrong key comes back as 400, not 401. */
-import { AuthenticationError } from '../errors';
-import type { ProviderSettings } from './ai-provider.interface';
-import { OpenAiCompatibleChatProvider, OpenAiDialect } from './openai-compatible-chat';
-import type { UpstreamErrorResponse } from './provider-http';
+import { AuthenticationError } from '../../errors';
+import type { ProviderSettings } from '../ai-provider.interface';
+import { OpenAiCompatibleChatProvider, OpenAiDialect } from '../openai-chat/openai-compatible-chat';
+import type { UpstreamErrorResponse } from '../../../upstream/upstream-types';
 
 export const XAI_DIALECT: OpenAiDialect = {
   kind: 'xai',

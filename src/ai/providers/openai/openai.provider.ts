@@ -1,6 +1,6 @@
 /** OpenAI (api.openai.com): the reference dialect of the chat-completions wire format. */
-import type { ProviderSettings } from './ai-provider.interface';
-import { OpenAiCompatibleChatProvider, OpenAiDialect } from './openai-compatible-chat';
+import type { ProviderSettings } from '../ai-provider.interface';
+import { OpenAiCompatibleChatProvider, OpenAiDialect } from '../openai-chat/openai-compatible-chat';
 
 export const OPENAI_DIALECT: OpenAiDialect = {
   kind: 'openai',

@@ -1,6 +1,6 @@
 /** Mistral (api.mistral.ai): OpenAI-style, but unknown body keys are refused with 422. */
-import type { ProviderSettings } from './ai-provider.interface';
-import { OpenAiCompatibleChatProvider, OpenAiDialect } from './openai-compatible-chat';
+import type { ProviderSettings } from '../ai-provider.interface';
+import { OpenAiCompatibleChatProvider, OpenAiDialect } from '../openai-chat/openai-compatible-chat';
 
 export const MISTRAL_DIALECT: OpenAiDialect = {
   kind: 'mistral',

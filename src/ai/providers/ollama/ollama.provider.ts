@@ -3,7 +3,8 @@
  * NDJSON when streaming), `/api/embed` with an array input (one call per batch), `/api/tags` for the pulled
  * models. Ollama answers errors as `{"error": "..."}`; only the status is read from them.
  */
-import { InvalidRequestError, InvalidResponseError, ProviderError, TollgateError } from '../errors';
+import { isObject, numberOrUndefined } from '../../../common/json-values';
+import { InvalidRequestError, InvalidResponseError, ProviderError } from '../../errors';
 import type {
   AiProvider,
   EmbedRequest,
@@ -15,10 +16,10 @@ import type {
   ModelInfo,
   ProviderCapabilities,
   ProviderSettings,
-  TokenUsage,
-} from './ai-provider.interface';
-import { ProviderHttp, readNdjson } from './provider-http';
-import { checkHealth, describeSettings, validateEmbeddings } from './provider-support';
+} from '../ai-provider.interface';
+import { readNdjson } from '../../../upstream/stream-framing';
+import { UpstreamClient } from '../../../upstream/upstream-client';
+import { checkEmbeddingDimensions, checkHealth, describeSettings, usageOf, validateEmbeddings } from '../provider-support';
 
 export const OLLAMA_DEFAULT_URL = 'http://localhost:11434';
 export const OLLAMA_DEFAULT_CHAT_MODEL = 'llama3.2';
@@ -50,13 +51,8 @@ function toOllamaChatBody(request: GenerateRequest, model: string, stream: boole
   return body;
 }
 
-function usageOf(body: Record<string, unknown>): TokenUsage | undefined {
-  const inputTokens = numberOrUndefined(body.prompt_eval_count);
-  const outputTokens = numberOrUndefined(body.eval_count);
-  if (inputTokens === undefined && outputTokens === undefined) return undefined;
-  const totalTokens = inputTokens !== undefined && outputTokens !== undefined ? inputTokens + outputTokens : undefined;
-  return { inputTokens, outputTokens, totalTokens };
-}
+/** The final chat object counts prompt and answer tokens; the total is their sum. */
+const USAGE_FIELDS = { input: 'prompt_eval_count', output: 'eval_count' };
 
 function fromOllamaChat(body: unknown, provider: string, requestedModel: string): GenerateResult {
   if (!isObject(body) || !isObject(body.message) || typeof body.message.content !== 'string') {
@@ -66,7 +62,7 @@ function fromOllamaChat(body: unknown, provider: string, requestedModel: string)
     text: body.message.content,
     model: typeof body.model === 'string' ? body.model : requestedModel,
     finishReason: typeof body.done_reason === 'string' ? body.done_reason : undefined,
-    usage: usageOf(body),
+    usage: usageOf(body, USAGE_FIELDS),
   };
 }
 
@@ -80,22 +76,19 @@ export class OllamaProvider implements AiProvider {
     listModels: true,
   };
   readonly name: string;
-  private readonly http: ProviderHttp;
+  private readonly http: UpstreamClient;
   private readonly url: string;
   private readonly chatModel: string;
   private readonly embeddingModel: string;
 
   constructor(private readonly settings: ProviderSettings) {
     this.name = settings.name;
-    const dimensions = settings.embeddingDimensions;
-    if (dimensions !== undefined && (!Number.isInteger(dimensions) || dimensions <= 0)) {
-      throw new TollgateError(`${settings.name}: embedding dimensions must be a positive integer`);
-    }
+    checkEmbeddingDimensions(settings);
     this.url = settings.url ?? OLLAMA_DEFAULT_URL;
     this.chatModel = settings.chatModel ?? OLLAMA_DEFAULT_CHAT_MODEL;
     this.embeddingModel = settings.embeddingModel ?? OLLAMA_DEFAULT_EMBEDDING_MODEL;
     // The default status mapping fits Ollama: 404 for a model that is not pulled, 5xx for server trouble.
-    this.http = new ProviderHttp({ provider: settings.name, baseUrl: this.url, timeoutMs: settings.timeoutMs });
+    this.http = new UpstreamClient({ provider: settings.name, baseUrl: this.url, timeoutMs: settings.timeoutMs });
   }
 
   describe(): Record<string, unknown> {
@@ -136,7 +129,7 @@ export class OllamaProvider implements AiProvider {
           done: true,
           model: typeof line.model === 'string' ? line.model : model,
           finishReason: typeof line.done_reason === 'string' ? line.done_reason : undefined,
-          usage: usageOf(line),
+          usage: usageOf(line, USAGE_FIELDS),
         };
         return;
       }
@@ -192,12 +185,4 @@ function vectorsOf(value: unknown, count: number, dimensions: number | undefined
   if (!Array.isArray(value))
     throw new InvalidResponseError(`${provider}: upstream returned no embeddings`, { provider });
   return validateEmbeddings(value, count, dimensions, provider);
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function numberOrUndefined(value: unknown): number | undefined {
-  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
 }

@@ -11,9 +11,9 @@ import {
   TimeoutError,
   TollgateError,
   UnknownProviderError,
-} from '../errors';
+} from '../ai/errors';
 
-/** What the REST API answers for an error: one place maps every error to a status (DECISIONS.md B3). */
+/** What the REST API answers for an error: one place maps every error to a status (docs/decisions.md B3). */
 export interface ApiErrorResponse {
   status: number;
   type: string;

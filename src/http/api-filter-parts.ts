@@ -1,6 +1,6 @@
 import type { Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AuthDeniedException } from '../../auth/auth-denial';
+import { AuthDeniedException } from '../auth/auth-denial';
 
 /**
  * AuthModule's own 401/403 (with `api.auth: jwt`) go out as the user configured them, in both API shapes.

@@ -10,7 +10,7 @@ import {
   InvalidResponseError,
   ProviderError,
   TollgateError,
-} from '../errors';
+} from '../../errors';
 import type {
   AiProvider,
   EmbedRequest,
@@ -24,15 +24,12 @@ import type {
   ProviderKind,
   ProviderSettings,
   TokenUsage,
-} from './ai-provider.interface';
-import {
-  modelNotAvailable,
-  ProviderHttp,
-  readSseEvents,
-  UpstreamErrorMapper,
-  UpstreamErrorResponse,
-} from './provider-http';
-import { checkHealth, describeSettings, validateEmbeddings } from './provider-support';
+} from '../ai-provider.interface';
+import { readSseEvents } from '../../../upstream/stream-framing';
+import { UpstreamClient } from '../../../upstream/upstream-client';
+import { modelNotAvailable } from '../../../upstream/upstream-errors';
+import type { UpstreamErrorMapper, UpstreamErrorResponse } from '../../../upstream/upstream-types';
+import { checkHealth, describeSettings, validateEmbeddings } from '../provider-support';
 
 export interface OpenAiDialect {
   kind: ProviderKind;
@@ -68,7 +65,7 @@ export class OpenAiCompatibleChatProvider implements AiProvider {
   readonly kind: ProviderKind;
   readonly capabilities: ProviderCapabilities;
   protected readonly settings: ResolvedSettings;
-  protected readonly http: ProviderHttp;
+  protected readonly http: UpstreamClient;
 
   constructor(
     settings: ProviderSettings,
@@ -92,7 +89,7 @@ export class OpenAiCompatibleChatProvider implements AiProvider {
       streaming: true,
       listModels: true,
     };
-    this.http = new ProviderHttp({
+    this.http = new UpstreamClient({
       provider: settings.name,
       baseUrl: this.chatBaseUrl(url),
       timeoutMs: settings.timeoutMs,

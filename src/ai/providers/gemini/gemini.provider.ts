@@ -3,15 +3,15 @@
  * `models/{model}:batchEmbedContents` for one or many embeddings in a single call (as the official SDK
  * does), `models` for listing. The key travels in `x-goog-api-key`, never in the query string.
  */
+import { isObject, numberOrUndefined } from '../../../common/json-values';
 import {
   AuthenticationError,
-  ConnectionError,
   InvalidRequestError,
   InvalidResponseError,
   ProviderError,
   RateLimitError,
   TollgateError,
-} from '../errors';
+} from '../../errors';
 import type {
   AiProvider,
   EmbedRequest,
@@ -23,16 +23,12 @@ import type {
   ModelInfo,
   ProviderCapabilities,
   ProviderSettings,
-  TokenUsage,
-} from './ai-provider.interface';
-import {
-  ProviderHttp,
-  modelNotAvailable,
-  readSseEvents,
-  retryAfterFromHeaders,
-  type UpstreamErrorResponse,
-} from './provider-http';
-import { describeSettings, validateEmbeddings } from './provider-support';
+} from '../ai-provider.interface';
+import { parseEventObject, readSseEvents } from '../../../upstream/stream-framing';
+import { UpstreamClient } from '../../../upstream/upstream-client';
+import { modelNotAvailable, retryAfterFromHeaders } from '../../../upstream/upstream-errors';
+import type { UpstreamErrorResponse } from '../../../upstream/upstream-types';
+import { checkEmbeddingDimensions, describeSettings, probeModelHealth, usageOf, validateEmbeddings } from '../provider-support';
 
 export const GEMINI_DEFAULT_URL = 'https://generativelanguage.googleapis.com/v1beta';
 export const GEMINI_DEFAULT_CHAT_MODEL = 'gemini-2.5-flash';
@@ -111,19 +107,11 @@ function fromGeminiResponse(body: unknown, provider: string, requestedModel: str
     text,
     model: typeof body.modelVersion === 'string' ? body.modelVersion : requestedModel,
     finishReason: enumToken(candidate.finishReason),
-    usage: usageOf(body.usageMetadata),
+    usage: usageOf(body.usageMetadata, USAGE_FIELDS),
   };
 }
 
-function usageOf(value: unknown): TokenUsage | undefined {
-  if (!isObject(value)) return undefined;
-  const usage: TokenUsage = {
-    inputTokens: numberOrUndefined(value.promptTokenCount),
-    outputTokens: numberOrUndefined(value.candidatesTokenCount),
-    totalTokens: numberOrUndefined(value.totalTokenCount),
-  };
-  return Object.values(usage).some((v) => v !== undefined) ? usage : undefined;
-}
+const USAGE_FIELDS = { input: 'promptTokenCount', output: 'candidatesTokenCount', total: 'totalTokenCount' };
 
 /** Gemini's `{"error":{"code","message","status","details"}}`: only `status` and detail reasons are read. */
 function errorFields(body: unknown): { status?: string; reasons: string[]; retryDelayMs?: number } {
@@ -180,7 +168,7 @@ export class GeminiProvider implements AiProvider {
     listModels: true,
   };
   readonly name: string;
-  private readonly http: ProviderHttp;
+  private readonly http: UpstreamClient;
   private readonly url: string;
   private readonly chatModel: string;
   private readonly embeddingModel: string;
@@ -188,14 +176,11 @@ export class GeminiProvider implements AiProvider {
   constructor(private readonly settings: ProviderSettings) {
     if (!settings.apiKey) throw new TollgateError(`${settings.name}: an api_key is required for gemini`);
     this.name = settings.name;
-    const dimensions = settings.embeddingDimensions;
-    if (dimensions !== undefined && (!Number.isInteger(dimensions) || dimensions <= 0)) {
-      throw new TollgateError(`${settings.name}: embedding dimensions must be a positive integer`);
-    }
+    checkEmbeddingDimensions(settings);
     this.url = settings.url ?? GEMINI_DEFAULT_URL;
     this.chatModel = bareModel(settings.chatModel ?? GEMINI_DEFAULT_CHAT_MODEL);
     this.embeddingModel = bareModel(settings.embeddingModel ?? GEMINI_DEFAULT_EMBEDDING_MODEL);
-    this.http = new ProviderHttp({
+    this.http = new UpstreamClient({
       provider: settings.name,
       baseUrl: this.url,
       headers: { 'x-goog-api-key': settings.apiKey },
@@ -234,7 +219,7 @@ export class GeminiProvider implements AiProvider {
     );
     let last: GenerateResult | undefined;
     for await (const event of readSseEvents(response.body)) {
-      const data = parseEventData(event.data, this.name);
+      const data = parseEventObject(event.data, this.name);
       // A failure after the 200 arrives as an event holding Google's error body.
       if (isObject(data.error)) {
         const code = numberOrUndefined(data.error.code);
@@ -306,28 +291,10 @@ export class GeminiProvider implements AiProvider {
   }
 
   /** Ready when `GET models/{model}` finds both configured models. */
-  async healthCheck(): Promise<HealthResult> {
-    const started = performance.now();
-    const result = (status: HealthResult['status'], reachable: boolean, error?: string): HealthResult => ({
-      provider: this.name,
-      kind: this.kind,
-      status,
-      reachable,
-      ready: status === 'healthy',
-      model: this.chatModel,
-      error,
-      latencyMs: Math.round(performance.now() - started),
-    });
-    try {
-      for (const model of new Set([this.chatModel, this.embeddingModel])) {
-        await this.http.getJson(`/models/${encodeURIComponent(model)}`, { model });
-      }
-      return result('healthy', true);
-    } catch (error) {
-      if (!(error instanceof TollgateError)) throw error;
-      if (error instanceof ConnectionError) return result('unavailable', false, error.message);
-      return result('unhealthy', true, error.message);
-    }
+  healthCheck(): Promise<HealthResult> {
+    return probeModelHealth(this, [...new Set([this.chatModel, this.embeddingModel])], (model) =>
+      this.http.getJson(`/models/${encodeURIComponent(model)}`, { model }),
+    );
   }
 
   close(): Promise<void> {
@@ -335,25 +302,7 @@ export class GeminiProvider implements AiProvider {
   }
 }
 
-function parseEventData(raw: string, provider: string): Record<string, unknown> {
-  try {
-    const parsed: unknown = JSON.parse(raw);
-    if (isObject(parsed)) return parsed;
-  } catch {
-    // Falls through to the typed error below; the parser's message is not surfaced.
-  }
-  throw new InvalidResponseError(`${provider}: upstream sent a malformed stream event`, { provider });
-}
-
 /** Upstream enum values (finish reasons, statuses) pass only as plain tokens. */
 function enumToken(value: unknown): string | undefined {
   return typeof value === 'string' && /^[A-Z][A-Z0-9_]{0,63}$/.test(value) ? value : undefined;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function numberOrUndefined(value: unknown): number | undefined {
-  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
 }

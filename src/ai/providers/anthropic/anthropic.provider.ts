@@ -3,16 +3,16 @@
  * Anthropic has no embeddings endpoint of its own (its documentation points to Voyage AI), so this kind
  * is generation-only and says so in its capabilities.
  */
+import { isObject } from '../../../common/json-values';
 import {
   AuthenticationError,
   CapabilityNotSupportedError,
-  ConnectionError,
   InvalidRequestError,
   InvalidResponseError,
   ProviderError,
   RateLimitError,
   TollgateError,
-} from '../errors';
+} from '../../errors';
 import type {
   AiProvider,
   ChatMessage,
@@ -24,16 +24,12 @@ import type {
   ModelInfo,
   ProviderCapabilities,
   ProviderSettings,
-  TokenUsage,
-} from './ai-provider.interface';
-import {
-  ProviderHttp,
-  modelNotAvailable,
-  readSseEvents,
-  retryAfterFromHeaders,
-  type UpstreamErrorResponse,
-} from './provider-http';
-import { describeSettings } from './provider-support';
+} from '../ai-provider.interface';
+import { parseEventObject, readSseEvents } from '../../../upstream/stream-framing';
+import { UpstreamClient } from '../../../upstream/upstream-client';
+import { modelNotAvailable, retryAfterFromHeaders } from '../../../upstream/upstream-errors';
+import type { UpstreamErrorResponse } from '../../../upstream/upstream-types';
+import { describeSettings, probeModelHealth, usageOf } from '../provider-support';
 
 export const ANTHROPIC_DEFAULT_URL = 'https://api.anthropic.com';
 export const ANTHROPIC_DEFAULT_CHAT_MODEL = 'claude-sonnet-4-5';
@@ -81,14 +77,8 @@ function toAnthropicMessagesBody(request: GenerateRequest, model: string, provid
   return body;
 }
 
-function usageOf(value: unknown): TokenUsage | undefined {
-  if (!isObject(value)) return undefined;
-  const inputTokens = numberOrUndefined(value.input_tokens);
-  const outputTokens = numberOrUndefined(value.output_tokens);
-  if (inputTokens === undefined && outputTokens === undefined) return undefined;
-  const totalTokens = inputTokens !== undefined && outputTokens !== undefined ? inputTokens + outputTokens : undefined;
-  return { inputTokens, outputTokens, totalTokens };
-}
+/** The Messages API reports input and output tokens; the total is their sum. */
+const USAGE_FIELDS = { input: 'input_tokens', output: 'output_tokens' };
 
 /** Reads a Messages API response; text blocks are concatenated, other block kinds ignored. */
 function fromAnthropicMessage(body: unknown, provider: string, requestedModel: string): GenerateResult {
@@ -108,7 +98,7 @@ function fromAnthropicMessage(body: unknown, provider: string, requestedModel: s
     text,
     model: typeof body.model === 'string' ? body.model : requestedModel,
     finishReason: typeof body.stop_reason === 'string' ? body.stop_reason : undefined,
-    usage: usageOf(body.usage),
+    usage: usageOf(body.usage, USAGE_FIELDS),
   };
 }
 
@@ -150,7 +140,7 @@ export class AnthropicProvider implements AiProvider {
     listModels: true,
   };
   readonly name: string;
-  private readonly http: ProviderHttp;
+  private readonly http: UpstreamClient;
   private readonly url: string;
   private readonly chatModel: string;
 
@@ -159,7 +149,7 @@ export class AnthropicProvider implements AiProvider {
     this.name = settings.name;
     this.url = settings.url ?? ANTHROPIC_DEFAULT_URL;
     this.chatModel = settings.chatModel ?? ANTHROPIC_DEFAULT_CHAT_MODEL;
-    this.http = new ProviderHttp({
+    this.http = new UpstreamClient({
       provider: settings.name,
       baseUrl: this.url,
       headers: { 'x-api-key': settings.apiKey, 'anthropic-version': ANTHROPIC_VERSION },
@@ -199,12 +189,12 @@ export class AnthropicProvider implements AiProvider {
     let inputTokens: number | undefined;
     let outputTokens: number | undefined;
     for await (const event of readSseEvents(response.body)) {
-      const data = parseEventData(event.data, this.name);
+      const data = parseEventObject(event.data, this.name);
       switch (data.type) {
         case 'message_start':
           if (isObject(data.message)) {
             if (typeof data.message.model === 'string') answeredModel = data.message.model;
-            inputTokens = usageOf(data.message.usage)?.inputTokens ?? inputTokens;
+            inputTokens = usageOf(data.message.usage, USAGE_FIELDS)?.inputTokens ?? inputTokens;
           }
           break;
         case 'content_block_delta':
@@ -214,14 +204,14 @@ export class AnthropicProvider implements AiProvider {
           break;
         case 'message_delta':
           if (isObject(data.delta) && typeof data.delta.stop_reason === 'string') finishReason = data.delta.stop_reason;
-          outputTokens = usageOf(data.usage)?.outputTokens ?? outputTokens;
+          outputTokens = usageOf(data.usage, USAGE_FIELDS)?.outputTokens ?? outputTokens;
           break;
         case 'message_stop':
           yield {
             done: true,
             model: answeredModel,
             finishReason,
-            usage: usageOf({ input_tokens: inputTokens, output_tokens: outputTokens }),
+            usage: usageOf({ input_tokens: inputTokens, output_tokens: outputTokens }, USAGE_FIELDS),
           };
           return;
         case 'error':
@@ -268,55 +258,13 @@ export class AnthropicProvider implements AiProvider {
   }
 
   /** Reachable and ready when `GET /v1/models/{model}` knows the configured model (aliases resolve there). */
-  async healthCheck(): Promise<HealthResult> {
-    const started = performance.now();
-    const result = (status: HealthResult['status'], reachable: boolean, error?: string): HealthResult => ({
-      provider: this.name,
-      kind: this.kind,
-      status,
-      reachable,
-      ready: status === 'healthy',
-      model: this.chatModel,
-      error,
-      latencyMs: Math.round(performance.now() - started),
-    });
-    try {
-      await this.http.getJson(`/v1/models/${encodeURIComponent(this.chatModel)}`, { model: this.chatModel });
-      return result('healthy', true);
-    } catch (error) {
-      return healthFromError(error, result);
-    }
+  healthCheck(): Promise<HealthResult> {
+    return probeModelHealth(this, [this.chatModel], (model) =>
+      this.http.getJson(`/v1/models/${encodeURIComponent(model)}`, { model }),
+    );
   }
 
   close(): Promise<void> {
     return this.http.close();
   }
-}
-
-/** A failed probe: unreachable (connection, timeout), or reachable but not ready. */
-function healthFromError(
-  error: unknown,
-  result: (status: HealthResult['status'], reachable: boolean, error?: string) => HealthResult,
-): HealthResult {
-  if (!(error instanceof TollgateError)) throw error;
-  if (error instanceof ConnectionError) return result('unavailable', false, error.message);
-  return result('unhealthy', true, error.message);
-}
-
-function parseEventData(raw: string, provider: string): Record<string, unknown> {
-  try {
-    const parsed: unknown = JSON.parse(raw);
-    if (isObject(parsed)) return parsed;
-  } catch {
-    // Falls through to the typed error below; the parser's message is not surfaced.
-  }
-  throw new InvalidResponseError(`${provider}: upstream sent a malformed stream event`, { provider });
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function numberOrUndefined(value: unknown): number | undefined {
-  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
 }

@@ -3,10 +3,10 @@
  * through the hf-inference feature-extraction pipeline (`<router>/hf-inference/models/<model>/pipeline/
  * feature-extraction`), which takes a list of texts in `inputs` and returns one vector per text.
  */
-import type { EmbedRequest, EmbedResult, ProviderSettings } from './ai-provider.interface';
-import { OpenAiCompatibleChatProvider, OpenAiDialect } from './openai-compatible-chat';
-import { ProviderHttp } from './provider-http';
-import { validateEmbeddings } from './provider-support';
+import type { EmbedRequest, EmbedResult, ProviderSettings } from '../ai-provider.interface';
+import { OpenAiCompatibleChatProvider, OpenAiDialect } from '../openai-chat/openai-compatible-chat';
+import { UpstreamClient } from '../../../upstream/upstream-client';
+import { validateEmbeddings } from '../provider-support';
 
 export const HUGGINGFACE_DIALECT: OpenAiDialect = {
   kind: 'huggingface',
@@ -21,11 +21,11 @@ export const HUGGINGFACE_DIALECT: OpenAiDialect = {
 };
 
 export class HuggingFaceProvider extends OpenAiCompatibleChatProvider {
-  private readonly pipelineHttp: ProviderHttp;
+  private readonly pipelineHttp: UpstreamClient;
 
   constructor(settings: ProviderSettings) {
     super(settings, HUGGINGFACE_DIALECT);
-    this.pipelineHttp = new ProviderHttp({
+    this.pipelineHttp = new UpstreamClient({
       provider: settings.name,
       baseUrl: routerRoot(this.settings.url),
       timeoutMs: settings.timeoutMs,

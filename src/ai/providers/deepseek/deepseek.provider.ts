@@ -1,6 +1,6 @@
 /** DeepSeek (api.deepseek.com): OpenAI-style chat only; it has no embeddings endpoint. */
-import type { ProviderSettings } from './ai-provider.interface';
-import { OpenAiCompatibleChatProvider, OpenAiDialect } from './openai-compatible-chat';
+import type { ProviderSettings } from '../ai-provider.interface';
+import { OpenAiCompatibleChatProvider, OpenAiDialect } from '../openai-chat/openai-compatible-chat';
 
 export const DEEPSEEK_DIALECT: OpenAiDialect = {
   kind: 'deepseek',

@@ -1,4 +1,4 @@
-/** The shared provider HTTP client against the scriptable loopback emulator. */
+/** The upstream HTTP client (adapters and search tools) against the scriptable loopback emulator. */
 import {
   AuthenticationError,
   ConnectionError,
@@ -7,14 +7,15 @@ import {
   RateLimitError,
   TimeoutError,
   TollgateError,
-} from '../../src/ai/errors';
-import { ProviderHttp, readSseEvents } from '../../src/ai/providers/provider-http';
-import { EmulatorServer, startEmulator } from '../emulators/emulator-server';
-import { collect } from '../support/provider-specs';
+} from '../src/ai/errors';
+import { readSseEvents } from '../src/upstream/stream-framing';
+import { UpstreamClient } from '../src/upstream/upstream-client';
+import { EmulatorServer, startEmulator } from './emulators/emulator-server';
+import { collect } from './support/provider-specs';
 
-describe('ProviderHttp', () => {
+describe('UpstreamClient', () => {
   let server: EmulatorServer;
-  let http: ProviderHttp;
+  let http: UpstreamClient;
 
   beforeAll(async () => {
     server = await startEmulator();
@@ -27,7 +28,7 @@ describe('ProviderHttp', () => {
     }));
     server.route('GET', '/base/slow-sse', () => ({ chunks: ['data: one\n\n', 'data: two\n\n'], chunkDelayMs: 400 }));
     server.route('GET', '/base/many-sse', () => ({ chunks: Array.from({ length: 200 }, (_, i) => `data: ${i}\n\n`) }));
-    http = new ProviderHttp({ provider: 'emu', baseUrl: `${server.url}/base/`, timeoutMs: 1000, headers: { 'x-key': 'k1' } });
+    http = new UpstreamClient({ provider: 'emu', baseUrl: `${server.url}/base/`, timeoutMs: 1000, headers: { 'x-key': 'k1' } });
   });
   afterEach(() => server.reset());
   afterAll(async () => {
@@ -72,7 +73,7 @@ describe('ProviderHttp', () => {
   });
 
   it('lets an adapter refine the mapping from the parsed error body', async () => {
-    const refined = new ProviderHttp({
+    const refined = new UpstreamClient({
       provider: 'emu',
       baseUrl: `${server.url}/base`,
       timeoutMs: 1000,
@@ -89,7 +90,7 @@ describe('ProviderHttp', () => {
   });
 
   it('refuses a response over the size bound', async () => {
-    const small = new ProviderHttp({ provider: 'emu', baseUrl: `${server.url}/base`, timeoutMs: 1000, maxResponseBytes: 1024 });
+    const small = new UpstreamClient({ provider: 'emu', baseUrl: `${server.url}/base`, timeoutMs: 1000, maxResponseBytes: 1024 });
     try {
       const error = await small.getJson('/big').catch((e) => e);
       expect(error).toBeInstanceOf(InvalidResponseError);
@@ -108,7 +109,7 @@ describe('ProviderHttp', () => {
     const gone = await startEmulator();
     const url = gone.url;
     await gone.close();
-    const refused = new ProviderHttp({ provider: 'emu', baseUrl: url, timeoutMs: 1000 });
+    const refused = new UpstreamClient({ provider: 'emu', baseUrl: url, timeoutMs: 1000 });
     try {
       const error = await refused.getJson('/x').catch((e) => e);
       expect(error).toBeInstanceOf(ConnectionError);
@@ -157,7 +158,7 @@ describe('ProviderHttp', () => {
 
   it('reads at most 64 KiB of an error body and still maps the status', async () => {
     const bodies: unknown[] = [];
-    const refined = new ProviderHttp({
+    const refined = new UpstreamClient({
       provider: 'emu',
       baseUrl: `${server.url}/base`,
       timeoutMs: 1000,
@@ -180,7 +181,7 @@ describe('ProviderHttp', () => {
 
   it('hands an error thrown by the adapter mapper to the caller', async () => {
     const mapperError = new Error('mapper broke');
-    const refined = new ProviderHttp({
+    const refined = new UpstreamClient({
       provider: 'emu',
       baseUrl: `${server.url}/base`,
       timeoutMs: 1000,
@@ -280,8 +281,8 @@ describe('ProviderHttp', () => {
   });
 
   it('rejects a url that is not http(s) with its own message', () => {
-    expect(() => new ProviderHttp({ provider: 'emu', baseUrl: 'ftp://x', timeoutMs: 1 })).toThrow(TollgateError);
-    expect(() => new ProviderHttp({ provider: 'emu', baseUrl: 'not a url', timeoutMs: 1 })).toThrow('emu: provider url is not a valid URL');
+    expect(() => new UpstreamClient({ provider: 'emu', baseUrl: 'ftp://x', timeoutMs: 1 })).toThrow(TollgateError);
+    expect(() => new UpstreamClient({ provider: 'emu', baseUrl: 'not a url', timeoutMs: 1 })).toThrow('emu: provider url is not a valid URL');
   });
 });
 
@@ -289,7 +290,7 @@ describe('EmulatorServer', () => {
   it('counts only client disconnects as aborts, answers unknown routes 404, and applies path-scoped faults', async () => {
     const server = await startEmulator();
     server.route('GET', '/a', () => ({ body: { ok: true } }));
-    const http = new ProviderHttp({ provider: 'emu', baseUrl: server.url, timeoutMs: 1000 });
+    const http = new UpstreamClient({ provider: 'emu', baseUrl: server.url, timeoutMs: 1000 });
     try {
       server.resetNext();
       await expect(http.getJson('/a')).rejects.toBeInstanceOf(ConnectionError);

@@ -6,27 +6,8 @@ import {
   ProviderError,
   RateLimitError,
   TimeoutError,
-} from '../errors';
-import {
-  mapNetworkError,
-  mapUpstreamError,
-  parseJson,
-  parseRetryAfter,
-  readLines,
-  readNdjson,
-  readSseEvents,
-  retryAfterFromHeaders,
-} from './provider-http';
-
-async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const item of iterable) out.push(item);
-  return out;
-}
-
-async function* chunks(...parts: Array<string | Buffer>): AsyncGenerator<Buffer> {
-  for (const part of parts) yield typeof part === 'string' ? Buffer.from(part) : part;
-}
+} from '../ai/errors';
+import { mapNetworkError, mapUpstreamError, parseJson, parseRetryAfter, retryAfterFromHeaders } from './upstream-errors';
 
 describe('parseRetryAfter', () => {
   const now = Date.parse('2026-01-01T00:00:00Z');
@@ -115,36 +96,5 @@ describe('parseJson', () => {
     } catch (error) {
       expect((error as Error).message).toBe('p: upstream returned malformed JSON');
     }
-  });
-});
-
-describe('stream readers', () => {
-  it('splits LF and CRLF lines across chunk boundaries and multi-byte characters', async () => {
-    const euro = Buffer.from('€');
-    const lines = await collect(readLines(chunks('a\r', '\nb', Buffer.concat([Buffer.from('c'), euro.subarray(0, 1)]), euro.subarray(1), '\nlast')));
-    expect(lines).toEqual(['a', 'bc€', 'last']);
-  });
-
-  it('frames server-sent events: multi-line data, comments, event names, unterminated tail', async () => {
-    const events = await collect(
-      readSseEvents(chunks(': keep-alive\n\n', 'event: delta\ndata: {"a":', '1}\n\n', 'data: one\ndata: two\n\n', 'data: [DONE]')),
-    );
-    expect(events).toEqual([
-      { event: 'delta', data: '{"a":1}' },
-      { event: undefined, data: 'one\ntwo' },
-      { event: undefined, data: '[DONE]' },
-    ]);
-  });
-
-  it('refuses a line that never ends instead of buffering it', async () => {
-    const endless = (async function* () {
-      for (let i = 0; i < 20; i++) yield Buffer.alloc(100 * 1024, 'a');
-    })();
-    await expect(collect(readLines(endless, 'p'))).rejects.toThrow('p: upstream stream line exceeded 1048576 characters');
-  });
-
-  it('parses NDJSON and rejects a malformed line as InvalidResponseError', async () => {
-    expect(await collect(readNdjson(chunks('{"a":1}\n\n{"b"', ':2}\n'), 'p'))).toEqual([{ a: 1 }, { b: 2 }]);
-    await expect(collect(readNdjson(chunks('{"a":1}\nnot json\n'), 'p'))).rejects.toThrow(InvalidResponseError);
   });
 });

@@ -11,7 +11,7 @@ import {
   TimeoutError,
   TollgateError,
   UnknownProviderError,
-} from '../errors';
+} from '../ai/errors';
 import { apiRequestError, errorEnvelope, toApiError } from './api-error';
 
 describe('toApiError', () => {
