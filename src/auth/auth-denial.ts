@@ -1,7 +1,7 @@
 import { HttpException } from '@nestjs/common';
 import type { ResolvedAuthOptions } from './auth-module-options.interface';
 
-/** Machine-readable reasons carried as `code` in 400/401/403 bodies (DECISIONS.md A6). */
+/** Machine-readable reasons carried as `code` in 400/401/403 bodies (docs/decisions.md A6). */
 export type DenialCode =
   | 'missing_token'
   | 'invalid_authorization_header'

@@ -1,7 +1,7 @@
 import type { Cache } from 'cache-manager';
 import type { KeyObject } from 'node:crypto';
 
-/** The signature algorithms a deployment may configure (DECISIONS.md A2). */
+/** The signature algorithms a deployment may configure (docs/decisions.md A2). */
 export const JWT_ALGORITHMS = [
   'HS256',
   'HS384',
@@ -60,10 +60,10 @@ export type CustomPayloadValidator = (
   request: AuthRequest,
 ) => boolean | undefined | Promise<boolean | undefined>;
 
-/** A skip path: exact string, `prefix/*`, `%r{regex}`, or a RegExp (DECISIONS.md A4). */
+/** A skip path: exact string, `prefix/*`, `%r{regex}`, or a RegExp (docs/decisions.md A4). */
 export type SkipPath = string | RegExp;
 
-/** What `AuthModule.forRoot()` accepts. Every seed option, camelCased, plus DECISIONS.md A1-A8 extras. */
+/** What `AuthModule.forRoot()` accepts. Every option of docs/configuration.md, camelCased. */
 export interface AuthModuleOptions {
   jwtSecret: string | Buffer | KeyObject;
   /** PEM public key for RS/PS/ES algorithms when `jwtSecret` is not itself the public key. */

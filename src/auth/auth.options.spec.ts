@@ -7,7 +7,7 @@ import {
   resolveAuthOptions,
 } from './auth.options';
 
-/** resolveAuthOptions: defaults (seed 2.1, DECISIONS.md A1-A8) and validation at module start. */
+/** resolveAuthOptions: defaults (docs/decisions.md A1-A8) and validation at module start. */
 
 const SECRET = 'an-hs256-secret-that-is-at-least-32-bytes-long';
 const TEST_ENV = { NODE_ENV: 'test' } as NodeJS.ProcessEnv;
@@ -38,7 +38,7 @@ const ed25519 = generateKeyPairSync('ed25519');
 describe('resolveAuthOptions defaults', () => {
   const resolved = resolveAuthOptions({ jwtSecret: SECRET }, TEST_ENV);
 
-  it('fills every default of the seed table and DECISIONS.md', () => {
+  it('fills every default docs/configuration.md and docs/decisions.md list', () => {
     expect(resolved).toMatchObject({
       jwtAlgorithm: 'HS256',
       validateTenantId: false,

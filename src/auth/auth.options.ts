@@ -223,7 +223,7 @@ function storeErrors(options: AuthModuleOptions, prefix: 'rbacCacheStore' | 'per
 }
 
 /**
- * Defaults and validation in one place (seed 2.1, DECISIONS.md A1-A8). Throws AuthOptionsError naming
+ * Defaults and validation in one place (docs/decisions.md A1-A8). Throws AuthOptionsError naming
  * every bad option at once, so one start-up shows the whole list.
  */
 export function resolveAuthOptions(input: AuthModuleOptions, env: NodeJS.ProcessEnv = process.env): ResolvedAuthOptions {

@@ -1,11 +1,11 @@
 /**
- * Verified JWT payload -> request context, through the payload mapping (seed 2.2-2.3, 4.3;
- * DECISIONS.md A2, A7, A8). Pure. Structure failures are 401 `invalid_claims`.
+ * Verified JWT payload -> request context, through the payload mapping (docs/decisions.md A2,
+ * A7, A8). Pure. Structure failures are 401 `invalid_claims`.
  */
 import type { JwtPayload, PayloadMapping } from './auth-module-options.interface';
 import type { AuthContext } from './request-context';
 
-/** Claims tried, in order, when the mapped role claim is absent (DECISIONS.md A8). */
+/** Claims tried, in order, when the mapped role claim is absent (docs/decisions.md A8). */
 export const FALLBACK_ROLE_CLAIMS = ['roles', 'role', 'user_roles', 'role_ids'] as const;
 
 export interface ClaimRequirements {

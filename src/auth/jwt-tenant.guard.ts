@@ -32,7 +32,7 @@ interface MappedClaims {
 const NO_SLUGS: ReadonlySet<string> = new Set();
 
 /**
- * First guard (DECISIONS.md A3; first failure wins): skip paths -> path (when a check reads it) -> token ->
+ * First guard (docs/decisions.md A3; first failure wins): skip paths -> path (when a check reads it) -> token ->
  * claims -> subdomain -> pathname slug -> tenant header -> custom validator -> request context. RBAC is the
  * next guard.
  * Reads only the request and its own options; never logs the token.

@@ -15,7 +15,7 @@ export interface AuthContext {
   tenantId?: string | number;
   subdomain?: string;
   pathnameSlugs: string[];
-  /** Role ids as strings (DECISIONS.md A8 role extraction). */
+  /** Role ids as strings (docs/decisions.md A8 role extraction). */
   roleIds: string[];
 }
 
@@ -39,7 +39,7 @@ export const getTenantId = (request: RequestLike) => getAuthContext(request)?.te
 export const getSubdomain = (request: RequestLike) => getAuthContext(request)?.subdomain;
 export const getPathnameSlugs = (request: RequestLike): string[] => getAuthContext(request)?.pathnameSlugs ?? [];
 
-/** Case-insensitive, like the slug check itself (DECISIONS.md A5). */
+/** Case-insensitive, like the slug check itself (docs/decisions.md A5). */
 export function hasPathnameSlugAccess(request: RequestLike, slug: string): boolean {
   const wanted = slug.toLowerCase();
   return getPathnameSlugs(request).some((allowed) => allowed.toLowerCase() === wanted);

@@ -1,4 +1,4 @@
-/** `skip_paths` matching (DECISIONS.md A4). Pure; entries are compiled once at start. */
+/** `skip_paths` matching (docs/decisions.md A4). Pure; entries are compiled once at start. */
 import type { SkipPath } from './auth-module-options.interface';
 import { normalizePath, requestPathOf } from './request-parts';
 

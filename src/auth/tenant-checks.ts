@@ -1,5 +1,5 @@
 /**
- * The two-level tenant checks (seed 4.1 step 3, DECISIONS.md A5) as pure functions. Each returns
+ * The two-level tenant checks (docs/decisions.md A5) as pure functions. Each returns
  * undefined when the request passes, or the denial code and the human reason (logged, never sent
  * outside debug mode: it may name claim values).
  */
@@ -43,7 +43,7 @@ export function slugOf(path: string, pattern: RegExp): string | undefined {
 }
 
 /**
- * A path the pattern does not match has no slug and passes (DECISIONS.md A5). `path` is normalised: the guard
+ * A path the pattern does not match has no slug and passes (docs/decisions.md A5). `path` is normalised: the guard
  * has already refused a path normalizePath rejects. `allowedLowerCase` holds the token's slugs lower-cased:
  * the guard builds that set once per verified token, not once per request.
  */

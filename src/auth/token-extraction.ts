@@ -1,4 +1,4 @@
-/** Where the token comes from (DECISIONS.md A1). Pure. */
+/** Where the token comes from (docs/decisions.md A1). Pure. */
 
 export type TokenSource =
   | { token: string }

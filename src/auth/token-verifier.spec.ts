@@ -5,7 +5,7 @@ import { resolveAuthOptions } from './auth.options';
 import { TokenVerifier, type VerifyResult } from './token-verifier';
 
 /**
- * TokenVerifier (DECISIONS.md A1, A2): honest tokens from jsonwebtoken, hostile ones built by hand with
+ * TokenVerifier (docs/decisions.md A1, A2): honest tokens from jsonwebtoken, hostile ones built by hand with
  * node:crypto so no library can tidy them up. The clock is fixed: every verify gets NOW.
  */
 

@@ -44,7 +44,7 @@ function deepFreeze<T>(value: T): T {
 }
 
 /**
- * One verifier per configured key (DECISIONS.md A2): the KeyObject is built once at start, and only the
+ * One verifier per configured key (docs/decisions.md A2): the KeyObject is built once at start, and only the
  * configured algorithm verifies, so `alg: none` or an HS token against an RS key never get through. The
  * header is read before the signature is checked: another algorithm is `invalid_algorithm` whether or not
  * the token carries a signature, and a `crit` header is refused, since Tollgate understands no extension.

@@ -1,7 +1,7 @@
 import { RecordRegexes, compilePermission } from '../auth/rbac/permission-matcher';
 import { parseLastUpdate } from '../auth/rbac/rbac-record';
 
-/** The record as `tollgate rbac load` writes it (seed 2.4). */
+/** The record as `tollgate rbac load` writes it (docs/decisions.md A8). */
 export interface RbacRecordDocument {
   last_update: number;
   permissions: Record<string, string[]>;

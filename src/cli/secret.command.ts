@@ -20,7 +20,7 @@ interface SecretOptions {
   length?: number;
 }
 
-/** `tollgate secret` (DECISIONS.md A9): secrets for jwt_secret / JWT_SECRET. */
+/** `tollgate secret` (docs/decisions.md A9): secrets for jwt_secret / JWT_SECRET. */
 @Command({
   name: 'secret',
   description: `Generate random JWT secrets (default: one ${SECRET_DEFAULTS.length}-byte secret, hex)`,

@@ -1,5 +1,5 @@
 /**
- * Provider registration from the environment (seed 001 section 2.2): `<KIND>_API_KEY`, `_URL`,
+ * Provider registration from the environment (docs/getting-started.md): `<KIND>_API_KEY`, `_URL`,
  * `_CHAT_MODEL`, `_EMBEDDING_MODEL`, `_MODEL` and `_EMBEDDING_DIMENSIONS` fill the entry named after
  * the kind. They always override that entry when the YAML has it; otherwise they create it only when
  * the kind's registering variable is set: the key for hosted kinds, the URL for openai_compatible,

@@ -2,7 +2,7 @@ import { Controller, Get, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { getAuthContext } from '../auth/request-context';
 
-/** What the guard established about the caller, for the README's tour. The token itself is never echoed. */
+/** What the guard established about the caller, for the tour in the README and docs/auth.md. The token itself is never echoed. */
 export interface AuthContextView {
   user_id: string | number;
   tenant_id: string | number | null;

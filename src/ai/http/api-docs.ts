@@ -6,7 +6,7 @@ const USAGE = {
   properties: { input_tokens: { type: 'integer' }, output_tokens: { type: 'integer' }, total_tokens: { type: 'integer' } },
 };
 
-/** The answer of the generate routes without `stream` (README, REST API). */
+/** The answer of the generate routes without `stream` (docs/gateway.md, REST API). */
 const GENERATION_SCHEMA = {
   type: 'object',
   required: ['response', 'provider', 'model', 'request_id'],

@@ -3,7 +3,7 @@ import type { Cache } from 'cache-manager';
 import type { AuthContext } from '../request-context';
 
 /**
- * The user-permission cache (seed 2.5 and 3, DECISIONS.md A8, issue 16).
+ * The user-permission cache (docs/decisions.md A8).
  *
  * Entry: `<user_id>:<digest>:<host>/<path>:<method>` -> epoch seconds when the grant was cached, stored with
  * TTL = cachedPermissionsTtl. `<digest>` covers everything the token brings to the decision (user, tenant,

@@ -1,5 +1,5 @@
 /**
- * Permission strings `<resource>:<method>` (DECISIONS.md A8), compiled once per record version.
+ * Permission strings `<resource>:<method>` (docs/decisions.md A8), compiled once per record version.
  * Pure: no Nest, no I/O.
  */
 import type { RE2JS } from 're2js';

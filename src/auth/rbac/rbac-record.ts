@@ -1,5 +1,5 @@
 /**
- * The RBAC permission record (seed 2.4): `{ last_update, permissions: { <role>: [<permission>...] } }`,
+ * The RBAC permission record (docs/decisions.md A8): `{ last_update, permissions: { <role>: [<permission>...] } }`,
  * given as an object or a JSON string. Pure.
  */
 

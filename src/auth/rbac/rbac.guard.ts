@@ -27,7 +27,7 @@ export class RbacGuard implements CanActivate {
 
   // Synchronous on the warm path (see RbacService.authorize): Nest awaits a returned promise twice per guard.
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
-    // RBAC authorizes HTTP requests (seed 4); RPC and WebSocket handlers of a hybrid app are not its business.
+    // RBAC authorizes HTTP requests (docs/auth.md); RPC and WebSocket handlers of a hybrid app are not its business.
     if (!this.options.rbacEnabled || context.getType() !== 'http') return true;
     // An HTTP context's arguments are (request, reply): read directly, without switchToHttp()'s three closures.
     const request = context.getArgByIndex<AuthRequest>(0);

@@ -96,7 +96,7 @@ function deny(code: 'rbac_denied' | 'rbac_unavailable', detail: string): RbacDec
 }
 
 /**
- * RBAC authorization (seed 4.2, DECISIONS.md A8), and the record's administration for the CLI.
+ * RBAC authorization (docs/decisions.md A8), and the record's administration for the CLI.
  *
  * The record lives under `<rbacRecordKey>` in the RBAC store, i.e. key `tollgate:rbac:permissions`
  * by default in every store kind. It is served from process memory for at most rbacRecordRefreshMs,

@@ -1,7 +1,7 @@
 import { normalizePath, requestPathOf } from '../request-parts';
 
 /**
- * The resource path RBAC permissions are matched against (DECISIONS.md A8). Pure.
+ * The resource path RBAC permissions are matched against (docs/decisions.md A8). Pure.
  *
  * `/api/v1/acme/sales/invoices?x=1` with the default slug pattern -> `sales/invoices`.
  */
