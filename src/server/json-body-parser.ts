@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { InvalidRequestError } from '../ai/errors';
 
-/** Deepest nesting of arrays and objects a JSON request body may have (documented in docs/operations.md). */
+/** Deepest nesting of arrays and objects a JSON request body may have (docs/decisions.md C6). */
 export const MAX_JSON_DEPTH = 64;
 
 const QUOTE = 0x22;
