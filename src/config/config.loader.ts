@@ -10,7 +10,7 @@ import type { ConfigDocument, ConfigOverride, TollgateConfig } from './config.ty
 import { environmentOverrides } from './config-environment';
 import { resolveReferences } from './config-references';
 import { toLimitsSettings } from './limits-config.mapper';
-import { providerEnvironmentOverrides } from './provider-environment';
+import { type EnvironmentProvider, providerEnvironment } from './provider-environment';
 import { toVectorSettings } from './search-config.mapper';
 import { toolEnvironmentOverrides } from './tool-environment';
 import { formatProblem, validateDocument } from './config-schema.validator';
@@ -37,14 +37,15 @@ export function loadConfig(options: LoadConfigOptions = {}): TollgateConfig {
   const fromFile: Record<string, unknown> = file ? readDocument(file, resolve(cwd, file), env) : { version: 1 };
   const document = structuredClone(fromFile);
   applyOverrides(document, environmentOverrides(env));
-  applyOverrides(document, providerEnvironmentOverrides(env, fromFile, options.overrides));
+  const providers = providerEnvironment(env, fromFile, options.overrides);
+  applyOverrides(document, providers.overrides);
   applyOverrides(document, toolEnvironmentOverrides(env, fromFile));
   applyOverrides(document, options.overrides ?? []);
 
   // Cross-key rules (e.g. rbac_enabled needs its stores) can only be checked once every layer is in.
   const merged = validateDocument(document);
   if (merged.length) throw new ConfigError(merged.map((problem) => `${file ?? 'configuration'}: ${formatProblem(problem)}`));
-  return toConfig(document as unknown as ConfigDocument, file, cwd);
+  return toConfig(document as unknown as ConfigDocument, file, cwd, providers.created);
 }
 
 /** `--config`, else TOLLGATE_CONFIG, else config/tollgate.yaml when it exists, else none (defaults only). */
@@ -115,7 +116,7 @@ function getPath(source: Record<string, unknown>, path: string[]): unknown {
   return path.reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], source);
 }
 
-function toConfig(document: ConfigDocument, file: string | undefined, cwd: string): TollgateConfig {
+function toConfig(document: ConfigDocument, file: string | undefined, cwd: string, environmentProviders: EnvironmentProvider[]): TollgateConfig {
   const server = document.server ?? {};
   const context = { source: file ?? 'configuration', filePath: file ? resolve(cwd, file) : undefined, cwd };
   return {
@@ -132,6 +133,7 @@ function toConfig(document: ConfigDocument, file: string | undefined, cwd: strin
     vector: toVectorSettings(document, context),
     mcp: toMcpSettings(document, context.source),
     limits: toLimitsSettings(document, context.source),
+    environmentProviders,
     document,
   };
 }
