@@ -61,6 +61,55 @@ describe('tollgate providers', () => {
   });
 });
 
+describe('tollgate models', () => {
+  it('lists provider/model lines for every provider, the data of GET /v1/models', async () => {
+    const run = await tollgate(['models']);
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+    expect(run.stdout).toBe('openai/gpt-test\nopenai/embed-test\ndeepseek/deepseek-chat\n');
+    expect(openai.server.requestsTo('/v1/models')).toHaveLength(1);
+    expect(deepseek.server.requestsTo('/models')).toHaveLength(1);
+  });
+
+  it('--provider lists one; --json (same as --format json) gives the /v1/models body', async () => {
+    const one = await tollgate(['models', '--provider', 'deepseek', '--json']);
+    expect(one.status).toBe(0);
+    expect(JSON.parse(one.stdout)).toEqual({ models: [{ id: 'deepseek-chat', provider: 'deepseek', owned_by: 'emulator' }], errors: [] });
+    expect(openai.server.requestsTo('/v1/models')).toHaveLength(0);
+    const formatted = await tollgate(['models', '--provider', 'deepseek', '--format', 'json']);
+    expect(formatted.stdout).toBe(one.stdout);
+  });
+
+  it('exit 1 naming a provider whose listing failed, after listing the others; exit 2 for an unknown provider', async () => {
+    deepseek.serverErrorNext(503);
+    const run = await tollgate(['models']);
+    expect(run.status).toBe(1);
+    expect(run.stdout).toBe('openai/gpt-test\nopenai/embed-test\n');
+    expect(run.stderr).toMatch(/^tollgate: deepseek: .*503.*\n$/);
+    expectNoLeak(run, SECRETS);
+
+    const unknown = await tollgate(['models', '--provider', 'nope']);
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toBe("tollgate: unknown provider 'nope' (registered: openai, deepseek)\n");
+  });
+});
+
+describe('tollgate capabilities', () => {
+  it('lists what each provider supports, as GET /v1/capabilities', async () => {
+    const run = await tollgate(['capabilities']);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toBe(
+      'openai (openai): generate, embeddings, batch_embeddings, streaming, list_models\ndeepseek (deepseek): generate, streaming, list_models\n',
+    );
+    const json = JSON.parse((await tollgate(['capabilities', '--provider', 'deepseek', '--json'])).stdout);
+    expect(json).toEqual({
+      providers: [
+        { provider: 'deepseek', kind: 'deepseek', capabilities: { generate: true, embeddings: false, batch_embeddings: false, streaming: true, list_models: true } },
+      ],
+    });
+  });
+});
+
 describe('tollgate health', () => {
   it('exit 0 when every provider is healthy', async () => {
     const run = await tollgate(['health']);

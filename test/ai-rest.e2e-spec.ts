@@ -34,7 +34,8 @@ afterAll(async () => {
 
 beforeEach(() => pair.reset());
 
-const BASE_YAML = 'version: 1\nai: { retry_attempts: 0 }\nproviders:\n  openai: { timeout: 0.5 }\n';
+// The pair's DEEPSEEK_* variables fill `deepseek`; a providers: section must name it to have it.
+const BASE_YAML = 'version: 1\nai: { retry_attempts: 0 }\nproviders:\n  openai: { timeout: 0.5 }\n  deepseek: {}\n';
 const auth = { authorization: `Bearer ${TOKEN}` };
 
 describe('/v1 API', () => {

@@ -105,7 +105,7 @@ describe('tollgate search', () => {
   it('exit 1 naming the key when SEARXNG_URL is a private address that is not allowed', async () => {
     const run = await tollgate(['search', 'q'], env({ SEARXNG_ALLOW_PRIVATE_NETWORK: '' }));
     expect(run.status).toBe(1);
-    expect(run.stderr).toMatch(/^tollgate: configuration: tools\.web_search\.url: points at a loopback, private or link-local address/);
+    expect(run.stderr).toMatch(/^tollgate: configuration: tools\.web_search\.url: points at a loopback, private or link-local address.*SEARXNG_ALLOW_PRIVATE_NETWORK=true/);
   });
 });
 

@@ -67,6 +67,7 @@ describe('/metrics', () => {
         'ai: { retry_attempts: 1, retry_delay: 0.001 }',
         'providers:',
         '  openai: { timeout: 2 }',
+        '  deepseek: {}',
         'auth:',
         '  rbac_enabled: true',
         '  rbac_cache_store: redis',

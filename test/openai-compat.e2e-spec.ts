@@ -37,6 +37,8 @@ async function startGateway(ai: string, extraYaml: string[] = []): Promise<{ app
       'providers:',
       '  openai: { timeout: 2 }',
       `  anthropic: { url: "${anthropicUpstream.url}", api_key: "${ANTHROPIC_EMULATOR_KEY}", chat_model: claude-haiku-4-5 }`,
+      // Filled by the DEEPSEEK_* variables of the spec's environment; a providers: section must name it.
+      '  deepseek: {}',
       ...extraYaml,
       '',
     ].join('\n'),

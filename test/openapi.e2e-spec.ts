@@ -57,6 +57,9 @@ describe('OpenAPI document', () => {
     // The controllers of every module the configuration mounts are there.
     expect(registered).toEqual(expect.arrayContaining(['GET /healthz', 'GET /metrics', 'GET /auth/context', 'POST /mcp', 'POST /v1/generate', 'GET /v1/version']));
     expect(documented(document).sort()).toEqual(registered);
+    // The routes with their own credential say which.
+    expect(document.paths['/auth/context'].get.security).toEqual([{ jwt: [] }]);
+    expect(document.paths['/mcp'].post.security).toEqual(expect.arrayContaining([{ mcp_token: [] }, { jwt: [] }]));
   });
 
   it('follows base_path', async () => {
@@ -72,12 +75,15 @@ describe('OpenAPI document', () => {
   it('describes request bodies with their constraints, the bearer scheme and the public operations', async () => {
     const { app } = await build('version: 1\n');
     const document = (await app.inject({ method: 'GET', url: '/docs-json' })).json();
-    expect(document.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
-    expect(document.security).toEqual([{ bearer: [] }]);
+    // Both credentials /v1 and /openai/v1 can take (api.auth decides which): the opaque API token and the JWT.
+    expect(document.components.securitySchemes.api_token).toMatchObject({ type: 'http', scheme: 'bearer', bearerFormat: 'opaque token' });
+    expect(document.components.securitySchemes.api_token.description).toContain('API_TOKEN');
+    expect(document.components.securitySchemes.jwt).toMatchObject({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+    expect(document.security).toEqual([{ api_token: [] }, { jwt: [] }]);
     // The probes take no credential; /metrics takes none unless metrics.token is set.
     expect(document.paths['/healthz'].get.security).toEqual([]);
     expect(document.paths['/readyz'].get.security).toEqual([]);
-    expect(document.paths['/metrics'].get.security).toEqual([{}, { bearer: [] }]);
+    expect(document.paths['/metrics'].get.security).toEqual([{}, { metrics_token: [] }]);
     expect(document.paths['/v1/generate'].post.security).toBeUndefined();
     const body = document.paths['/v1/generate'].post.requestBody.content['application/json'].schema;
     const schema = document.components.schemas[body.$ref.split('/').pop()];
@@ -97,6 +103,42 @@ describe('OpenAPI document', () => {
     const references = [...JSON.stringify(document).matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)].map((match) => match[1]);
     expect(references.length).toBeGreaterThan(3);
     for (const name of references) expect(document.components.schemas[name]).toBeDefined();
+  });
+
+  it('describes every /openai/v1 request and answer: chat completions (JSON and stream), embeddings, models, errors', async () => {
+    const { app } = await build('version: 1\n');
+    const document = (await app.inject({ method: 'GET', url: '/docs-json' })).json();
+    const chat = document.paths['/openai/v1/chat/completions'].post;
+    const chatBody = chat.requestBody.content['application/json'].schema;
+    expect(chatBody.required).toEqual(['model', 'messages']);
+    expect(chatBody.properties.messages).toMatchObject({ type: 'array', minItems: 1 });
+    expect(chatBody.properties.messages.items.properties.role.enum).toEqual(['system', 'developer', 'user', 'assistant']);
+    // OpenAPI 3.0 has no type lists or const: they are rewritten as oneOf / nullable / enum.
+    expect(chatBody.properties.stop).toMatchObject({ nullable: true, oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, maxItems: 4 }] });
+    expect(chatBody.properties.n).toEqual({ enum: [1] });
+    expect(JSON.stringify(chatBody)).not.toMatch(/"type":\[|"const":|"type":true/);
+    const chatAnswer = chat.responses['200'].content;
+    expect(Object.keys(chatAnswer)).toEqual(['application/json', 'text/event-stream']);
+    expect(chatAnswer['application/json'].schema.required).toEqual(['id', 'object', 'created', 'model', 'choices']);
+    expect(chatAnswer['application/json'].schema.properties.choices.items.properties.message.properties.content).toEqual({ type: 'string' });
+    expect(chatAnswer['text/event-stream'].example).toContain('data: [DONE]');
+    expect(chat.responses.default.content['application/json'].schema.properties.error.required).toEqual(['message', 'type', 'param', 'code']);
+
+    const embeddings = document.paths['/openai/v1/embeddings'].post;
+    const embeddingsBody = embeddings.requestBody.content['application/json'].schema;
+    expect(embeddingsBody.required).toEqual(['model', 'input']);
+    expect(embeddingsBody.properties.input.oneOf).toEqual([
+      { type: 'string', minLength: 1 },
+      { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1 },
+    ]);
+    expect(embeddingsBody.properties.encoding_format.enum).toEqual(['float', 'base64']);
+    const embeddingsAnswer = embeddings.responses['200'].content['application/json'].schema;
+    expect(embeddingsAnswer.properties.data.items.properties.embedding.oneOf).toHaveLength(2);
+    expect(embeddingsAnswer.required).toEqual(['object', 'data', 'model', 'usage']);
+
+    const models = document.paths['/openai/v1/models'].get.responses['200'].content['application/json'].schema;
+    expect(models.properties.data.items.required).toEqual(['id', 'object', 'created', 'owned_by']);
+    for (const operation of [chat, embeddings, document.paths['/openai/v1/models'].get]) expect(operation.security).toBeUndefined();
   });
 
   it('serves Swagger UI and only its own files, outside the API token and the JWT guard', async () => {

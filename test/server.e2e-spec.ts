@@ -55,6 +55,27 @@ function startServer(env: NodeJS.ProcessEnv = {}, args: string[] = []): Promise<
   });
 }
 
+/** Resolves with the log's `msg` texts once one matches `pattern` (the summary's probe lines come after listening). */
+function logMessagesUntil(server: Server, pattern: RegExp): Promise<Array<{ level: number; msg: string }>> {
+  const messages = () =>
+    server
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { level: number; msg: string });
+  return new Promise((resolvePromise, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no log line matching ${pattern}:\n${server.output()}`)), 20_000);
+    const check = () => {
+      if (!messages().some((entry) => pattern.test(entry.msg))) return;
+      clearTimeout(timer);
+      server.child.stdout!.off('data', check);
+      resolvePromise(messages());
+    };
+    server.child.stdout!.on('data', check);
+    check();
+  });
+}
+
 /** Runs the server expecting it to refuse to start. */
 function failToStart(env: NodeJS.ProcessEnv, args: string[] = []) {
   const run = spawnSync(process.execPath, [MAIN, ...args], {
@@ -134,9 +155,9 @@ describe('server without any configuration', () => {
     if (server) await stop(server);
   });
 
-  it('listens on 127.0.0.1 by default', () => {
+  it('listens on 127.0.0.1 by default', async () => {
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    expect(server.output()).toContain('configuration: built-in defaults; auth off');
+    expect((await logMessagesUntil(server, /^configuration:/)).map((entry) => entry.msg)).toContain('configuration: built-in defaults (no configuration file)');
   });
 
   it('GET /healthz answers 200 without credentials', async () => {
@@ -188,7 +209,9 @@ describe('configuration of the server', () => {
     writeFileSync(file, 'version: 1\nserver:\n  port: 1\n  base_path: /gateway\n');
     const server = await startServer({ PORT: '1' }, ['--config', file, '--port', '0']);
     try {
-      expect(server.output()).toContain(`configuration: ${file}; auth off`);
+      const texts = (await logMessagesUntil(server, /^API docs:/)).map((entry) => entry.msg);
+      expect(texts).toContain(`configuration: ${file}`);
+      expect(texts).toContain(`API docs: ${server.url}/gateway/docs (OpenAPI JSON at ${server.url}/gateway/docs-json); metrics: ${server.url}/gateway/metrics`);
       expect((await fetch(`${server.url}/gateway/healthz`)).status).toBe(200);
       expect((await fetch(`${server.url}/healthz`)).status).toBe(404);
     } finally {
@@ -239,6 +262,16 @@ describe('configuration of the server', () => {
     expect(await accessLines({}, ['--config', file])).toHaveLength(0);
   });
 
+  it('refuses a loopback SEARXNG_URL without SEARXNG_ALLOW_PRIVATE_NETWORK, naming the variable; starts with it', async () => {
+    const run = failToStart({ SEARXNG_URL: 'http://127.0.0.1:8888' });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toBe(
+      'tollgate: configuration: tools.web_search.url: points at a loopback, private or link-local address; set allow_private_network: true ' +
+        'for a tool you run yourself (SEARXNG_ALLOW_PRIVATE_NETWORK=true for the one SEARXNG_URL registers)\n',
+    );
+    await stop(await startServer({ SEARXNG_URL: 'http://127.0.0.1:8888', SEARXNG_ALLOW_PRIVATE_NETWORK: 'true' }));
+  });
+
   it('refuses a logs.requests that is not a boolean, naming the key', () => {
     const run = failToStart({ TOLLGATE_REQUEST_LOGS: 'sometimes' });
     expect(run.status).toBe(1);
@@ -274,6 +307,63 @@ describe('configuration of the server', () => {
   });
 });
 
+describe('start-up summary', () => {
+  const WARN = 40;
+
+  it('says what a first run needs: no API token (how to make one), the provider it created from OLLAMA_URL and its first probe, /docs and /metrics', async () => {
+    const server = await startServer();
+    try {
+      const messages = await logMessagesUntil(server, /first health probe/);
+      const texts = messages.map((entry) => entry.msg);
+      const origin = server.url;
+      expect(texts).toEqual(
+        expect.arrayContaining([
+          'configuration: built-in defaults (no configuration file)',
+          'AuthModule: off (JWT, tenancy and RBAC; set JWT_SECRET or an auth: section to turn it on)',
+          'providers: ollama (default ollama)',
+          'provider ollama: created from OLLAMA_URL (no providers: section in the configuration)',
+          `provider ollama (ollama) at ${ollama.url}: checking its health`,
+          `provider ollama (ollama) at ${ollama.url}: answered its first health probe, ready (model llama3.2)`,
+          `API docs: ${origin}/docs (OpenAPI JSON at ${origin}/docs-json); metrics: ${origin}/metrics`,
+        ]),
+      );
+      const warning = messages.find((entry) => entry.msg.startsWith('no API token is set'));
+      expect(warning).toMatchObject({ level: WARN });
+      expect(warning!.msg).toContain('every /v1 and /openai/v1 call answers 401. Make one with `tollgate secret` and start with API_TOKEN=');
+    } finally {
+      await stop(server);
+    }
+  });
+
+  it('warns about api.auth: none and an unreachable provider; a set token is reported as set, never shown', async () => {
+    const token = 'tok-summary-SECRET-4411';
+    writeFileSync(join(work, 'open.yaml'), 'version: 1\napi: { auth: none }\nproviders:\n  ollama: { url: "http://127.0.0.1:9" }\n');
+    const open = await startServer({ OLLAMA_URL: '' }, ['--config', 'open.yaml']);
+    try {
+      const messages = await logMessagesUntil(open, /first health probe/);
+      expect(messages.find((entry) => entry.msg.startsWith('api.auth: none:'))).toMatchObject({
+        level: WARN,
+        msg: `api.auth: none: /v1 and /openai/v1 answer anyone who can reach ${open.url} without a credential; use it only where nobody else can connect`,
+      });
+      const probe = messages.find((entry) => entry.msg.includes('first health probe'));
+      expect(probe).toMatchObject({ level: WARN });
+      expect(probe!.msg).toMatch(/^provider ollama \(ollama\) at http:\/\/127\.0\.0\.1:9: did not answer its first health probe \(.*ECONNREFUSED.*\); \/readyz answers 503 until a provider is ready$/);
+      expect(messages.some((entry) => entry.msg.startsWith('no API token'))).toBe(false);
+    } finally {
+      await stop(open);
+    }
+
+    const withToken = await startServer({ API_TOKEN: token });
+    try {
+      const texts = (await logMessagesUntil(withToken, /first health probe/)).map((entry) => entry.msg);
+      expect(texts).toContain('/v1 and /openai/v1: API token (Authorization: Bearer <API_TOKEN>); a token is set');
+      expect(withToken.output()).not.toContain(token);
+    } finally {
+      await stop(withToken);
+    }
+  });
+});
+
 describe('server with JWT_SECRET set', () => {
   const secret = randomBytes(48).toString('hex');
   let server: Server;
@@ -294,7 +384,8 @@ describe('server with JWT_SECRET set', () => {
   });
 
   it('turns auth on and keeps /healthz and /readyz public', async () => {
-    expect(server.output()).toContain('auth on');
+    const texts = (await logMessagesUntil(server, /^AuthModule:/)).map((entry) => entry.msg);
+    expect(texts).toContain('AuthModule: JWT on; tenancy checks: none; RBAC off');
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
     expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
   });

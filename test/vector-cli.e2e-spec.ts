@@ -14,8 +14,8 @@ let work: string;
 let openai: OpenAiEmulator;
 
 /** `tollgate vector ARGS` in the scratch directory, with the emulator for `--embed`. */
-function tollgate(args: string[]) {
-  const env = { OPENAI_API_KEY: KEY, OPENAI_URL: openai.url, OPENAI_EMBEDDING_MODEL: 'embed-test', OPENAI_CHAT_MODEL: 'gpt-test' };
+function tollgate(args: string[], extraEnv: NodeJS.ProcessEnv = {}) {
+  const env = { OPENAI_API_KEY: KEY, OPENAI_URL: openai.url, OPENAI_EMBEDDING_MODEL: 'embed-test', OPENAI_CHAT_MODEL: 'gpt-test', ...extraEnv };
   return runCli(['vector', ...args], { cwd: work, env, timeoutMs: 60_000 });
 }
 
@@ -40,6 +40,12 @@ describe('tollgate vector', () => {
     expect(run.status).toBe(0);
     expect(existsSync(join(work, '.tollgate', 'vector'))).toBe(true);
     expect((await tollgate(['install', '--dimensions', '4', '--no-index'])).stdout).toBe('installed table tollgate_vectors (4 dimensions) on PGlite\n');
+  });
+
+  it('does not fail on search settings it does not use (a loopback SEARXNG_URL without SEARXNG_ALLOW_PRIVATE_NETWORK)', async () => {
+    const run = await tollgate(['install', '--dimensions', '4'], { SEARXNG_URL: 'http://127.0.0.1:8888' });
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
   });
 
   it('upserts from --embedding and from --embed, and searches both ways', async () => {

@@ -8,6 +8,7 @@ import { AiCommand, type AiCommandOptions, inputText, writeJson } from './ai-com
 import { OperationError, UsageError } from './cli.errors';
 import { localUser } from './local-user';
 import { toCliError } from './cli-input-errors';
+import { checkSearchTools } from '../config/server-start-checks';
 
 interface AgentCommandOptions extends AiCommandOptions {
   tool?: string[];
@@ -38,7 +39,9 @@ export class AgentCommand extends AiCommand {
 
   async run([argument]: string[], options: AgentCommandOptions = {}): Promise<void> {
     const task = await inputText(argument, 'agent');
-    const { ai } = this.configs.load(this.command);
+    const config = this.configs.load(this.command);
+    await checkSearchTools(config);
+    const { ai } = config;
     await this.withClient(options, async (client, provider) => {
       const search = SearchService.fromOptions(ai.search, client);
       const sink = createAuditSink(ai);

@@ -75,6 +75,11 @@ export abstract class AiCommand extends CommandRunner {
     return value as OutputFormat;
   }
 
+  @Option({ flags: '--json', name: 'format', description: 'same as --format json' })
+  parseJson(): OutputFormat {
+    return 'json';
+  }
+
   /** Runs `use` with a client built from the configuration and the flags; its pools are closed afterwards. */
   protected async withClient<T>(options: AiCommandOptions, use: (client: AiClient, provider: string | undefined) => Promise<T>): Promise<T> {
     const config = this.loadConfig(options);

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AgentCommand } from './agent.command';
+import { CapabilitiesCommand } from './capabilities.command';
 import { CliConfigService } from './cli-config.service';
 import { CliProgram } from './cli-program';
 import { ConfigCommand } from './config.command';
@@ -7,6 +8,7 @@ import { EmbedCommand } from './embed.command';
 import { GenerateCommand } from './generate.command';
 import { HealthCommand } from './health.command';
 import { McpCommand } from './mcp.command';
+import { ModelsCommand } from './models.command';
 import { ProvidersCommand } from './providers.command';
 import { RbacCommand } from './rbac.command';
 import { SearchCommand } from './search.command';
@@ -21,6 +23,8 @@ const COMMANDS = [
   ...ConfigCommand.registerWithSubCommands(),
   ServeCommand,
   ProvidersCommand,
+  ModelsCommand,
+  CapabilitiesCommand,
   HealthCommand,
   GenerateCommand,
   EmbedCommand,

@@ -8,6 +8,7 @@ import { packageVersion } from '../common/packaged-files';
 import { AiCommand, type AiCommandOptions } from './ai-command.base';
 import { UsageError } from './cli.errors';
 import { localUser } from './local-user';
+import { checkSearchTools } from '../config/server-start-checks';
 
 interface McpCommandOptions extends AiCommandOptions {
   stdio?: boolean;
@@ -27,7 +28,9 @@ export class McpCommand extends AiCommand {
 
   async run(_params: string[], options: McpCommandOptions = {}): Promise<void> {
     if (!options.stdio) throw new UsageError('mcp: --stdio is required (Streamable HTTP is served by `tollgate serve` with mcp.enabled: true)');
-    const { ai } = this.configs.load(this.command);
+    const config = this.configs.load(this.command);
+    await checkSearchTools(config);
+    const { ai } = config;
     await this.withClient(options, async (client) => {
       const search = SearchService.fromOptions(ai.search, client);
       const sink = createAuditSink(ai);

@@ -5,6 +5,7 @@ import { SearchService } from '../ai/tools/search.service';
 import { AiCommand, type AiCommandOptions, inputText, writeJson } from './ai-command.base';
 import { UsageError } from './cli.errors';
 import { toCliError } from './cli-input-errors';
+import { checkSearchTools } from '../config/server-start-checks';
 
 interface SearchCommandOptions extends AiCommandOptions {
   tool?: string;
@@ -45,7 +46,9 @@ export class SearchCommand extends AiCommand {
 
   async run([argument]: string[], options: SearchCommandOptions = {}): Promise<void> {
     const query = await inputText(argument, 'search');
-    const { search } = this.configs.load(this.command).ai;
+    const config = this.configs.load(this.command);
+    await checkSearchTools(config);
+    const { search } = config.ai;
     await this.withClient(options, async (client, provider) => {
       const service = SearchService.fromOptions(search, client);
       try {

@@ -94,6 +94,24 @@ describe('AI configuration (ai, providers, prompts, api)', () => {
     expect(flagged.api.token).toBe('tok-env');
   });
 
+  it('a providers: section names the providers: a key meant for another name fills nothing and adds nothing', () => {
+    write('tollgate.yaml', 'version: 1\nproviders:\n  gpt: { kind: openai, api_key_env: OPENAI_API_KEY, chat_model: gpt-x }\n');
+    const env = { OPENAI_API_KEY: 'sk-1', ANTHROPIC_API_KEY: 'ak', OLLAMA_URL: 'http://10.0.0.5:11434' };
+    const config = loadConfig({ cwd: dir, env, configPath: 'tollgate.yaml' });
+    expect(config.ai.providers).toEqual([{ name: 'gpt', kind: 'openai', apiKey: 'sk-1', chatModel: 'gpt-x', timeoutMs: 30_000 }]);
+    expect(config.environmentProviders).toEqual([]);
+  });
+
+  it('a file without a providers: section registers from the environment like no file, and says which variables did', () => {
+    write('tollgate.yaml', 'version: 1\nserver: { port: 3001 }\n');
+    const config = loadConfig({ cwd: dir, env: { OPENAI_API_KEY: 'sk-1', OPENAI_URL: 'http://127.0.0.1:9/v1', OLLAMA_URL: 'http://10.0.0.5:11434' }, configPath: 'tollgate.yaml' });
+    expect(config.ai.providers.map((p) => p.name)).toEqual(['ollama', 'openai']);
+    expect(config.environmentProviders).toEqual([
+      { name: 'ollama', variables: ['OLLAMA_URL'] },
+      { name: 'openai', variables: ['OPENAI_API_KEY', 'OPENAI_URL'] },
+    ]);
+  });
+
   it('a flag that configures a hosted kind lets its other variables apply without the key variable', () => {
     const { ai } = loadConfig({
       cwd: dir,

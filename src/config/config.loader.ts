@@ -10,7 +10,7 @@ import type { ConfigDocument, ConfigOverride, TollgateConfig } from './config.ty
 import { environmentOverrides } from './config-environment';
 import { resolveReferences } from './config-references';
 import { toLimitsSettings } from './limits-config.mapper';
-import { providerEnvironmentOverrides } from './provider-environment';
+import { type EnvironmentProvider, providerEnvironment } from './provider-environment';
 import { toVectorSettings } from './search-config.mapper';
 import { toolEnvironmentOverrides } from './tool-environment';
 import { formatProblem, validateDocument } from './config-schema.validator';
@@ -23,6 +23,8 @@ export interface LoadConfigOptions {
   env?: NodeJS.ProcessEnv;
   /** Directory relative paths are resolved against (default: process.cwd()). */
   cwd?: string;
+  /** A document built in code instead of a file (the demo's), checked like one; `label` names it in messages. */
+  document?: { label: string; value: Record<string, unknown> };
 }
 
 /**
@@ -32,19 +34,25 @@ export interface LoadConfigOptions {
 export function loadConfig(options: LoadConfigOptions = {}): TollgateConfig {
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
-  const file = chooseFile(options.configPath, env, cwd);
+  const file = options.document?.label ?? chooseFile(options.configPath, env, cwd);
 
-  const fromFile: Record<string, unknown> = file ? readDocument(file, resolve(cwd, file), env) : { version: 1 };
+  const fromFile: Record<string, unknown> = options.document
+    ? checkedDocument(options.document.label, options.document.value, env)
+    : file
+      ? readDocument(file, resolve(cwd, file), env)
+      : { version: 1 };
   const document = structuredClone(fromFile);
   applyOverrides(document, environmentOverrides(env));
-  applyOverrides(document, providerEnvironmentOverrides(env, fromFile, options.overrides));
+  const providers = providerEnvironment(env, fromFile, options.overrides);
+  applyOverrides(document, providers.overrides);
   applyOverrides(document, toolEnvironmentOverrides(env, fromFile));
   applyOverrides(document, options.overrides ?? []);
 
   // Cross-key rules (e.g. rbac_enabled needs its stores) can only be checked once every layer is in.
   const merged = validateDocument(document);
   if (merged.length) throw new ConfigError(merged.map((problem) => `${file ?? 'configuration'}: ${formatProblem(problem)}`));
-  return toConfig(document as unknown as ConfigDocument, file, cwd);
+  const filePath = file !== undefined && !options.document ? resolve(cwd, file) : undefined;
+  return toConfig(document as unknown as ConfigDocument, file, filePath, cwd, providers.created);
 }
 
 /** `--config`, else TOLLGATE_CONFIG, else config/tollgate.yaml when it exists, else none (defaults only). */
@@ -80,6 +88,11 @@ function readDocument(label: string, path: string, env: NodeJS.ProcessEnv): Reco
   if (typeof raw !== 'object' || Array.isArray(raw) || raw === null) {
     throw new ConfigError([`${label}: must be a YAML mapping with version: 1 at the top`]);
   }
+  return checkedDocument(label, raw as Record<string, unknown>, env);
+}
+
+/** References resolved, then the schema; what a file holds once parsed, or a document built in code. */
+function checkedDocument(label: string, raw: Record<string, unknown>, env: NodeJS.ProcessEnv): Record<string, unknown> {
   const { value, problems } = resolveReferences(raw, env);
   if (problems.length) throw new ConfigError(problems.map((problem) => `${label}: ${problem}`));
   const schemaProblems = validateDocument(value);
@@ -115,9 +128,15 @@ function getPath(source: Record<string, unknown>, path: string[]): unknown {
   return path.reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], source);
 }
 
-function toConfig(document: ConfigDocument, file: string | undefined, cwd: string): TollgateConfig {
+function toConfig(
+  document: ConfigDocument,
+  file: string | undefined,
+  filePath: string | undefined,
+  cwd: string,
+  environmentProviders: EnvironmentProvider[],
+): TollgateConfig {
   const server = document.server ?? {};
-  const context = { source: file ?? 'configuration', filePath: file ? resolve(cwd, file) : undefined, cwd };
+  const context = { source: file ?? 'configuration', filePath, cwd };
   return {
     file,
     server: {
@@ -132,6 +151,7 @@ function toConfig(document: ConfigDocument, file: string | undefined, cwd: strin
     vector: toVectorSettings(document, context),
     mcp: toMcpSettings(document, context.source),
     limits: toLimitsSettings(document, context.source),
+    environmentProviders,
     document,
   };
 }

@@ -7,6 +7,7 @@ import type { VectorStoreSettings } from '../ai/vector/vector-store.interface';
 import type { AgentLimits } from '../ai/agent/agent-limits';
 import type { McpSettings } from '../ai/mcp/mcp-settings';
 import type { LimitsSettings } from '../limits/limits-settings';
+import type { EnvironmentProvider } from './provider-environment';
 
 /**
  * The YAML document as written (snake_case keys), after `_env` / `${VAR}` references are resolved.
@@ -268,6 +269,8 @@ export interface TollgateConfig {
   mcp: McpSettings;
   /** Request rate limits (per tenant, per API token). */
   limits: LimitsSettings;
+  /** Providers that environment variables created (the configuration has no `providers:` section), for the start-up log. */
+  environmentProviders: EnvironmentProvider[];
   /** The merged document, for sections whose modules map them themselves. */
   document: ConfigDocument;
 }

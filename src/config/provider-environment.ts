@@ -1,8 +1,11 @@
 /**
  * Provider registration from the environment (docs/getting-started.md): `<KIND>_API_KEY`, `_URL`,
- * `_CHAT_MODEL`, `_EMBEDDING_MODEL`, `_MODEL` and `_EMBEDDING_DIMENSIONS` fill the entry named after
- * the kind. They always override that entry when the YAML has it; otherwise they create it only when
- * the kind's registering variable is set: the key for hosted kinds, the URL for openai_compatible,
+ * `_CHAT_MODEL`, `_EMBEDDING_MODEL`, `_MODEL` and `_EMBEDDING_DIMENSIONS` fill the entry named after the
+ * kind, overriding the YAML. A
+ * configuration with a `providers:` section names its providers itself: the variables fill those entries
+ * and never add one (a key meant for `providers.gpt` with `kind: openai` must not also register a second
+ * `openai` entry pointing at the public API). Without that section (no file, or a file without it) a
+ * kind's registering variable creates its entry: the key for hosted kinds, the URL for openai_compatible,
  * any OLLAMA_* variable for the local server.
  */
 import { PROVIDER_KINDS, type ProviderKind } from '../ai/providers/ai-provider.interface';
@@ -29,18 +32,30 @@ export function providerVariables(kind: ProviderKind): string[] {
   return fieldsOf(kind).map(([suffix]) => `${providerVariablePrefix(kind)}_${suffix}`);
 }
 
+/** A provider entry the environment created (not one it only filled), with the variables that made it. */
+export interface EnvironmentProvider {
+  name: string;
+  variables: string[];
+}
+
+export interface ProviderEnvironment {
+  overrides: ConfigOverride[];
+  created: EnvironmentProvider[];
+}
+
 /**
  * `document` is the YAML as written; `flags` are command-line overrides, which count as configuring the
  * entry they touch (so `--provider openai --api-key K` still picks up OPENAI_URL and OPENAI_CHAT_MODEL).
  */
-export function providerEnvironmentOverrides(
+export function providerEnvironment(
   env: NodeJS.ProcessEnv,
   document: Record<string, unknown>,
   flags: readonly ConfigOverride[] = [],
-): ConfigOverride[] {
+): ProviderEnvironment {
+  const namesItsProviders = document.providers !== undefined;
   const configured = new Set(Object.keys((document.providers ?? {}) as Record<string, unknown>));
   for (const flag of flags) if (flag.path[0] === 'providers' && flag.path[1] !== undefined) configured.add(flag.path[1]);
-  const overrides: ConfigOverride[] = [];
+  const result: ProviderEnvironment = { overrides: [], created: [] };
   for (const kind of PROVIDER_KINDS) {
     const prefix = providerVariablePrefix(kind);
     const set = fieldsOf(kind).flatMap(([suffix, key]) => {
@@ -49,9 +64,14 @@ export function providerEnvironmentOverrides(
       return value === undefined || value === '' ? [] : [{ source: variable, path: ['providers', kind, key], value }];
     });
     if (set.length === 0) continue;
-    if (configured.has(kind) || registers(kind, set.map((o) => o.source))) overrides.push(...set);
+    const variables = set.map((o) => o.source);
+    if (configured.has(kind)) result.overrides.push(...set);
+    else if (!namesItsProviders && registers(kind, variables)) {
+      result.overrides.push(...set);
+      result.created.push({ name: kind, variables });
+    }
   }
-  return overrides;
+  return result;
 }
 
 function registers(kind: ProviderKind, variables: string[]): boolean {

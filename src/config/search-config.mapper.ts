@@ -6,9 +6,7 @@
 import { dirname, resolve } from 'node:path';
 import { DEFAULT_DOCUMENT_BOUNDS, type DocumentBounds } from '../ai/documents/document-source.interface';
 import type { SearchModuleOptions } from '../ai/tools/search.service';
-import { TollgateError } from '../ai/errors';
 import { SEARCH_DEFAULTS, type SearchToolSettings } from '../ai/tools/search-tool.interface';
-import { checkToolUrl } from '../ai/tools/tool-url-guard';
 import type { VectorStoreSettings } from '../ai/vector/vector-store.interface';
 import { ConfigError } from './config.error';
 import type { ConfigDocument, ConfigSource, ToolSection } from './config.types';
@@ -73,15 +71,9 @@ function toToolSettings(
     });
     return { name, kind: 'group', tools: section.tools };
   }
+  // The URL rules (scheme, credentials, private addresses) are checked where the tools are built, so only
+  // what uses search (the server, `tollgate search`, `agent`, `mcp`) fails on them: server-start-checks.ts.
   misplaced(['tools']);
-  if (section.url !== undefined) {
-    try {
-      checkToolUrl(section.url, section.allow_private_network === true, `${at}.url`);
-    } catch (error) {
-      if (!(error instanceof TollgateError)) throw error;
-      problems.push(error.message);
-    }
-  }
   const common = {
     name,
     timeoutMs: Math.round((section.timeout ?? defaults.timeoutSeconds) * 1000),

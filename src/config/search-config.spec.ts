@@ -77,7 +77,6 @@ describe('search, documents and vector configuration', () => {
           '  c: { kind: searchapi, language: en }',
           '  d: { kind: group, tools: [b, nope], url: "http://x.example" }',
           '  e: { kind: group }',
-          '  f: { kind: searxng, url: "http://10.1.2.3:8080" }',
           '',
         ].join('\n'),
       ),
@@ -90,8 +89,7 @@ describe('search, documents and vector configuration', () => {
       'tollgate.yaml: tools.d.url: does not apply to kind group',
       "tollgate.yaml: tools.d.tools[1]: 'nope' is not a searxng or searchapi tool configured here",
       'tollgate.yaml: tools.e.tools: is required for kind group',
-      'tollgate.yaml: tools.f.url: points at a loopback, private or link-local address; set allow_private_network: true for a tool you run yourself',
-      "tollgate.yaml: search.default_tool: 'missing' is not a configured tool (configured: a, b, c, d, e, f)",
+      "tollgate.yaml: search.default_tool: 'missing' is not a configured tool (configured: a, b, c, d, e)",
       'tollgate.yaml: search.default_limit: must not exceed search.max_limit (20)',
     ]);
   });

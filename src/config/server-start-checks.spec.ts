@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { resolveAuthOptions } from '../auth/auth.options';
 import { ConfigError } from './config.error';
 import { loadConfig } from './config.loader';
-import { checkServerStart } from './server-start-checks';
+import { checkSearchTools, checkServerStart } from './server-start-checks';
 
 const STRONG_SECRET = 'k'.repeat(40);
 
@@ -33,6 +33,20 @@ describe('checkServerStart', () => {
     expect(await startProblems(undefined)).toEqual([]);
     const yaml = `version: 1\nauth:\n  jwt_secret: ${STRONG_SECRET}\nproviders:\n  anthropic: { api_key: k }\n  ollama: {}\n`;
     expect(await startProblems(yaml)).toEqual([]);
+  });
+
+  it('a loopback SEARXNG_URL fails only what uses search, naming the variable that allows it', async () => {
+    const env = { SEARXNG_URL: 'http://127.0.0.1:8888' };
+    // Loading (what `tollgate vector install` and `tollgate providers` do) does not look at the tool's address.
+    const config = loadConfig({ cwd: dir, env });
+    await expect(checkSearchTools(config)).rejects.toThrow(
+      'configuration: tools.web_search.url: points at a loopback, private or link-local address; set allow_private_network: true ' +
+        'for a tool you run yourself (SEARXNG_ALLOW_PRIVATE_NETWORK=true for the one SEARXNG_URL registers)',
+    );
+    expect(await startProblems(undefined, env)).toEqual([
+      expect.stringMatching(/^configuration: tools\.web_search\.url: points at a loopback.*SEARXNG_ALLOW_PRIVATE_NETWORK=true/),
+    ]);
+    await expect(checkSearchTools(loadConfig({ cwd: dir, env: { ...env, SEARXNG_ALLOW_PRIVATE_NETWORK: 'true' } }))).resolves.toBeUndefined();
   });
 
   it('refuses a short HS secret as AuthModule does, naming the YAML keys and never the secret', async () => {

@@ -1,5 +1,6 @@
 import { TollgateError } from '../ai/errors';
 import { createProvider } from '../ai/providers/provider-factory';
+import { ToolRegistry } from '../ai/tools/tool-registry';
 import { authStartupProblems } from './auth-config.mapper';
 import { ConfigError } from './config.error';
 import type { TollgateConfig } from './config.types';
@@ -12,8 +13,28 @@ import type { TollgateConfig } from './config.types';
  * reported as `<source>: <key>: <message>` lines in a ConfigError instead of a stack trace from inside Nest.
  */
 export async function checkServerStart(config: TollgateConfig, env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  const problems = [...authStartupProblems(config, env), ...(await providerStartupProblems(config))];
+  const problems = [...authStartupProblems(config, env), ...(await providerStartupProblems(config)), ...(await searchToolProblems(config))];
   if (problems.length) throw new ConfigError(problems);
+}
+
+/**
+ * The search tools built as SearchService builds them (their URL rules included). Only what uses search runs
+ * it: the server, `tollgate search`, `agent` and `mcp`; `tollgate vector install` never fails on a search setting.
+ */
+export async function checkSearchTools(config: TollgateConfig): Promise<void> {
+  const problems = await searchToolProblems(config);
+  if (problems.length) throw new ConfigError(problems);
+}
+
+async function searchToolProblems(config: TollgateConfig): Promise<string[]> {
+  try {
+    // Building a tool opens no socket before its first search.
+    await ToolRegistry.fromSettings(config.ai.search.tools).close();
+    return [];
+  } catch (error) {
+    if (!(error instanceof TollgateError)) throw error;
+    return [`${config.file ?? 'configuration'}: ${error.message}`];
+  }
 }
 
 async function providerStartupProblems(config: TollgateConfig): Promise<string[]> {

@@ -4,6 +4,7 @@ import type { FastifyReply } from 'fastify';
 import { bearerTokenMatches, SkipApiAuth } from '../http/api-auth.guard';
 import { SkipAuth } from '../auth/auth.decorators';
 import { MetricsService } from './metrics.service';
+import { METRICS_TOKEN_SCHEME } from './openapi';
 import type { MetricsSettings } from './metrics-settings';
 
 export const METRICS_SETTINGS = Symbol('tollgate:metrics-settings');
@@ -22,7 +23,7 @@ export class MetricsController {
   ) {}
 
   // No credential, or metrics.token as a bearer token when one is configured.
-  @ApiOperation({ summary: 'Prometheus metrics (text exposition format)', security: [{}, { bearer: [] }] })
+  @ApiOperation({ summary: 'Prometheus metrics (text exposition format)', security: [{}, { [METRICS_TOKEN_SCHEME]: [] }] })
   @Get('metrics')
   @Header('cache-control', 'no-store')
   async scrape(@Headers('authorization') authorization: string | undefined, @Res({ passthrough: true }) reply: FastifyReply): Promise<string> {

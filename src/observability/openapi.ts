@@ -9,6 +9,11 @@ export const OPENAPI_UI_PATH = '/docs';
 export const OPENAPI_JSON_PATH = '/docs-json';
 export const OPENAPI_YAML_PATH = '/docs-yaml';
 
+export const API_TOKEN_SCHEME = 'api_token';
+export const JWT_SCHEME = 'jwt';
+export const METRICS_TOKEN_SCHEME = 'metrics_token';
+export const MCP_TOKEN_SCHEME = 'mcp_token';
+
 /** The Swagger UI files the page loads, served from the swagger-ui-dist package; nothing else is readable. */
 const UI_ASSETS: Readonly<Record<string, string>> = {
   'swagger-ui.css': 'text/css; charset=utf-8',
@@ -22,12 +27,24 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
   const config = new DocumentBuilder()
     .setTitle('Tollgate')
     .setDescription(
-      'AI provider gateway (/v1) and the server routes. /v1 takes Authorization: Bearer <API_TOKEN> unless api.auth says otherwise; ' +
-        'routes behind the AuthModule take the JWT; /metrics takes metrics.token when one is set.',
+      'AI provider gateway (/v1, /openai/v1) and the server routes. /v1 and /openai/v1 take the API token (api.auth: token, the ' +
+        "default) or the AuthModule's JWT (api.auth: jwt); routes behind the AuthModule take the JWT; /metrics takes metrics.token " +
+        'when one is set; /mcp takes mcp.token or the JWT.',
     )
     .setVersion(packageVersion())
-    .addBearerAuth()
-    .addSecurityRequirements('bearer')
+    .addBearerAuth(
+      { type: 'http', scheme: 'bearer', bearerFormat: 'opaque token', description: 'The API token (API_TOKEN or api.token; make one with `tollgate secret`), under api.auth: token' },
+      API_TOKEN_SCHEME,
+    )
+    .addBearerAuth(
+      { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: "The AuthModule's JWT: routes behind the AuthModule, and /v1 and /openai/v1 under api.auth: jwt" },
+      JWT_SCHEME,
+    )
+    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'metrics.token (METRICS_TOKEN), when one is set' }, METRICS_TOKEN_SCHEME)
+    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'mcp.token (MCP_TOKEN), under mcp.auth: token' }, MCP_TOKEN_SCHEME)
+    // Either credential: which one a deployment takes is its api.auth setting.
+    .addSecurityRequirements(API_TOKEN_SCHEME)
+    .addSecurityRequirements(JWT_SCHEME)
     .build();
   const document = SwaggerModule.createDocument(app, config);
   // Swagger names each @Body() DTO but sees no properties (they carry class-validator decorators, not

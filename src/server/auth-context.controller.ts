@@ -1,6 +1,8 @@
 import { Controller, Get, Req } from '@nestjs/common';
+import { ApiSecurity } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
 import { getAuthContext } from '../auth/request-context';
+import { JWT_SCHEME } from '../observability/openapi';
 
 /** What the guard established about the caller, for the tour in the README and docs/auth.md. The token itself is never echoed. */
 export interface AuthContextView {
@@ -13,6 +15,7 @@ export interface AuthContextView {
 
 /** Mounted only when the AuthModule is configured, so the guard always ran before this handler. */
 @Controller('auth')
+@ApiSecurity(JWT_SCHEME)
 export class AuthContextController {
   @Get('context')
   context(@Req() request: FastifyRequest): AuthContextView {

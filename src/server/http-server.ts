@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { AiClient } from '../ai/client/ai-client';
 import { ApiExceptionFilter } from '../http/api-exception.filter';
 import { installRequestIdHeader, requestIdAdapterOptions } from '../http/request-id';
 import type { TollgateConfig } from '../config/config.types';
@@ -12,6 +13,7 @@ import { MetricsService } from '../observability/metrics.service';
 import { toMetricsSettings } from '../observability/metrics-settings';
 import { installOpenApi } from '../observability/openapi';
 import { HttpRootModule } from './http-root.module';
+import { logStartupSummary } from './startup-summary';
 
 /**
  * Builds the HTTP application without listening (tests inject requests into it): request ids on every
@@ -60,7 +62,11 @@ export async function startHttpServer(config: TollgateConfig): Promise<NestFasti
   installGracefulShutdown(app, { timeoutMs: config.server.shutdownTimeoutMs });
   await app.listen(config.server.port, config.server.host);
   const logger = new Logger('Tollgate');
-  logger.log(`configuration: ${config.file ?? 'built-in defaults'}; auth ${config.auth ? 'on' : 'off'}`);
-  logger.log(`listening on ${await app.getUrl()}${config.server.basePath}`);
+  const origin = await app.getUrl();
+  logger.log(`listening on ${origin}${config.server.basePath}`);
+  // Not awaited: the probes' follow-up lines come when each settles, the server is already answering.
+  logStartupSummary(logger, config, origin, app.get(AiClient)).catch((error: unknown) =>
+    logger.warn(`start-up summary incomplete: ${(error as Error)?.message ?? String(error)}`),
+  );
   return app;
 }

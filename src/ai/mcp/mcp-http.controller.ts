@@ -22,6 +22,8 @@ import type { McpSettings } from './mcp-settings';
 import { jsonRpcErrorBody, MCP_ROUTE_CONFIG } from './mcp-json-rpc-error';
 import { MCP_SESSION_STORE, type McpSession, type McpSessionStore } from './mcp-session-store.interface';
 import { createMcpServer } from './mcp-tools';
+import { ApiSecurity } from '@nestjs/swagger';
+import { JWT_SCHEME, MCP_TOKEN_SCHEME } from '../../observability/openapi';
 
 export const MCP_SETTINGS = Symbol('tollgate:mcp-settings');
 
@@ -38,6 +40,9 @@ class Refusal {
   ) {}
 }
 
+/** Documented with mcp.token or the JWT, whichever mcp.auth names. */
+@ApiSecurity(MCP_TOKEN_SCHEME)
+@ApiSecurity(JWT_SCHEME)
 export class McpHttpEndpoint {
   constructor(
     @Inject(MCP_SETTINGS) private readonly settings: McpSettings,

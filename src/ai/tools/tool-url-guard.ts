@@ -83,7 +83,8 @@ export function checkToolUrl(raw: string, allowPrivateNetwork: boolean, label: s
   }
   if (!allowPrivateNetwork && (isLocalhostName(url.hostname) || isNonPublicAddress(url.hostname))) {
     throw new TollgateError(
-      `${label}: points at a loopback, private or link-local address; set allow_private_network: true for a tool you run yourself`,
+      `${label}: points at a loopback, private or link-local address; set allow_private_network: true for a tool you run yourself ` +
+        '(SEARXNG_ALLOW_PRIVATE_NETWORK=true for the one SEARXNG_URL registers)',
     );
   }
   return url;

@@ -6,6 +6,7 @@ import type { AiModuleOptions } from '../../ai-module-options.interface';
 import { AiClient, type GenerateOptions } from '../../client/ai-client';
 import { ApiAuthGuard } from '../../../http/api-auth.guard';
 import { disconnectSignal } from '../api-response';
+import { ApiChatCompletionDocs, ApiEmbeddingsDocs, ApiModelsDocs } from './openai-docs';
 import { OpenAiExceptionFilter } from './openai-exception.filter';
 import {
   chatMessages,
@@ -42,6 +43,7 @@ export class OpenAiCompatController {
   /** Answers through `reply` itself: a stream takes over the raw response, which passthrough would answer again. */
   @Post('chat/completions')
   @HttpCode(200)
+  @ApiChatCompletionDocs()
   async chatCompletions(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @Body() body: unknown): Promise<void> {
     const chat = parseChatRequest(body);
     const { provider, model } = resolveModel(chat.model, this.providers);
@@ -74,6 +76,7 @@ export class OpenAiCompatController {
 
   @Post('embeddings')
   @HttpCode(200)
+  @ApiEmbeddingsDocs()
   async embeddings(@Res({ passthrough: true }) reply: FastifyReply, @Body() body: unknown) {
     const embed = parseEmbeddingsRequest(body);
     const inputs = typeof embed.input === 'string' ? [embed.input] : embed.input;
@@ -87,6 +90,7 @@ export class OpenAiCompatController {
 
   /** Every provider's models as `provider/model` ids; a provider whose listing fails is left out. */
   @Get('models')
+  @ApiModelsDocs()
   async models(@Res({ passthrough: true }) reply: FastifyReply) {
     const listing = await this.client.listModels(undefined, disconnectSignal(reply));
     return modelsBody(listing.models);

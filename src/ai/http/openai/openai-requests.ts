@@ -29,7 +29,7 @@ const TEXT_PART = {
   additionalProperties: false,
 } as const;
 
-const CHAT_SCHEMA = {
+export const CHAT_SCHEMA = {
   type: 'object',
   required: ['model', 'messages'],
   properties: {
@@ -67,7 +67,7 @@ const CHAT_SCHEMA = {
   additionalProperties: false,
 } as const;
 
-const EMBEDDINGS_SCHEMA = {
+export const EMBEDDINGS_SCHEMA = {
   type: 'object',
   required: ['model', 'input'],
   properties: {

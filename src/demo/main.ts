@@ -1,0 +1,56 @@
+/**
+ * `npm run demo`: Tollgate on 127.0.0.1 (port 3000, or PORT) with the built-in demo provider as its only
+ * provider and the API token `demo-token`, then a curl command and an `openai` client snippet that work as printed.
+ * Nothing else from the environment or config/tollgate.yaml applies: the demo behaves the same on every machine.
+ */
+import 'reflect-metadata';
+import { ConfigError } from '../config/config.error';
+import { loadConfig } from '../config/config.loader';
+import { checkServerStart } from '../config/server-start-checks';
+import { startHttpServer } from '../server/http-server';
+import { DEMO_CHAT_MODEL, DEMO_EMBEDDING_MODEL, startDemoUpstream } from './demo-upstream';
+
+const DEMO_TOKEN = 'demo-token';
+const DEMO_PROVIDER = 'demo';
+
+async function runDemo(): Promise<void> {
+  const upstream = await startDemoUpstream();
+  const document = {
+    version: 1,
+    server: { host: '127.0.0.1' },
+    providers: {
+      [DEMO_PROVIDER]: { kind: 'openai_compatible', url: upstream.url, chat_model: DEMO_CHAT_MODEL, embedding_model: DEMO_EMBEDDING_MODEL },
+    },
+    api: { auth: 'token', token: DEMO_TOKEN },
+  };
+  const config = loadConfig({ document: { label: 'demo configuration (npm run demo)', value: document }, env: { PORT: process.env.PORT } });
+  await checkServerStart(config, {});
+  const app = await startHttpServer(config);
+  process.stdout.write(instructions(await app.getUrl()));
+}
+
+/** What to paste: the same request twice, as curl and with the `openai` npm client. */
+function instructions(origin: string): string {
+  const body = JSON.stringify({ model: `${DEMO_PROVIDER}/${DEMO_CHAT_MODEL}`, messages: [{ role: 'user', content: 'Hello' }] });
+  return `
+Tollgate demo on ${origin}: the provider "${DEMO_PROVIDER}" is built in and labels every answer [demo]; it is not a language model.
+API token: ${DEMO_TOKEN}. Models: ${DEMO_PROVIDER}/${DEMO_CHAT_MODEL} (chat), ${DEMO_PROVIDER}/${DEMO_EMBEDDING_MODEL} (embeddings). Stop with Ctrl+C.
+
+Try it with curl:
+curl -s ${origin}/openai/v1/chat/completions -H 'Authorization: Bearer ${DEMO_TOKEN}' -H 'Content-Type: application/json' -d '${body}'
+
+Or with the openai npm client (npm install openai; save as demo.mjs, run node demo.mjs):
+import OpenAI from 'openai';
+const client = new OpenAI({ baseURL: '${origin}/openai/v1', apiKey: '${DEMO_TOKEN}' });
+const completion = await client.chat.completions.create({ model: '${DEMO_PROVIDER}/${DEMO_CHAT_MODEL}', messages: [{ role: 'user', content: 'Hello' }] });
+console.log(completion.choices[0].message.content);
+
+API docs: ${origin}/docs
+`;
+}
+
+runDemo().catch((error: unknown) => {
+  const lines = error instanceof ConfigError ? error.problems : [(error as Error)?.message ?? String(error)];
+  for (const line of lines) process.stderr.write(`tollgate demo: ${line}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,98 @@
+/**
+ * `npm run demo` (node dist/src/demo/main.js) as a subprocess on a free port: the curl command it prints is run
+ * as printed, and the `openai` npm client talks to it as its snippet says; every answer is labelled [demo].
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import { buildDistIfStale, ROOT } from './support/cli-run';
+
+const DEMO = join(ROOT, 'dist', 'src', 'demo', 'main.js');
+
+let child: ChildProcess;
+let output = '';
+let origin: string;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+beforeAll(async () => {
+  buildDistIfStale();
+  const port = await freePort();
+  origin = `http://127.0.0.1:${port}`;
+  // The caller's provider keys and API token must not change the demo.
+  child = spawn(process.execPath, [DEMO], {
+    env: { PATH: process.env.PATH, PORT: String(port), API_TOKEN: 'not-the-demo-token', OPENAI_API_KEY: 'sk-ignored' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the demo did not print its instructions:\n${output}`)), 30_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('API docs: http')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`the demo exited with ${code}:\n${output}`)));
+  });
+}, 120_000);
+
+afterAll(async () => {
+  if (child.exitCode !== null) return;
+  await new Promise((resolve) => {
+    child.once('exit', resolve);
+    child.kill('SIGTERM');
+  });
+});
+
+describe('npm run demo', () => {
+  it('prints the curl command of the brief for its port, and that command gets a labelled answer', () => {
+    const curl = output.split('\n').find((line) => line.startsWith('curl '));
+    expect(curl).toBe(
+      `curl -s ${origin}/openai/v1/chat/completions -H 'Authorization: Bearer demo-token' -H 'Content-Type: application/json' ` +
+        `-d '{"model":"demo/demo-chat","messages":[{"role":"user","content":"Hello"}]}'`,
+    );
+    const run = spawnSync('sh', ['-c', curl!], { encoding: 'utf8', timeout: 20_000 });
+    expect(run.status).toBe(0);
+    const body = JSON.parse(run.stdout);
+    expect(body).toMatchObject({ object: 'chat.completion', model: 'demo/demo-chat' });
+    expect(body.choices[0].message.content).toMatch(/^\[demo\] .*You said: Hello$/);
+  });
+
+  it('answers the openai npm client as its snippet says: chat, streaming, embeddings and models, all labelled', async () => {
+    expect(output).toContain(`new OpenAI({ baseURL: '${origin}/openai/v1', apiKey: 'demo-token' })`);
+    const client = new OpenAI({ baseURL: `${origin}/openai/v1`, apiKey: 'demo-token', maxRetries: 0 });
+    const completion = await client.chat.completions.create({ model: 'demo/demo-chat', messages: [{ role: 'user', content: 'Hi there' }] });
+    expect(completion.choices[0].message.content).toMatch(/^\[demo\] .*You said: Hi there$/);
+
+    const stream = await client.chat.completions.create({ model: 'demo/demo-chat', messages: [{ role: 'user', content: 'Stream' }], stream: true });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
+    expect(text).toMatch(/^\[demo\] .*You said: Stream$/);
+
+    const embedding = await client.embeddings.create({ model: 'demo/demo-embed', input: ['one', 'one'] });
+    expect(embedding.data).toHaveLength(2);
+    expect(embedding.data[0].embedding).toHaveLength(8);
+    expect(embedding.data[0].embedding).toEqual(embedding.data[1].embedding);
+
+    const models = await client.models.list();
+    expect(models.data.map((model) => model.id)).toEqual(['demo/demo-chat', 'demo/demo-embed']);
+  });
+
+  it('takes only the demo token, whatever API_TOKEN says', async () => {
+    const wrong = new OpenAI({ baseURL: `${origin}/openai/v1`, apiKey: 'not-the-demo-token', maxRetries: 0 });
+    await expect(wrong.models.list()).rejects.toMatchObject({ status: 401 });
+  });
+});
