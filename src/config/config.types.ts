@@ -7,12 +7,18 @@ import type { VectorStoreSettings } from '../ai/vector/vector-store.interface';
 import type { AgentLimits } from '../ai/agent/agent-limits';
 import type { McpSettings } from '../ai/mcp/mcp-settings';
 import type { LimitsSettings } from '../limits/limits-settings';
-import type { EnvironmentProvider } from './provider-environment';
 
 /**
  * The YAML document as written (snake_case keys), after `_env` / `${VAR}` references are resolved.
  * Every section is described in config/tollgate.schema.json.
  */
+
+/** A provider entry the environment created (not one it only filled), with the variables that made it. */
+export interface EnvironmentProvider {
+  name: string;
+  variables: string[];
+}
+
 export interface ConfigDocument {
   version: 1;
   server?: ServerSection;

@@ -9,7 +9,7 @@
  * any OLLAMA_* variable for the local server.
  */
 import { PROVIDER_KINDS, type ProviderKind } from '../ai/providers/ai-provider.interface';
-import type { ConfigOverride } from './config.types';
+import type { ConfigOverride, EnvironmentProvider } from './config.types';
 
 const FIELDS = [
   ['API_KEY', 'api_key'],
@@ -30,12 +30,6 @@ export function providerVariablePrefix(kind: ProviderKind): string {
 /** `OPENAI_API_KEY`, ... for every kind, e.g. for documentation and `tollgate config example`. */
 export function providerVariables(kind: ProviderKind): string[] {
   return fieldsOf(kind).map(([suffix]) => `${providerVariablePrefix(kind)}_${suffix}`);
-}
-
-/** A provider entry the environment created (not one it only filled), with the variables that made it. */
-export interface EnvironmentProvider {
-  name: string;
-  variables: string[];
 }
 
 export interface ProviderEnvironment {
