@@ -20,7 +20,7 @@ import {
   RateLimitError,
   UnknownProviderError,
 } from '../src/ai/errors';
-import type { ProviderSettings } from '../src/ai/providers/ai-provider.interface';
+import type { ChatMessage, ProviderSettings } from '../src/ai/providers/ai-provider.interface';
 import { DEFAULT_PROMPT_TEMPLATES } from '../src/ai/prompts/prompt-templates';
 import { startEmulator } from './emulators/emulator-server';
 import { OpenAiEmulator, UPSTREAM_MARKER, vectorFor } from './emulators/openai-emulator';
@@ -99,6 +99,13 @@ function harness(names: string[], overrides: Partial<AiClientOptions> = {}): Har
   );
   clients.push(client);
   return { client, events, sleeps };
+}
+
+/** Drains a stream; its failure is the returned promise's. */
+async function collect<T>(stream: AsyncIterable<T>): Promise<T[]> {
+  const items: T[] = [];
+  for await (const item of stream) items.push(item);
+  return items;
 }
 
 const chatCalls = (emulator: OpenAiEmulator) => emulator.server.requests.filter((r) => r.path.endsWith('/chat/completions'));
@@ -239,6 +246,54 @@ describe('fallback', () => {
     const { client } = harness(['deepseek', 'backup']);
     await expect(client.generateEmbedding('x')).rejects.toBeInstanceOf(CapabilityNotSupportedError);
     expect(backup.server.requests).toHaveLength(0);
+  });
+});
+
+describe('features a provider lacks (tools, structured output, images)', () => {
+  const user = (content: ChatMessage['content']) => [{ role: 'user', content } as ChatMessage];
+  const image: ChatMessage[] = [
+    { role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image', image: { kind: 'url', url: 'https://example.com/a.png' } }] },
+  ];
+
+  it.each([
+    ['tools', user('Weather?'), { tools: [{ name: 'weather', parameters: { type: 'object' } }] }, /does not support tool calling/],
+    ['a tool choice', user('Weather?'), { toolChoice: 'required' as const }, /does not support tool calling/],
+    [
+      'a tool result turn',
+      [
+        { role: 'assistant', content: null, toolCalls: [{ id: 'c1', name: 'weather', arguments: '{}' }] },
+        { role: 'tool', toolCallId: 'c1', content: 'sunny' },
+      ] as ChatMessage[],
+      {},
+      /does not support tool calling/,
+    ],
+    ['a JSON schema', user('Name?'), { responseFormat: { type: 'json_schema' as const, name: 'n', schema: { type: 'object' } } }, /does not support structured output/],
+    ['an image', image, {}, /does not support image input/],
+  ])('refuses %s with capability_not_supported naming it, and calls no upstream, fallback or not', async (_, messages, options, named) => {
+    const { client } = harness(['openai', 'backup']);
+    const refused = client.generateMessages(messages, options);
+    await expect(refused).rejects.toBeInstanceOf(CapabilityNotSupportedError);
+    await expect(client.generateMessages(messages, options)).rejects.toThrow(named);
+    await expect(collect(client.streamMessages(messages, options))).rejects.toThrow(named);
+    expect([...primary.server.requests, ...backup.server.requests]).toHaveLength(0);
+  });
+
+  it('sends a response_format of text like no format', async () => {
+    const { client } = harness(['openai']);
+    await expect(client.generateMessages(user('Hi'), { responseFormat: { type: 'text' } })).resolves.toMatchObject({ provider: 'openai' });
+  });
+
+  it.each([
+    [[{ role: 'tool', content: 'x' }], 'messages[0].toolCallId must name the tool call this message answers'],
+    [[{ role: 'assistant', content: null }], 'messages[0].content must be a string (null only beside toolCalls)'],
+    [[{ role: 'assistant', content: '', toolCalls: [{ id: 'c', name: '', arguments: '{}' }] }], 'messages[0].toolCalls[0] must have a non-empty id and name and arguments as JSON text'],
+    [[{ role: 'user', content: [{ type: 'image', image: { kind: 'url', url: 'file:///etc/passwd' } }] }], 'messages[0].content[0].image.url must be an http(s) URL'],
+    [[{ role: 'user', content: [{ type: 'image', image: { kind: 'base64', mediaType: 'text/html', data: 'x' } }] }], 'messages[0].content[0].image.mediaType must be an image/* type'],
+    [[{ role: 'user', content: [] }], 'messages[0].content must be a string or a non-empty array of parts'],
+    [[{ role: 'developer', content: 'x' }], 'messages[0].role must be one of system, user, assistant, tool'],
+  ])('names the field of a malformed message %j', async (messages, message) => {
+    const { client } = harness(['openai']);
+    await expect(client.generateMessages(messages as ChatMessage[])).rejects.toThrow(new InvalidRequestError(message));
   });
 });
 

@@ -16,10 +16,13 @@ import type {
   GenerateRequest,
   GenerateStreamChunk,
   HealthResult,
+  ModelFeature,
   ModelInfo,
   ProviderCapabilities,
   ProviderKind,
   TokenUsage,
+  ToolCall,
+  ToolCallDelta,
 } from '../providers/ai-provider.interface';
 import { BUILT_IN_SENSITIVE_KEYS, type ContextItem, redactSensitive, renderContextItems } from '../prompts/context-rendering';
 import { buildMessages, templatesFor } from '../prompts/prompt-templates';
@@ -36,13 +39,25 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
-export interface GenerateOptions extends CallOptions {
+/** The request fields beyond messages that an adapter translates, as GenerateRequest names them. */
+export type GenerationParameters = Pick<
+  GenerateRequest,
+  | 'maxTokens'
+  | 'temperature'
+  | 'topP'
+  | 'stop'
+  | 'tools'
+  | 'toolChoice'
+  | 'parallelToolCalls'
+  | 'responseFormat'
+  | 'seed'
+  | 'frequencyPenalty'
+  | 'presencePenalty'
+>;
+
+export interface GenerateOptions extends CallOptions, GenerationParameters {
   /** Model for the named (or default) provider; fallback providers use their own configured model. */
   model?: string;
-  maxTokens?: number;
-  temperature?: number;
-  topP?: number;
-  stop?: string[];
   /** Replaces the configured system prompt for this call. */
   systemPrompt?: string;
 }
@@ -59,11 +74,12 @@ export interface GenerateResponse {
   model: string;
   finishReason?: string;
   usage?: TokenUsage;
+  toolCalls?: ToolCall[];
 }
 
-/** What a streamed generation yields: text deltas, then exactly one `done` naming who answered. */
+/** What a streamed generation yields: text and tool-call deltas, then exactly one `done` naming who answered. */
 export type GenerateStreamEvent =
-  | { type: 'delta'; text: string }
+  | { type: 'delta'; text: string; toolCalls?: ToolCallDelta[] }
   | { type: 'done'; provider: string; model: string; finishReason?: string; usage?: TokenUsage };
 
 export interface EmbeddingResponse {
@@ -106,8 +122,6 @@ interface OpenedStream {
   rest: AsyncIterator<GenerateStreamChunk>;
 }
 
-const CHAT_ROLES: ReadonlySet<string> = new Set(['system', 'user', 'assistant']);
-
 export class AiClient {
   private readonly publisher: ServiceRequestPublisher;
   private healthCache?: { at: number; results: Promise<HealthResult[]> };
@@ -149,20 +163,25 @@ export class AiClient {
   async generateMessages(messages: ChatMessage[], options: GenerateOptions = {}): Promise<GenerateResponse> {
     checkMessages(messages);
     const sent: ChatMessage[] = options.systemPrompt !== undefined ? [{ role: 'system', content: options.systemPrompt }, ...messages] : messages;
-    return this.generateWith(options, () => sent);
+    return this.generateWith(options, () => sent, messages);
   }
 
   /** One generation with retries, fallback and events; `messagesFor` builds each candidate's messages. */
-  private async generateWith(options: GenerateOptions, messagesFor: (candidate: AiProvider) => ChatMessage[]): Promise<GenerateResponse> {
+  private async generateWith(
+    options: GenerateOptions,
+    messagesFor: (candidate: AiProvider) => ChatMessage[],
+    callerMessages: readonly ChatMessage[] = [],
+  ): Promise<GenerateResponse> {
     const { result, provider } = await this.withFallback('generate', 'generate', options, (candidate, primary) =>
       candidate.generate(generateRequest(options, messagesFor(candidate), primary)),
-    );
+    requiredFeatures(options, callerMessages));
     return {
       response: result.text,
       provider: provider.name,
       model: result.model,
       ...(result.finishReason !== undefined ? { finishReason: result.finishReason } : {}),
       ...(result.usage !== undefined ? { usage: result.usage } : {}),
+      ...(result.toolCalls?.length ? { toolCalls: result.toolCalls } : {}),
     };
   }
 
@@ -175,7 +194,7 @@ export class AiClient {
   async *streamMessages(messages: ChatMessage[], options: GenerateOptions = {}): AsyncIterable<GenerateStreamEvent> {
     checkMessages(messages);
     const prefix: ChatMessage[] = options.systemPrompt !== undefined ? [{ role: 'system', content: options.systemPrompt }] : [];
-    yield* this.streamWith(options, () => [...prefix, ...messages.map(({ role, content }) => ({ role, content }))]);
+    yield* this.streamWith(options, () => [...prefix, ...messages], messages);
   }
 
   /** Streamed counterpart of {@link generateResponse}: same templates and context, events as {@link streamMessages}. */
@@ -276,15 +295,16 @@ export class AiClient {
   private async *streamWith(
     options: GenerateOptions,
     messagesFor: (candidate: AiProvider) => ChatMessage[],
+    callerMessages: readonly ChatMessage[] = [],
   ): AsyncGenerator<GenerateStreamEvent> {
     const { result, provider } = await this.withFallback('streaming', 'generate', options, (candidate, primary) =>
       openStream(candidate, generateRequest(options, messagesFor(candidate), primary)),
-    );
+    requiredFeatures(options, callerMessages));
     const { rest } = result;
     try {
       let chunk = result.first;
       while (!chunk.done) {
-        yield { type: 'delta', text: chunk.text };
+        yield chunk.toolCalls?.length ? { type: 'delta', text: chunk.text, toolCalls: chunk.toolCalls } : { type: 'delta', text: chunk.text };
         const next = await rest.next();
         if (next.done) throw new InvalidResponseError(`${provider.name}: upstream stream ended without a completion marker`, { provider: provider.name });
         chunk = next.value;
@@ -317,8 +337,9 @@ export class AiClient {
   private async withFallback<T>(
     capability: Capability,
     operation: ServiceOperation,
-    options: CallOptions,
+    options: CallOptions & { model?: string },
     call: (provider: AiProvider, primary: boolean) => Promise<T>,
+    features: readonly ModelFeature[] = [],
   ): Promise<{ result: T; provider: AiProvider }> {
     const primary = this.registry.get(options.provider ?? this.options.defaultProvider);
     if (!primary.capabilities[capability]) {
@@ -326,11 +347,19 @@ export class AiClient {
         provider: primary.name,
       });
     }
+    const missing = features.find((feature) => !hasFeature(primary, feature, options.model));
+    if (missing !== undefined) {
+      const model = options.model ?? primary.describe().chatModel;
+      throw new CapabilityNotSupportedError(
+        `${primary.name}: ${primary.kind}${typeof model === 'string' ? ` model ${model}` : ''} does not support ${FEATURE_LABELS[missing]}`,
+        { provider: primary.name },
+      );
+    }
     try {
       return { result: await this.retrying(primary, operation, options.signal, () => call(primary, true)), provider: primary };
     } catch (error) {
       if (options.enableFallback === false || !this.options.fallback.enabled || !isFallbackEligible(error)) throw error;
-      for (const candidate of this.fallbackCandidates(primary, capability)) {
+      for (const candidate of this.fallbackCandidates(primary, capability, features)) {
         if (options.signal?.aborted) break;
         publishProviderFallback(primary.name, candidate.name, operation);
         try {
@@ -343,12 +372,13 @@ export class AiClient {
     }
   }
 
-  private fallbackCandidates(primary: AiProvider, capability: Capability): AiProvider[] {
+  /** Candidates with the capability and every feature the request needs, judged on their own default model. */
+  private fallbackCandidates(primary: AiProvider, capability: Capability, features: readonly ModelFeature[]): AiProvider[] {
     const names = this.options.fallback.providers ?? this.registry.names();
     return names
       .filter((name) => name !== primary.name)
       .map((name) => this.registry.get(name))
-      .filter((provider) => provider.capabilities[capability]);
+      .filter((provider) => provider.capabilities[capability] && features.every((feature) => hasFeature(provider, feature, undefined)));
   }
 
   private retrying<T>(provider: AiProvider, operation: ServiceOperation, signal: AbortSignal | undefined, call: () => Promise<T>): Promise<T> {
@@ -360,6 +390,32 @@ export class AiClient {
   }
 }
 
+const FEATURE_LABELS: Readonly<Record<ModelFeature, string>> = {
+  tools: 'tool calling',
+  structuredOutput: 'structured output (response_format)',
+  vision: 'image input',
+};
+
+function hasFeature(provider: AiProvider, feature: ModelFeature, model: string | undefined): boolean {
+  return provider.supportsFeature ? provider.supportsFeature(feature, model) : provider.capabilities[feature];
+}
+
+/**
+ * What the request needs beyond text: a provider without it is refused (or skipped by fallback), never sent
+ * the request with the field dropped. `messages` are the caller's own (templated prompts are text only).
+ */
+function requiredFeatures(options: GenerateOptions, messages: readonly ChatMessage[]): ModelFeature[] {
+  const features: ModelFeature[] = [];
+  const toolTurns = messages.some((message) => message.role === 'tool' || (message.role === 'assistant' && message.toolCalls?.length));
+  if (options.tools?.length || options.toolChoice !== undefined || toolTurns) features.push('tools');
+  if (options.responseFormat !== undefined && options.responseFormat.type !== 'text') features.push('structuredOutput');
+  const images = messages.some(
+    (message) => message.role === 'user' && Array.isArray(message.content) && message.content.some((part) => part.type === 'image'),
+  );
+  if (images) features.push('vision');
+  return features;
+}
+
 function capabilityLabel(capability: Capability): string {
   if (capability === 'streaming') return 'streaming generation';
   return capability === 'embeddings' ? 'embeddings' : 'text generation';
@@ -369,12 +425,62 @@ function checkMessages(messages: unknown): asserts messages is ChatMessage[] {
   if (!Array.isArray(messages) || messages.length === 0) throw new InvalidRequestError('messages must be a non-empty array');
   messages.forEach((message: unknown, index) => {
     if (!message || typeof message !== 'object') throw new InvalidRequestError(`messages[${index}] must be an object`);
-    const { role, content } = message as Record<string, unknown>;
-    if (typeof role !== 'string' || !CHAT_ROLES.has(role)) {
-      throw new InvalidRequestError(`messages[${index}].role must be one of system, user, assistant`);
-    }
-    if (typeof content !== 'string') throw new InvalidRequestError(`messages[${index}].content must be a string`);
+    const problem = messageProblem(message as Record<string, unknown>);
+    if (problem !== undefined) throw new InvalidRequestError(`messages[${index}]${problem}`);
   });
+}
+
+const nonEmptyString = (value: unknown): value is string => typeof value === 'string' && value !== '';
+
+/** What is wrong with one message, as a path suffix and a phrase (`.content must be a string`). */
+function messageProblem(message: Record<string, unknown>): string | undefined {
+  const { role, content } = message;
+  switch (role) {
+    case 'system':
+      return typeof content === 'string' ? undefined : '.content must be a string';
+    case 'user':
+      if (typeof content === 'string') return undefined;
+      if (!Array.isArray(content) || content.length === 0) return '.content must be a string or a non-empty array of parts';
+      for (const [index, part] of content.entries()) {
+        const problem = partProblem(part);
+        if (problem !== undefined) return `.content[${index}]${problem}`;
+      }
+      return undefined;
+    case 'assistant': {
+      const calls = message.toolCalls;
+      if (calls !== undefined) {
+        if (!Array.isArray(calls)) return '.toolCalls must be an array';
+        for (const [index, call] of calls.entries()) {
+          const { id, name, arguments: args } = (call ?? {}) as Record<string, unknown>;
+          if (!nonEmptyString(id) || !nonEmptyString(name) || typeof args !== 'string') {
+            return `.toolCalls[${index}] must have a non-empty id and name and arguments as JSON text`;
+          }
+        }
+      }
+      if (typeof content === 'string') return undefined;
+      return content === null && Array.isArray(calls) && calls.length > 0 ? undefined : '.content must be a string (null only beside toolCalls)';
+    }
+    case 'tool':
+      if (!nonEmptyString(message.toolCallId)) return '.toolCallId must name the tool call this message answers';
+      return typeof content === 'string' ? undefined : '.content must be a string';
+    default:
+      return '.role must be one of system, user, assistant, tool';
+  }
+}
+
+function partProblem(part: unknown): string | undefined {
+  const { type, text, image } = (part ?? {}) as Record<string, unknown>;
+  if (type === 'text') return typeof text === 'string' ? undefined : '.text must be a string';
+  if (type !== 'image') return '.type must be text or image';
+  const source = (image ?? {}) as Record<string, unknown>;
+  if (source.kind === 'url') {
+    return typeof source.url === 'string' && /^https?:\/\//i.test(source.url) ? undefined : '.image.url must be an http(s) URL';
+  }
+  if (source.kind === 'base64') {
+    if (typeof source.mediaType !== 'string' || !/^image\/[\w.+-]+$/.test(source.mediaType)) return '.image.mediaType must be an image/* type';
+    return nonEmptyString(source.data) ? undefined : '.image.data must be non-empty base64 text';
+  }
+  return ".image.kind must be 'url' or 'base64'";
 }
 
 /** Reads up to the first chunk, so a failure to connect, a refusal or an empty stream counts as the attempt failing. */
@@ -399,6 +505,13 @@ function generateRequest(options: GenerateOptions, messages: ChatMessage[], prim
     temperature: options.temperature,
     topP: options.topP,
     stop: options.stop,
+    tools: options.tools,
+    toolChoice: options.toolChoice,
+    parallelToolCalls: options.parallelToolCalls,
+    responseFormat: options.responseFormat,
+    seed: options.seed,
+    frequencyPenalty: options.frequencyPenalty,
+    presencePenalty: options.presencePenalty,
     signal: options.signal,
   };
 }

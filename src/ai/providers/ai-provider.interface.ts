@@ -36,12 +36,50 @@ export interface ProviderCapabilities {
   batchEmbeddings: boolean;
   streaming: boolean;
   listModels: boolean;
+  /** Tool definitions, tool choice, assistant tool calls and tool results, in both directions. */
+  tools: boolean;
+  /** `responseFormat` json_object and json_schema. */
+  structuredOutput: boolean;
+  /** Image parts in user messages. */
+  vision: boolean;
 }
 
-export interface ChatMessage {
-  role: 'system' | 'user' | 'assistant';
-  content: string;
+/** What a request may need beyond text generation; a provider without it is refused, never sent a trimmed request. */
+export type ModelFeature = 'tools' | 'structuredOutput' | 'vision';
+
+/** An image as the caller gave it: an http(s) URL, or base64 data with its media type. */
+export type ImageSource = { kind: 'url'; url: string } | { kind: 'base64'; mediaType: string; data: string };
+
+export type ContentPart = { type: 'text'; text: string } | { type: 'image'; image: ImageSource; detail?: 'auto' | 'low' | 'high' };
+
+export interface ToolCall {
+  /** The provider's id (or one Tollgate made where the provider has none); tool results refer to it. */
+  id: string;
+  name: string;
+  /** JSON text of the arguments object, as the model wrote it. */
+  arguments: string;
 }
+
+export type ChatMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string | ContentPart[] }
+  | { role: 'assistant'; content: string | null; toolCalls?: ToolCall[] }
+  | { role: 'tool'; toolCallId: string; content: string };
+
+export interface ToolDefinition {
+  name: string;
+  description?: string;
+  /** JSON Schema of the arguments object. */
+  parameters?: Record<string, unknown>;
+  strict?: boolean;
+}
+
+export type ToolChoice = 'auto' | 'none' | 'required' | { name: string };
+
+export type ResponseFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | { type: 'json_schema'; name: string; schema: Record<string, unknown>; description?: string; strict?: boolean };
 
 export interface GenerateRequest {
   messages: ChatMessage[];
@@ -51,6 +89,13 @@ export interface GenerateRequest {
   temperature?: number;
   topP?: number;
   stop?: string[];
+  tools?: ToolDefinition[];
+  toolChoice?: ToolChoice;
+  parallelToolCalls?: boolean;
+  responseFormat?: ResponseFormat;
+  seed?: number;
+  frequencyPenalty?: number;
+  presencePenalty?: number;
   signal?: AbortSignal;
 }
 
@@ -58,19 +103,42 @@ export interface TokenUsage {
   inputTokens?: number;
   outputTokens?: number;
   totalTokens?: number;
+  /** Input tokens served from the provider's prompt cache (part of inputTokens). */
+  cachedInputTokens?: number;
+  /** Output tokens spent on reasoning (part of outputTokens). */
+  reasoningTokens?: number;
 }
+
+/**
+ * Why generation stopped, in OpenAI's words: `stop`, `length`, `tool_calls`, `content_filter`; each adapter
+ * maps its provider's reasons onto these.
+ */
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | (string & {});
 
 export interface GenerateResult {
   text: string;
   model: string;
-  finishReason?: string;
+  finishReason?: FinishReason;
   usage?: TokenUsage;
+  /** The calls the model asks for, in order; finishReason is then `tool_calls`. */
+  toolCalls?: ToolCall[];
 }
 
-/** One streamed piece: text deltas, then exactly one final chunk carrying `done: true`. */
+/**
+ * A piece of one tool call: the first piece of a call carries its `id` and `name`, later pieces more of its
+ * `arguments` text. `index` orders calls within the answer (several may stream interleaved).
+ */
+export interface ToolCallDelta {
+  index: number;
+  id?: string;
+  name?: string;
+  arguments?: string;
+}
+
+/** One streamed piece: text and tool-call deltas, then exactly one final chunk carrying `done: true`. */
 export type GenerateStreamChunk =
-  | { done: false; text: string }
-  | { done: true; model: string; finishReason?: string; usage?: TokenUsage };
+  | { done: false; text: string; toolCalls?: ToolCallDelta[] }
+  | { done: true; model: string; finishReason?: FinishReason; usage?: TokenUsage };
 
 export interface EmbedRequest {
   inputs: string[];
@@ -110,6 +178,11 @@ export interface AiProvider {
   readonly name: string;
   readonly kind: ProviderKind;
   readonly capabilities: ProviderCapabilities;
+  /**
+   * Whether `model` (the registration's chat model when undefined) has `feature`, for providers whose model
+   * families differ; without it, `capabilities[feature]` answers for every model.
+   */
+  supportsFeature?(feature: ModelFeature, model: string | undefined): boolean;
   /** Settings without secrets, for /v1/providers. */
   describe(): Record<string, unknown>;
   generate(request: GenerateRequest): Promise<GenerateResult>;

@@ -1,6 +1,15 @@
 import { AuthenticationError, ConnectionError, InvalidResponseError, ModelNotAvailableError, TimeoutError, TollgateError } from '../errors';
 import type { ModelInfo } from './ai-provider.interface';
-import { checkEmbeddingDimensions, checkHealth, describeSettings, probeModelHealth, usageOf, validateEmbeddings } from './provider-support';
+import {
+  NO_MODEL_FEATURES,
+  checkEmbeddingDimensions,
+  checkHealth,
+  describeSettings,
+  probeModelHealth,
+  textOnlyMessages,
+  usageOf,
+  validateEmbeddings,
+} from './provider-support';
 
 describe('validateEmbeddings', () => {
   it('accepts one finite vector per input of one shared length', () => {
@@ -32,7 +41,7 @@ describe('describeSettings', () => {
   it('drops credentials and query strings from the url and never includes the key', () => {
     const description = describeSettings(
       { name: 'n', kind: 'openai_compatible', url: 'https://user:pw@llm.example/v1?token=abc', apiKey: 'sk-1', timeoutMs: 5 } as never,
-      { generate: true, embeddings: true, batchEmbeddings: true, streaming: true, listModels: true },
+      { generate: true, embeddings: true, batchEmbeddings: true, streaming: true, listModels: true, ...NO_MODEL_FEATURES },
     );
     expect(description.url).toBe('https://llm.example/v1');
     const text = JSON.stringify(description);

@@ -124,10 +124,13 @@ export function parseEmbeddingsRequest(body: unknown): EmbeddingsRequest {
 export function chatMessages(messages: ChatCompletionRequest['messages']): ChatMessage[] {
   for (const message of messages) {
     if (message.role === 'developer' || typeof message.content !== 'string') {
-      return messages.map((m) => ({
-        role: m.role === 'developer' ? 'system' : (m.role as ChatMessage['role']),
-        content: typeof m.content === 'string' ? m.content : m.content.map((part) => part.text).join(''),
-      }));
+      return messages.map(
+        (m): ChatMessage =>
+          ({
+            role: m.role === 'developer' ? 'system' : m.role,
+            content: typeof m.content === 'string' ? m.content : m.content.map((part) => part.text).join(''),
+          }) as ChatMessage,
+      );
     }
   }
   return messages as ChatMessage[];

@@ -15,7 +15,6 @@ import {
 } from '../../errors';
 import type {
   AiProvider,
-  ChatMessage,
   EmbedResult,
   GenerateRequest,
   GenerateResult,
@@ -29,7 +28,7 @@ import { parseEventObject, readSseEvents } from '../../../upstream/stream-framin
 import { UpstreamClient } from '../../../upstream/upstream-client';
 import { modelNotAvailable, retryAfterFromHeaders } from '../../../upstream/upstream-errors';
 import type { UpstreamErrorResponse } from '../../../upstream/upstream-types';
-import { describeSettings, probeModelHealth, usageOf } from '../provider-support';
+import { NO_MODEL_FEATURES, describeSettings, probeModelHealth, textOnlyMessages, usageOf, type TextMessage } from '../provider-support';
 
 export const ANTHROPIC_DEFAULT_URL = 'https://api.anthropic.com';
 export const ANTHROPIC_DEFAULT_CHAT_MODEL = 'claude-sonnet-4-5';
@@ -57,9 +56,10 @@ interface AnthropicMessagesBody {
 
 /** Maps Tollgate's request to the Messages API body; system messages move to the top-level `system` field. */
 function toAnthropicMessagesBody(request: GenerateRequest, model: string, provider: string): AnthropicMessagesBody {
-  const system = request.messages.filter((m) => m.role === 'system').map((m) => m.content);
-  const messages = request.messages
-    .filter((m): m is ChatMessage & { role: 'user' | 'assistant' } => m.role !== 'system')
+  const sent = textOnlyMessages(request.messages, provider);
+  const system = sent.filter((m) => m.role === 'system').map((m) => m.content);
+  const messages = sent
+    .filter((m): m is TextMessage & { role: 'user' | 'assistant' } => m.role !== 'system')
     .map((m) => ({ role: m.role, content: m.content }));
   if (messages.length === 0) {
     throw new InvalidRequestError(`${provider}: at least one user or assistant message is required`, { provider });
@@ -138,6 +138,7 @@ export class AnthropicProvider implements AiProvider {
     batchEmbeddings: false,
     streaming: true,
     listModels: true,
+    ...NO_MODEL_FEATURES,
   };
   readonly name: string;
   private readonly http: UpstreamClient;

@@ -28,7 +28,15 @@ import { parseEventObject, readSseEvents } from '../../../upstream/stream-framin
 import { UpstreamClient } from '../../../upstream/upstream-client';
 import { modelNotAvailable, retryAfterFromHeaders } from '../../../upstream/upstream-errors';
 import type { UpstreamErrorResponse } from '../../../upstream/upstream-types';
-import { checkEmbeddingDimensions, describeSettings, probeModelHealth, usageOf, validateEmbeddings } from '../provider-support';
+import {
+  NO_MODEL_FEATURES,
+  checkEmbeddingDimensions,
+  describeSettings,
+  probeModelHealth,
+  textOnlyMessages,
+  usageOf,
+  validateEmbeddings,
+} from '../provider-support';
 
 export const GEMINI_DEFAULT_URL = 'https://generativelanguage.googleapis.com/v1beta';
 export const GEMINI_DEFAULT_CHAT_MODEL = 'gemini-2.5-flash';
@@ -59,8 +67,9 @@ function bareModel(model: string): string {
 
 /** System messages become `systemInstruction`; assistant turns are Gemini's `model` role. */
 function toGeminiGenerateBody(request: GenerateRequest, provider: string): GeminiGenerateBody {
-  const system = request.messages.filter((m) => m.role === 'system').map((m) => m.content);
-  const contents: GeminiContent[] = request.messages
+  const sent = textOnlyMessages(request.messages, provider);
+  const system = sent.filter((m) => m.role === 'system').map((m) => m.content);
+  const contents: GeminiContent[] = sent
     .filter((m) => m.role !== 'system')
     .map((m) => ({ role: m.role === 'assistant' ? 'model' : 'user', parts: [{ text: m.content }] }));
   if (contents.length === 0) {
@@ -166,6 +175,7 @@ export class GeminiProvider implements AiProvider {
     batchEmbeddings: true,
     streaming: true,
     listModels: true,
+    ...NO_MODEL_FEATURES,
   };
   readonly name: string;
   private readonly http: UpstreamClient;

@@ -19,7 +19,15 @@ import type {
 } from '../ai-provider.interface';
 import { readNdjson } from '../../../upstream/stream-framing';
 import { UpstreamClient } from '../../../upstream/upstream-client';
-import { checkEmbeddingDimensions, checkHealth, describeSettings, usageOf, validateEmbeddings } from '../provider-support';
+import {
+  NO_MODEL_FEATURES,
+  checkEmbeddingDimensions,
+  checkHealth,
+  describeSettings,
+  textOnlyMessages,
+  usageOf,
+  validateEmbeddings,
+} from '../provider-support';
 
 export const OLLAMA_DEFAULT_URL = 'http://localhost:11434';
 export const OLLAMA_DEFAULT_CHAT_MODEL = 'llama3.2';
@@ -39,7 +47,7 @@ function toOllamaChatBody(request: GenerateRequest, model: string, stream: boole
   }
   const body: OllamaChatBody = {
     model,
-    messages: request.messages.map((m) => ({ role: m.role, content: m.content })),
+    messages: textOnlyMessages(request.messages, provider),
     stream,
   };
   const options: NonNullable<OllamaChatBody['options']> = {};
@@ -74,6 +82,7 @@ export class OllamaProvider implements AiProvider {
     batchEmbeddings: true,
     streaming: true,
     listModels: true,
+    ...NO_MODEL_FEATURES,
   };
   readonly name: string;
   private readonly http: UpstreamClient;

@@ -29,7 +29,7 @@ import { readSseEvents } from '../../../upstream/stream-framing';
 import { UpstreamClient } from '../../../upstream/upstream-client';
 import { modelNotAvailable } from '../../../upstream/upstream-errors';
 import type { UpstreamErrorMapper, UpstreamErrorResponse } from '../../../upstream/upstream-types';
-import { checkHealth, describeSettings, validateEmbeddings } from '../provider-support';
+import { NO_MODEL_FEATURES, checkHealth, describeSettings, textOnlyMessages, validateEmbeddings } from '../provider-support';
 
 export interface OpenAiDialect {
   kind: ProviderKind;
@@ -88,6 +88,7 @@ export class OpenAiCompatibleChatProvider implements AiProvider {
       batchEmbeddings: dialect.embeddings,
       streaming: true,
       listModels: true,
+    ...NO_MODEL_FEATURES,
     };
     this.http = new UpstreamClient({
       provider: settings.name,
@@ -224,7 +225,7 @@ export class OpenAiCompatibleChatProvider implements AiProvider {
     }
     const body: Record<string, unknown> = {
       model,
-      messages: request.messages.map((m) => ({ role: m.role, content: m.content })),
+      messages: textOnlyMessages(request.messages, this.name),
       stream,
     };
     if (request.maxTokens !== undefined) body[this.dialect.maxTokensKey] = request.maxTokens;
