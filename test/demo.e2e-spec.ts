@@ -2,60 +2,21 @@
  * `npm run demo` (node dist/src/demo/main.js) as a subprocess on a free port: the curl command it prints is run
  * as printed, and the `openai` npm client talks to it as its snippet says; every answer is labelled [demo].
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
 import OpenAI from 'openai';
-import { buildDistIfStale, ROOT } from './support/cli-run';
+import { type DemoProcess, startDemo } from './support/demo-process';
 
-const DEMO = join(ROOT, 'dist', 'src', 'demo', 'main.js');
-
-let child: ChildProcess;
-let output = '';
+let demo: DemoProcess;
+let output: string;
 let origin: string;
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 beforeAll(async () => {
-  buildDistIfStale();
-  const port = await freePort();
-  origin = `http://127.0.0.1:${port}`;
   // The caller's provider keys and API token must not change the demo.
-  child = spawn(process.execPath, [DEMO], {
-    env: { PATH: process.env.PATH, PORT: String(port), API_TOKEN: 'not-the-demo-token', OPENAI_API_KEY: 'sk-ignored' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the demo did not print its instructions:\n${output}`)), 30_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('API docs: http')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`the demo exited with ${code}:\n${output}`)));
-  });
+  demo = await startDemo({ API_TOKEN: 'not-the-demo-token', OPENAI_API_KEY: 'sk-ignored' });
+  ({ output, origin } = demo);
 }, 120_000);
 
-afterAll(async () => {
-  if (child.exitCode !== null) return;
-  await new Promise((resolve) => {
-    child.once('exit', resolve);
-    child.kill('SIGTERM');
-  });
-});
+afterAll(() => demo.stop());
 
 describe('npm run demo', () => {
   it('prints the curl command of the brief for its port, and that command gets a labelled answer', () => {
