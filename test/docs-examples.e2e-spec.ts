@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './support/cli-run';
+import { markdownParts } from './support/markdown';
 import { type DemoProcess, startDemo } from './support/demo-process';
 
 const DEMO_TOKEN = 'demo-token';
@@ -20,18 +21,7 @@ interface Example {
 }
 
 function fencedBlocks(file: string): Example[] {
-  const lines = readFileSync(join(ROOT, file), 'utf8').split('\n');
-  const blocks: Example[] = [];
-  let open: { language: string; start: number; body: string[] } | undefined;
-  lines.forEach((line, index) => {
-    const fence = /^```(\w*)\s*$/.exec(line);
-    if (fence && !open) open = { language: fence[1], start: index + 1, body: [] };
-    else if (line.startsWith('```') && open) {
-      blocks.push({ where: `${file}:${open.start}`, language: open.language, code: open.body.join('\n') });
-      open = undefined;
-    } else open?.body.push(line);
-  });
-  return blocks;
+  return markdownParts(readFileSync(join(ROOT, file), 'utf8')).blocks.map(({ line, language, code }) => ({ where: `${file}:${line}`, language, code }));
 }
 
 const documents = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];

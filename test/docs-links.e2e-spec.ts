@@ -6,6 +6,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
+import { markdownParts, type ProseLine } from './support/markdown';
 
 const ROOT = resolve(__dirname, '..');
 
@@ -19,22 +20,8 @@ function documents(): string[] {
 }
 
 /** Markdown lines outside fenced code blocks, with inline code spans blanked. */
-function proseLines(markdown: string): string[] {
-  const lines: string[] = [];
-  let fence: string | undefined;
-  for (const line of markdown.split('\n')) {
-    const marker = /^\s*(`{3,}|~{3,})/.exec(line)?.[1];
-    if (fence) {
-      if (marker && marker[0] === fence[0] && marker.length >= fence.length) fence = undefined;
-      continue;
-    }
-    if (marker) {
-      fence = marker;
-      continue;
-    }
-    lines.push(line.replace(/(`+)(?:(?!\1).)+?\1/g, (span) => ' '.repeat(span.length)));
-  }
-  return lines;
+function proseLines(markdown: string): ProseLine[] {
+  return markdownParts(markdown).prose.map(({ line, text }) => ({ line, text: text.replace(/(`+)(?:(?!\1).)+?\1/g, (span) => ' '.repeat(span.length)) }));
 }
 
 /** GitHub's heading anchor: lower case, punctuation and symbols dropped (but `-` and `_`), spaces as `-`. */
@@ -54,17 +41,7 @@ export function githubSlug(headingText: string): string {
 export function headingAnchors(markdown: string): Set<string> {
   const anchors = new Set<string>();
   const seen = new Map<string, number>();
-  let fence: string | undefined;
-  for (const line of markdown.split('\n')) {
-    const marker = /^\s*(`{3,}|~{3,})/.exec(line)?.[1];
-    if (fence) {
-      if (marker && marker[0] === fence[0] && marker.length >= fence.length) fence = undefined;
-      continue;
-    }
-    if (marker) {
-      fence = marker;
-      continue;
-    }
+  for (const { text: line } of markdownParts(markdown).prose) {
     const heading = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
     if (!heading) continue;
     const slug = githubSlug(heading[1]);
@@ -83,11 +60,11 @@ interface Link {
 /** Inline links and images `[text](target)` / `![alt](target "title")` outside code. */
 export function linksOf(markdown: string): Link[] {
   const links: Link[] = [];
-  proseLines(markdown).forEach((text, index) => {
+  for (const { line, text } of proseLines(markdown)) {
     for (const match of text.matchAll(/!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) {
-      links.push({ line: index + 1, target: match[1] });
+      links.push({ line, target: match[1] });
     }
-  });
+  }
   return links;
 }
 
