@@ -106,8 +106,8 @@ describe('streamMessages', () => {
     ]);
     primary.server.reset();
     await expect(collect(client.streamMessages([]))).rejects.toThrow(new InvalidRequestError('messages must be a non-empty array'));
-    const badRole = [{ role: 'tool', content: 'x' }] as unknown as Parameters<AiClient['streamMessages']>[0];
-    await expect(collect(client.streamMessages(badRole))).rejects.toThrow('messages[0].role must be one of system, user, assistant');
+    const badRole = [{ role: 'function', content: 'x' }] as unknown as Parameters<AiClient['streamMessages']>[0];
+    await expect(collect(client.streamMessages(badRole))).rejects.toThrow('messages[0].role must be one of system, user, assistant, tool');
     const badContent = [{ role: 'user', content: 'a' }, { role: 'user', content: 3 }] as unknown as Parameters<AiClient['streamMessages']>[0];
     await expect(collect(client.streamMessages(badContent))).rejects.toThrow('messages[1].content must be a string');
     expect(primary.server.requests).toHaveLength(0);
