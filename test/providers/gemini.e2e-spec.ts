@@ -44,7 +44,7 @@ describe('GeminiProvider against the Gemini emulator', () => {
       expect(result).toEqual({
         text: 'Hello from the Gemini emulator',
         model: 'gemini-2.5-flash',
-        finishReason: 'STOP',
+        finishReason: 'stop',
         usage: { inputTokens: expect.any(Number), outputTokens: 5, totalTokens: expect.any(Number) },
       });
       const sent = suite.emulator.server.requestsTo('/v1beta/models/gemini-2.5-flash:generateContent');
@@ -95,7 +95,7 @@ describe('GeminiProvider against the Gemini emulator', () => {
         body: { candidates: [{ finishReason: 'SAFETY', index: 0 }] },
       });
       const result = await create().generate(ask);
-      expect(result).toMatchObject({ text: '', finishReason: 'SAFETY', model: 'gemini-2.5-flash' });
+      expect(result).toMatchObject({ text: '', finishReason: 'content_filter', model: 'gemini-2.5-flash' });
     });
 
     it('skips thought parts', async () => {
@@ -118,7 +118,7 @@ describe('GeminiProvider against the Gemini emulator', () => {
       expect(chunks[chunks.length - 1]).toEqual({
         done: true,
         model: 'gemini-2.5-flash',
-        finishReason: 'STOP',
+        finishReason: 'stop',
         usage: { inputTokens: expect.any(Number), outputTokens: 5, totalTokens: expect.any(Number) },
       });
       const sent = suite.emulator.server.lastRequest;
@@ -145,7 +145,7 @@ describe('GeminiProvider against the Gemini emulator', () => {
       suite.emulator.server.inject({ kind: 'status', status: 200, body: events.map((e) => `data: ${JSON.stringify(e)}\r\n\r\n`).join('') });
       expect(await collect(create().generateStream(ask))).toEqual([
         { done: false, text: 'cut' },
-        { done: true, model: 'gemini-2.5-flash', finishReason: 'MAX_TOKENS', usage: { inputTokens: 3, totalTokens: 13 } },
+        { done: true, model: 'gemini-2.5-flash', finishReason: 'length', usage: { inputTokens: 3, totalTokens: 13 } },
       ]);
     });
 
