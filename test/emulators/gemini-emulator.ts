@@ -26,6 +26,11 @@ export interface GeminiEmulatorOptions {
   streamErrorCode?: number;
   /** The calls answered when tools are declared; by default one call of the first callable function. */
   functionCalls?: Array<{ name: string; args?: Record<string, unknown> }>;
+  /**
+   * Behave like a Gemini 3 model: the first functionCall part of an answer carries a `thoughtSignature`, and a
+   * replayed model turn whose first functionCall part lacks it is a 400.
+   */
+  signFunctionCalls?: boolean;
 }
 
 export interface GeminiEmulator {
@@ -33,7 +38,7 @@ export interface GeminiEmulator {
   /** Base URL including the API version, as an adapter expects it. */
   url: string;
   /** Live settings: tests may change them between requests. */
-  options: GeminiEmulatorOptions & Required<Omit<GeminiEmulatorOptions, 'streamErrorCode' | 'functionCalls'>>;
+  options: GeminiEmulatorOptions & Required<Omit<GeminiEmulatorOptions, 'streamErrorCode' | 'functionCalls' | 'signFunctionCalls'>>;
   close(): Promise<void>;
 }
 
@@ -63,6 +68,7 @@ export async function startGeminiEmulator(options: GeminiEmulatorOptions = {}): 
     reply: options.reply ?? 'Hello from the Gemini emulator',
     streamErrorCode: options.streamErrorCode,
     functionCalls: options.functionCalls,
+    signFunctionCalls: options.signFunctionCalls,
   };
   const server = await startEmulator();
   const allModels = () => [...settings.chatModels, ...settings.embeddingModels];
@@ -185,6 +191,8 @@ const GENERATION_CONFIG_KEYS = new Set([
   'thinkingConfig',
 ]);
 
+/** Base64, as Google's opaque signatures are. */
+export const EMULATOR_THOUGHT_SIGNATURE = 'CiQBcsjafEmulatorSignatureAAECAwQFBgcICQoLDA0ODxA=';
 const FUNCTION_NAME = /^[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}$/;
 const FUNCTION_CALLING_MODES = new Set(['AUTO', 'ANY', 'NONE', 'VALIDATED']);
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
@@ -291,6 +299,14 @@ function generateContent(body: unknown, model: string, settings: GeminiEmulator[
   const contents = b.contents as Json[];
   const turns = turnProblem(contents);
   if (turns) return invalid(turns);
+  if (settings.signFunctionCalls) {
+    for (const [i, content] of contents.entries()) {
+      const firstCall = (content.parts as Json[]).findIndex((p) => p.functionCall !== undefined);
+      if (firstCall >= 0 && (content.parts as Json[])[firstCall].thoughtSignature !== EMULATOR_THOUGHT_SIGNATURE) {
+        return invalid(`Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call \`default_api:${String(((content.parts as Json[])[firstCall].functionCall as Json).name)}\`, position ${i + 1}.`);
+      }
+    }
+  }
   if (b.systemInstruction !== undefined) {
     const parts = isJson(b.systemInstruction) ? b.systemInstruction.parts : undefined;
     if (!Array.isArray(parts) || parts.length === 0 || !parts.every((p) => typeof p?.text === 'string')) {
@@ -334,7 +350,11 @@ function generateContent(body: unknown, model: string, settings: GeminiEmulator[
   let parts: Json[];
   if (!answered && callable.length > 0 && mode !== 'NONE') {
     const calls = settings.functionCalls ?? [{ name: callable[0] }];
-    parts = calls.map((call) => ({ functionCall: { name: call.name, args: call.args ?? sampleFor(declared.schemas.get(call.name)) } }));
+    parts = calls.map((call, i) => ({
+      functionCall: { name: call.name, args: call.args ?? sampleFor(declared.schemas.get(call.name)) },
+      // Parallel calls: only the first part is signed.
+      ...(settings.signFunctionCalls && i === 0 ? { thoughtSignature: EMULATOR_THOUGHT_SIGNATURE } : {}),
+    }));
   } else if (config.responseMimeType === 'application/json') {
     parts = [{ text: JSON.stringify(schema !== undefined ? sampleFor(schema) : { reply: settings.reply }) }];
   } else {

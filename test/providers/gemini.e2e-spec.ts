@@ -14,6 +14,7 @@ import {
   TollgateError,
 } from '../../src/ai/errors';
 import {
+  EMULATOR_THOUGHT_SIGNATURE,
   GEMINI_BODY_MARKER,
   GEMINI_EMULATOR_KEY,
   geminiError,
@@ -391,6 +392,7 @@ describe('GeminiProvider against the Gemini emulator', () => {
     const clients: AiClient[] = [];
     afterEach(async () => {
       suite.emulator.options.functionCalls = undefined;
+      suite.emulator.options.signFunctionCalls = undefined;
       await Promise.all(clients.splice(0).map((client) => client.close()));
     });
     const client = (): AiClient => {
@@ -548,6 +550,34 @@ describe('GeminiProvider against the Gemini emulator', () => {
       expect(suite.emulator.server.requests).toHaveLength(0);
     });
 
+    it("carries a Gemini 3 thought signature in the call id and gives it back on the replayed call turn", async () => {
+      suite.emulator.options.signFunctionCalls = true;
+      suite.emulator.options.functionCalls = [{ name: 'get_weather', args: { city: 'Paris' } }, { name: 'get_time' }];
+      const first = await client().generateMessages(question, { tools: [weather, clock] });
+      const calls = first.toolCalls ?? [];
+      expect(calls.map((call) => call.id)).toEqual([
+        expect.stringMatching(new RegExp(`^call_[0-9a-f]{24}__thought__${EMULATOR_THOUGHT_SIGNATURE.replace(/[+/=]/g, '\\$&')}$`)),
+        expect.stringMatching(/^call_[0-9a-f]{24}$/),
+      ]);
+      const second = await client().generateMessages(
+        [
+          ...question,
+          { role: 'assistant', content: null, toolCalls: calls },
+          { role: 'tool', toolCallId: calls[0].id, content: '{"temperature":21}' },
+          { role: 'tool', toolCallId: calls[1].id, content: '12:00' },
+        ],
+        { tools: [weather, clock] },
+      );
+      expect((upstreamBody().contents as unknown[])[1]).toEqual({
+        role: 'model',
+        parts: [
+          { functionCall: { name: 'get_weather', args: { city: 'Paris' } }, thoughtSignature: EMULATOR_THOUGHT_SIGNATURE },
+          { functionCall: { name: 'get_time', args: {} } },
+        ],
+      });
+      expect(second).toMatchObject({ response: 'Hello from the Gemini emulator', finishReason: 'stop' });
+    });
+
     it('answers text when tool choice is none', async () => {
       const answer = await client().generateMessages(question, { tools: [weather], toolChoice: 'none' });
       expect(upstreamBody().toolConfig).toEqual({ functionCallingConfig: { mode: 'NONE' } });
@@ -613,6 +643,20 @@ describe('GeminiProvider against the Gemini emulator', () => {
         toolConfig: { functionCallingConfig: { mode: 'AUTO', allowedFunctionNames: ['f'] } },
       });
       expect(names.status).toBe(400);
+    });
+
+    it('400 for an unsigned replayed function call when behaving like Gemini 3', async () => {
+      suite.emulator.options.signFunctionCalls = true;
+      const response = await post('/models/gemini-2.5-flash:generateContent', {
+        contents: [
+          { role: 'user', parts: [{ text: 'Hi' }] },
+          { role: 'model', parts: [{ functionCall: { name: 'f', args: {} } }] },
+          { role: 'user', parts: [{ functionResponse: { name: 'f', response: {} } }] },
+        ],
+      });
+      suite.emulator.options.signFunctionCalls = undefined;
+      expect(response.status).toBe(400);
+      expect(JSON.stringify(await response.json())).toContain('missing a thought_signature');
     });
 
     it('400 on inlineData that is not base64', async () => {

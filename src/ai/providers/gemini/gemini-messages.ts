@@ -1,7 +1,7 @@
 import { InvalidRequestError } from '../../errors';
 import type { ChatMessage, ContentPart, ToolCall } from '../ai-provider.interface';
 import type { FetchedImage } from '../image-fetch';
-import type { GeminiContent, GeminiGenerateBody, GeminiPart } from './gemini-wire';
+import { THOUGHT_SIGNATURE_SEPARATOR, type GeminiContent, type GeminiGenerateBody, type GeminiPart } from './gemini-wire';
 
 /** Downloads an image given by URL; Gemini takes image bytes inline only (fileData is for its own File API). */
 export type GeminiImageFetcher = (url: string, signal: AbortSignal | undefined) => Promise<FetchedImage>;
@@ -10,7 +10,7 @@ export type GeminiImageFetcher = (url: string, signal: AbortSignal | undefined) 
  * System messages become `systemInstruction`; user turns `user` with text and `inlineData` parts; assistant
  * turns `model` with text and `functionCall` parts (`args` an object); consecutive tool messages one `user`
  * turn of `functionResponse` parts, each named after the call it answers (Gemini matches results by name and
- * order, it has no call ids).
+ * order, it has no call ids). A call id carrying a thought signature gives it back to its functionCall part.
  */
 export async function convertGeminiMessages(
   messages: readonly ChatMessage[],
@@ -31,7 +31,9 @@ export async function convertGeminiMessages(
       const parts: GeminiPart[] = message.content ? [{ text: message.content }] : [];
       for (const [callIndex, call] of (message.toolCalls ?? []).entries()) {
         callNames.set(call.id, call.name);
-        parts.push({ functionCall: { name: call.name, args: argumentsObject(call, `messages[${index}].tool_calls[${callIndex}].function.arguments`, invalid) } });
+        const args = argumentsObject(call, `messages[${index}].tool_calls[${callIndex}].function.arguments`, invalid);
+        const signature = call.id.split(THOUGHT_SIGNATURE_SEPARATOR)[1];
+        parts.push({ functionCall: { name: call.name, args }, ...(signature ? { thoughtSignature: signature } : {}) });
       }
       if (parts.length === 0) throw invalid(`messages[${index}] is an assistant message with neither content nor tool calls`);
       contents.push({ role: 'model', parts });

@@ -4,7 +4,7 @@ import { InvalidResponseError, ProviderError } from '../../errors';
 import type { GenerateResult, TokenUsage, ToolCall } from '../ai-provider.interface';
 import { mapGeminiFinishReason } from './gemini-finish-reason';
 import { convertGeminiUsage } from './gemini-usage';
-import { enumToken } from './gemini-wire';
+import { THOUGHT_SIGNATURE_SEPARATOR, enumToken } from './gemini-wire';
 
 /** One GenerateContentResponse (or one streamed piece of it), before finish reasons are mapped. */
 export interface GeminiAnswer {
@@ -18,10 +18,12 @@ export interface GeminiAnswer {
 
 /**
  * Gemini gives calls no id (newer models may: that one is kept), yet tool results must name one, so each call
- * gets a random `call_<24 hex>`; results are sent back by function name.
+ * gets a random `call_<24 hex>`; results are sent back by function name. A thought signature on the part is
+ * appended (gemini-wire.ts, THOUGHT_SIGNATURE_SEPARATOR) so the replayed call turn can carry it again.
  */
-function callId(functionCall: Record<string, unknown>): string {
-  return typeof functionCall.id === 'string' && functionCall.id !== '' ? functionCall.id : `call_${randomUUID().replace(/-/g, '').slice(0, 24)}`;
+function callId(part: Record<string, unknown>, functionCall: Record<string, unknown>): string {
+  const id = typeof functionCall.id === 'string' && functionCall.id !== '' ? functionCall.id : `call_${randomUUID().replace(/-/g, '').slice(0, 24)}`;
+  return typeof part.thoughtSignature === 'string' && part.thoughtSignature !== '' ? `${id}${THOUGHT_SIGNATURE_SEPARATOR}${part.thoughtSignature}` : id;
 }
 
 /** Reads the first candidate; a prompt blocked before any candidate is a refused request. */
@@ -53,7 +55,7 @@ export function readGeminiAnswer(body: unknown, provider: string, requestedModel
         const { name, args } = part.functionCall;
         if (typeof name !== 'string' || name === '') throw invalid('upstream function call has no name');
         if (args !== undefined && !isObject(args)) throw invalid('upstream function call arguments are not an object');
-        toolCalls.push({ id: callId(part.functionCall), name, arguments: JSON.stringify(args ?? {}) });
+        toolCalls.push({ id: callId(part, part.functionCall), name, arguments: JSON.stringify(args ?? {}) });
       } else if (typeof part.text === 'string' && part.thought !== true) {
         // Thought summaries are not part of the answer.
         text += part.text;

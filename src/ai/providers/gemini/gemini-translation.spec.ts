@@ -225,6 +225,27 @@ describe('convertGeminiResponse', () => {
     expect(result.toolCalls?.[0].id).not.toBe(result.toolCalls?.[1].id);
   });
 
+  it('carries a Gemini 3 thought signature inside the call id, and the replayed call turn gets it back', async () => {
+    const result = convertGeminiResponse(fixtureJson('generate-signed-function-call.json'), 'gemini', 'gemini-3-pro-preview');
+    const signature = 'CtwCAVSoXO5cKzVSnEsf0YbXUJ8CqGHkZQ1fT0Ng+2Yx0h7zP6k/3mXvYb9c==';
+    const [signed, unsigned] = result.toolCalls ?? [];
+    expect(signed.id.split('__thought__')).toEqual([expect.stringMatching(CALL_ID), signature]);
+    expect(unsigned.id).toMatch(CALL_ID);
+    expect(result).toMatchObject({ finishReason: 'tool_calls', usage: { outputTokens: 151, reasoningTokens: 127 } });
+    const { contents } = await convertGeminiMessages(
+      [{ role: 'user', content: 'Weather?' }, { role: 'assistant', content: null, toolCalls: result.toolCalls }],
+      'gemini',
+      noFetch,
+    );
+    expect(contents[1]).toEqual({
+      role: 'model',
+      parts: [
+        { functionCall: { name: 'get_weather', args: { city: 'Paris' } }, thoughtSignature: signature },
+        { functionCall: { name: 'get_weather', args: { city: 'Berlin' } } },
+      ],
+    });
+  });
+
   it("keeps Gemini's own call id when it sends one", () => {
     const body = { candidates: [{ content: { parts: [{ functionCall: { id: 'fc-1', name: 'now' } }] }, finishReason: 'STOP' }] };
     expect(convertGeminiResponse(body, 'gemini', 'm').toolCalls).toEqual([{ id: 'fc-1', name: 'now', arguments: '{}' }]);

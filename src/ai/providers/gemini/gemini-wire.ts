@@ -3,7 +3,7 @@
 export type GeminiPart =
   | { text: string }
   | { inlineData: { mimeType: string; data: string } }
-  | { functionCall: { name: string; args: Record<string, unknown> } }
+  | { functionCall: { name: string; args: Record<string, unknown> }; thoughtSignature?: string }
   | { functionResponse: { name: string; response: Record<string, unknown> } };
 
 export interface GeminiContent {
@@ -41,6 +41,13 @@ export interface GeminiGenerateBody {
   toolConfig?: GeminiToolConfig;
   generationConfig?: GeminiGenerationConfig;
 }
+
+/**
+ * Gemini 3 models sign each functionCall part (`thoughtSignature`, sibling of `functionCall`) and refuse a
+ * replayed call turn without it (400 "Function call is missing a thought_signature"). OpenAI-shaped clients
+ * keep only the call id, so the signature travels inside it, after this separator, and is split off again.
+ */
+export const THOUGHT_SIGNATURE_SEPARATOR = '__thought__';
 
 /** Upstream enum values (finish reasons, statuses) pass only as plain tokens. */
 export function enumToken(value: unknown): string | undefined {
