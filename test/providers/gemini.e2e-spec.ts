@@ -578,6 +578,18 @@ describe('GeminiProvider against the Gemini emulator', () => {
       expect(second).toMatchObject({ response: 'Hello from the Gemini emulator', finishReason: 'stop' });
     });
 
+    it.each([
+      ['gemini-1.5-flash', true],
+      ['gemini-2.5-pro', true],
+      ['models/gemini-3-pro-preview', true],
+      ['gemini-flash-latest', true],
+      ['gemini-1.0-pro', false],
+      ['gemma-3-27b-it', false],
+    ])('model %s has tools, structured output and vision: %s', (model, expected) => {
+      const provider = create();
+      expect(['tools', 'structuredOutput', 'vision'].map((feature) => provider.supportsFeature(feature as 'tools', model))).toEqual([expected, expected, expected]);
+    });
+
     it('answers text when tool choice is none', async () => {
       const answer = await client().generateMessages(question, { tools: [weather], toolChoice: 'none' });
       expect(upstreamBody().toolConfig).toEqual({ functionCallingConfig: { mode: 'NONE' } });

@@ -38,8 +38,11 @@ export const GEMINI_DEFAULT_EMBEDDING_MODEL = 'gemini-embedding-001';
 const MODELS_PAGE_SIZE = 1000;
 const MAX_MODEL_PAGES = 10;
 
-/** Function calling, JSON output and image input came with Gemini 1.5; older models and Gemma lack them. */
-const FEATURED_MODEL = /^gemini-(1\.5|[2-9])/;
+/**
+ * Function calling, JSON output and image input came with Gemini 1.5 (the `-latest` aliases point at 2.5 and
+ * later); Gemini 1.0 and Gemma lack them.
+ */
+const FEATURED_MODEL = /^gemini-(1\.5|[2-9]|(flash|flash-lite|pro)-latest$)/;
 
 const fetchImageDefault: GeminiImageFetcher = (url, signal) => fetchImageAsBase64(url, { maxBytes: DEFAULT_MAX_IMAGE_BYTES, signal });
 
