@@ -41,9 +41,8 @@ export async function convertGeminiMessages(
       const name = callNames.get(message.toolCallId);
       if (name === undefined) throw invalid(`messages[${index}].tool_call_id answers no tool call of an earlier assistant message`);
       const part: GeminiPart = { functionResponse: { name, response: toolResponse(message.content) } };
-      const previous = contents[contents.length - 1];
-      const previousIsResults = previous?.role === 'user' && previous.parts.every((p) => 'functionResponse' in p);
-      if (previousIsResults && messages[index - 1]?.role === 'tool') previous.parts.push(part);
+      // A tool message right after another joins its turn: Gemini wants all results of a call turn in one.
+      if (messages[index - 1]?.role === 'tool') contents[contents.length - 1].parts.push(part);
       else contents.push({ role: 'user', parts: [part] });
     }
   }

@@ -52,13 +52,12 @@ function bareModel(model: string): string {
 }
 
 /**
- * Penalties of 0 are the default and send nothing; `seed` and non-zero penalties go into generationConfig.
+ * Tools are checked before messages, so a refused request downloads no image. Penalties of 0 are the default
+ * and send nothing; `seed` and non-zero penalties go into generationConfig.
  */
 async function toGeminiGenerateBody(request: GenerateRequest, provider: string, fetchImage: GeminiImageFetcher): Promise<GeminiGenerateBody> {
-  const body: GeminiGenerateBody = {
-    ...(await convertGeminiMessages(request.messages, provider, fetchImage, request.signal)),
-    ...convertGeminiTools(request, provider),
-  };
+  const tools = convertGeminiTools(request, provider);
+  const body: GeminiGenerateBody = { ...(await convertGeminiMessages(request.messages, provider, fetchImage, request.signal)), ...tools };
   const config: GeminiGenerationConfig = {};
   if (request.maxTokens !== undefined) config.maxOutputTokens = request.maxTokens;
   if (request.temperature !== undefined) config.temperature = request.temperature;
