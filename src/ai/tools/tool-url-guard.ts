@@ -61,7 +61,7 @@ function carriedIpv4(address: ipaddr.IPv6): ipaddr.IPv4[] | undefined {
 }
 
 /** `localhost` and `*.localhost` always mean loopback (RFC 6761). */
-function isLocalhostName(hostname: string): boolean {
+export function isLocalhostName(hostname: string): boolean {
   const name = hostname.toLowerCase().replace(/\.$/, '');
   return name === 'localhost' || name.endsWith('.localhost');
 }
