@@ -10,6 +10,11 @@ export const DEEPSEEK_DIALECT: OpenAiDialect = {
   maxTokensKey: 'max_tokens',
   streamUsageOption: true,
   listsEmbeddingModels: false,
+  tools: true,
+  // DeepSeek documents json_object only; a json_schema request is refused rather than loosened.
+  structuredOutput: true,
+  jsonSchema: false,
+  vision: () => false,
 };
 
 export class DeepSeekProvider extends OpenAiCompatibleChatProvider {

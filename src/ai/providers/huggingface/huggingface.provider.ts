@@ -18,6 +18,11 @@ export const HUGGINGFACE_DIALECT: OpenAiDialect = {
   // The router's /v1/models lists chat models only.
   streamUsageOption: true,
   listsEmbeddingModels: false,
+  // The router's chat route takes tools and response_format json_schema; image input is not relied on.
+  tools: true,
+  structuredOutput: true,
+  jsonSchema: true,
+  vision: () => false,
 };
 
 export class HuggingFaceProvider extends OpenAiCompatibleChatProvider {

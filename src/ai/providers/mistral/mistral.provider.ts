@@ -13,6 +13,11 @@ export const MISTRAL_DIALECT: OpenAiDialect = {
   embeddingEncoding: undefined,
   streamUsageOption: false,
   listsEmbeddingModels: true,
+  tools: true,
+  structuredOutput: true,
+  jsonSchema: true,
+  // Image input: pixtral and the Medium / Small families from 3.1 on (mistral-medium-*, mistral-small-*).
+  vision: (model) => /pixtral|^mistral-(medium|small)/.test(model),
 };
 
 export class MistralProvider extends OpenAiCompatibleChatProvider {

@@ -14,6 +14,12 @@ export const OPENAI_COMPATIBLE_DIALECT: OpenAiDialect = {
   embeddingEncoding: 'float',
   streamUsageOption: true,
   listsEmbeddingModels: false,
+  // Assumed: the server behind it (vLLM, LM Studio, llama.cpp, OpenRouter, Groq) takes tools, response_format
+  // and image parts for the model chosen; the server's own 400 answers a model that does not.
+  tools: true,
+  structuredOutput: true,
+  jsonSchema: true,
+  vision: () => true,
 };
 
 export class OpenAiCompatibleProvider extends OpenAiCompatibleChatProvider {

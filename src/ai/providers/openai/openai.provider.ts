@@ -14,6 +14,11 @@ export const OPENAI_DIALECT: OpenAiDialect = {
   embeddingEncoding: 'base64',
   streamUsageOption: true,
   listsEmbeddingModels: true,
+  tools: true,
+  structuredOutput: true,
+  jsonSchema: true,
+  // Every current chat family reads images; gpt-3.5 and the o1-mini / o3-mini reasoning models do not.
+  vision: (model) => !/^(gpt-3\.5|o1-mini|o3-mini)/.test(model),
 };
 
 export class OpenAiProvider extends OpenAiCompatibleChatProvider {

@@ -12,6 +12,11 @@ export const XAI_DIALECT: OpenAiDialect = {
   maxTokensKey: 'max_tokens',
   streamUsageOption: true,
   listsEmbeddingModels: false,
+  tools: true,
+  structuredOutput: true,
+  jsonSchema: true,
+  // Image input: the *-vision models and grok-4 (xAI's model list marks the image input modality).
+  vision: (model) => /vision|^grok-4/.test(model),
   refineError: refineXaiError,
 };
 
