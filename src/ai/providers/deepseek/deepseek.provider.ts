@@ -8,6 +8,7 @@ export const DEEPSEEK_DIALECT: OpenAiDialect = {
   defaultChatModel: 'deepseek-chat',
   embeddings: false,
   maxTokensKey: 'max_tokens',
+  seedKey: 'seed',
   streamUsageOption: true,
   listsEmbeddingModels: false,
   tools: true,

@@ -15,6 +15,7 @@ export const HUGGINGFACE_DIALECT: OpenAiDialect = {
   defaultEmbeddingModel: 'sentence-transformers/all-MiniLM-L6-v2',
   embeddings: true,
   maxTokensKey: 'max_tokens',
+  seedKey: 'seed',
   // The router's /v1/models lists chat models only.
   streamUsageOption: true,
   listsEmbeddingModels: false,

@@ -9,6 +9,7 @@ export const MISTRAL_DIALECT: OpenAiDialect = {
   defaultEmbeddingModel: 'mistral-embed',
   embeddings: true,
   maxTokensKey: 'max_tokens',
+  seedKey: 'random_seed',
   // Float is Mistral's default encoding, so the key is left out.
   embeddingEncoding: undefined,
   streamUsageOption: false,

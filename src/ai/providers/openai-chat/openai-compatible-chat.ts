@@ -50,6 +50,8 @@ export interface OpenAiDialect {
   maxTokensKey: 'max_tokens' | 'max_completion_tokens';
   /** `encoding_format` sent on embeddings; undefined omits the key for servers that reject it. */
   embeddingEncoding?: 'float' | 'base64';
+  /** Mistral names the sampling seed `random_seed` and refuses `seed`. */
+  seedKey: 'seed' | 'random_seed';
   /** Whether to ask for a usage chunk with `stream_options`; Mistral refuses the key and sends usage anyway. */
   streamUsageOption: boolean;
   /** Whether /models lists embedding models too, so health can require the embedding model. */
@@ -264,7 +266,7 @@ export class OpenAiCompatibleChatProvider implements AiProvider {
     if (request.toolChoice !== undefined) body.tool_choice = toOpenAiToolChoice(request.toolChoice);
     if (request.parallelToolCalls !== undefined) body.parallel_tool_calls = request.parallelToolCalls;
     if (request.responseFormat !== undefined) body.response_format = toOpenAiResponseFormat(request.responseFormat);
-    if (request.seed !== undefined) body.seed = request.seed;
+    if (request.seed !== undefined) body[this.dialect.seedKey] = request.seed;
     if (request.frequencyPenalty !== undefined) body.frequency_penalty = request.frequencyPenalty;
     if (request.presencePenalty !== undefined) body.presence_penalty = request.presencePenalty;
     return body;

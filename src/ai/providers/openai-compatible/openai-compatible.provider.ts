@@ -10,6 +10,7 @@ export const OPENAI_COMPATIBLE_DIALECT: OpenAiDialect = {
   embeddings: true,
   // The widely implemented spelling; llama.cpp and older vLLM ignore max_completion_tokens.
   maxTokensKey: 'max_tokens',
+  seedKey: 'seed',
   // Not every server decodes base64; float lists are what they all return.
   embeddingEncoding: 'float',
   streamUsageOption: true,

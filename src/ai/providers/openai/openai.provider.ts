@@ -10,6 +10,7 @@ export const OPENAI_DIALECT: OpenAiDialect = {
   embeddings: true,
   // Reasoning models refuse max_tokens; every current chat model takes max_completion_tokens.
   maxTokensKey: 'max_completion_tokens',
+  seedKey: 'seed',
   // Base64 float32 is about a fifth of the JSON size of float lists.
   embeddingEncoding: 'base64',
   streamUsageOption: true,

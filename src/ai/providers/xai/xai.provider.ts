@@ -10,6 +10,7 @@ export const XAI_DIALECT: OpenAiDialect = {
   defaultChatModel: 'grok-3-mini',
   embeddings: false,
   maxTokensKey: 'max_tokens',
+  seedKey: 'seed',
   streamUsageOption: true,
   listsEmbeddingModels: false,
   tools: true,
