@@ -138,8 +138,8 @@ describe('/v1 API', () => {
   it('GET /v1/capabilities: truthful per provider', async () => {
     const body = (await get('/v1/capabilities')).json();
     expect(body.providers).toEqual([
-      { provider: 'openai', kind: 'openai', capabilities: { generate: true, embeddings: true, batch_embeddings: true, streaming: true, list_models: true } },
-      { provider: 'deepseek', kind: 'deepseek', capabilities: { generate: true, embeddings: false, batch_embeddings: false, streaming: true, list_models: true } },
+      { provider: 'openai', kind: 'openai', capabilities: { generate: true, embeddings: true, batch_embeddings: true, streaming: true, list_models: true, tools: true, structured_output: true, vision: true } },
+      { provider: 'deepseek', kind: 'deepseek', capabilities: { generate: true, embeddings: false, batch_embeddings: false, streaming: true, list_models: true, tools: true, structured_output: true, vision: false } },
     ]);
   });
 

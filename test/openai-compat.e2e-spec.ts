@@ -401,7 +401,8 @@ describe('AiClient.generateMessages in-process', () => {
     });
     expect(messages).toHaveLength(1);
     await expect(client.generateMessages([], {})).rejects.toBeInstanceOf(InvalidRequestError);
-    await expect(client.generateMessages([{ role: 'function', content: 'x' } as unknown as ChatMessage], {})).rejects.toThrow('messages[0].role');
+    await expect(client.generateMessages([{ role: 'tool', content: 'x' } as unknown as ChatMessage], {})).rejects.toThrow('messages[0].toolCallId');
+    await expect(client.generateMessages([{ role: 'developer', content: 'x' } as unknown as ChatMessage], {})).rejects.toThrow('messages[0].role');
     expect(openaiUpstream.server.requests).toHaveLength(1);
   });
 });
@@ -464,10 +465,11 @@ describe('HTTP details', () => {
   it.each([
     [{ messages: [{ role: 'user', content: 'x' }] }, 'model', 'missing_required_parameter', "Missing required parameter: 'model'"],
     [{ model: 'gpt-test', messages: [] }, 'messages', 'invalid_value', "'messages'"],
-    [{ model: 'gpt-test', messages: [{ role: 'tool', content: 'x' }] }, 'messages[0].role', 'invalid_value', 'system, developer, user, assistant'],
+    [{ model: 'gpt-test', messages: [{ role: 'tool', content: 'x' }] }, 'messages[0].tool_call_id', 'missing_required_parameter', "'messages[0].tool_call_id'"],
     [{ model: 'gpt-test', messages: [{ role: 'user', content: 5 }] }, 'messages[0].content', 'invalid_type', 'string or array'],
-    [{ model: 'gpt-test', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'x' } }] }] }, 'messages[0].content[0].type', 'invalid_value', '"text"'],
-    [{ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }], tools: [] }, 'tools', 'unknown_parameter', 'Unrecognized request argument supplied: tools'],
+    [{ model: 'gpt-test', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'x' } }] }] }, 'messages[0].content', 'invalid_image_url', 'base64 data: URL'],
+    [{ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }], logprobs: true }, 'logprobs', 'unsupported_value', "'logprobs' true is not supported"],
+    [{ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }], top_logprobs: 2 }, 'top_logprobs', 'unknown_parameter', 'Unrecognized request argument supplied: top_logprobs'],
     [{ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }], n: 2 }, 'n', 'invalid_value', 'only 1'],
     [{ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }], max_tokens: 0 }, 'max_tokens', 'invalid_value', '>= 1'],
     [{ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }], stop: ['a', 'b', 'c', 'd', 'e'] }, 'stop', 'invalid_value', 'at most 4'],

@@ -112,7 +112,7 @@ describe('OpenAPI document', () => {
     const chatBody = chat.requestBody.content['application/json'].schema;
     expect(chatBody.required).toEqual(['model', 'messages']);
     expect(chatBody.properties.messages).toMatchObject({ type: 'array', minItems: 1 });
-    expect(chatBody.properties.messages.items.properties.role.enum).toEqual(['system', 'developer', 'user', 'assistant']);
+    expect(chatBody.properties.messages.items.properties.role.enum).toEqual(['system', 'developer', 'user', 'assistant', 'tool']);
     // OpenAPI 3.0 has no type lists or const: they are rewritten as oneOf / nullable / enum.
     expect(chatBody.properties.stop).toMatchObject({ nullable: true, oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, maxItems: 4 }] });
     expect(chatBody.properties.n).toEqual({ enum: [1] });

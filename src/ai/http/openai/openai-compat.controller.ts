@@ -14,7 +14,10 @@ import {
   parseChatRequest,
   parseEmbeddingsRequest,
   resolveModel,
+  responseFormat,
   stopSequences,
+  toolChoice,
+  toolDefinitions,
 } from './openai-requests';
 import { chatCompletionBody, embeddingsBody, modelsBody, qualifiedModel } from './openai-responses';
 import { writeChatStream } from './openai-stream';
@@ -54,6 +57,13 @@ export class OpenAiCompatController {
       temperature: chat.temperature,
       topP: chat.top_p,
       stop: stopSequences(chat.stop),
+      tools: toolDefinitions(chat.tools),
+      toolChoice: toolChoice(chat.tool_choice),
+      parallelToolCalls: chat.parallel_tool_calls,
+      responseFormat: responseFormat(chat.response_format),
+      seed: chat.seed,
+      frequencyPenalty: chat.frequency_penalty,
+      presencePenalty: chat.presence_penalty,
       signal: disconnectSignal(reply),
     };
     const messages = chatMessages(chat.messages);
@@ -70,6 +80,7 @@ export class OpenAiCompatController {
         text: result.response,
         finishReason: result.finishReason,
         usage: result.usage,
+        toolCalls: result.toolCalls,
       }),
     );
   }

@@ -23,14 +23,16 @@ describe('parseChatRequest', () => {
     [[], null, "Invalid type for 'body': expected object."],
     [{ messages: [user] }, 'model', "Missing required parameter: 'model'."],
     [{ model: '', messages: [user] }, 'model', "Invalid value for 'model': must not be empty."],
-    [{ model: 'm', messages: [{ role: 'user' }] }, 'messages[0].content', "Missing required parameter: 'messages[0].content'."],
-    [{ model: 'm', messages: [user, { role: 'function', content: 'x' }] }, 'messages[1].role', "Invalid value for 'messages[1].role': expected one of system, developer, user, assistant."],
-    [{ model: 'm', messages: [{ ...user, tool_calls: [] }] }, 'messages[0].tool_calls', 'Unrecognized request argument supplied: messages[0].tool_calls'],
+    [{ model: 'm', messages: [user, { role: 'function', content: 'x' }] }, 'messages[1].role', "Invalid value for 'messages[1].role': expected one of system, developer, user, assistant, tool."],
+    [{ model: 'm', messages: [{ ...user, tool_calls: [] }] }, 'messages[0].tool_calls', "Invalid value for 'messages[0].tool_calls': must hold at least 1 item(s)."],
+    [{ model: 'm', messages: [user], logprobs: true }, 'logprobs', "Unsupported value: 'logprobs' true is not supported by this gateway; only false is accepted."],
+    [{ model: 'm', messages: [user], frequency_penalty: 3 }, 'frequency_penalty', "Invalid value for 'frequency_penalty': must be <= 2."],
+    [{ model: 'm', messages: [user], top_logprobs: 2 }, 'top_logprobs', 'Unrecognized request argument supplied: top_logprobs'],
     [{ model: 'm', messages: [user], temperature: '1' }, 'temperature', "Invalid type for 'temperature': expected number."],
     [{ model: 'm', messages: [user], top_p: 1.5 }, 'top_p', "Invalid value for 'top_p': must be <= 1."],
     [{ model: 'm', messages: [user], max_tokens: 1.5 }, 'max_tokens', "Invalid type for 'max_tokens': expected integer."],
     [{ model: 'm', messages: [user], stop: [1] }, 'stop[0]', "Invalid type for 'stop[0]': expected string."],
-    [{ model: 'm', messages: [user], seed: 3 }, 'seed', 'Unrecognized request argument supplied: seed'],
+    [{ model: 'm', messages: [user], seed: 1.5 }, 'seed', "Invalid type for 'seed': expected integer."],
   ])('%j -> param %s', (body, param, message) => {
     const error = refusal(() => parseChatRequest(body));
     expect(error.param).toBe(param);
@@ -56,21 +58,44 @@ describe('parseEmbeddingsRequest', () => {
 });
 
 describe('chatMessages', () => {
-  it('hands the same array on when every message is already a plain chat message', () => {
-    const messages = [{ role: 'system', content: 's' }, user];
-    expect(chatMessages(messages)).toBe(messages);
-  });
-
-  it('maps developer to system and joins text parts', () => {
+  it('maps developer to system, image_url parts to images, assistant tool calls with null content and tool results', () => {
     expect(
       chatMessages([
-        { role: 'developer', content: 'rules' },
-        { role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] },
+        { role: 'developer', content: [{ type: 'text', text: 'ru' }, { type: 'text', text: 'les' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'a' },
+            { type: 'image_url', image_url: { url: 'https://example.com/a.png', detail: 'high' } },
+            { type: 'image_url', image_url: { url: 'data:image/PNG;base64,iVBORw0KGgo=' } },
+          ],
+        },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'now', arguments: '' } }] },
+        { role: 'tool', tool_call_id: 'call_1', content: 'noon' },
       ]),
     ).toEqual([
       { role: 'system', content: 'rules' },
-      { role: 'user', content: 'ab' },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'a' },
+          { type: 'image', image: { kind: 'url', url: 'https://example.com/a.png' }, detail: 'high' },
+          { type: 'image', image: { kind: 'base64', mediaType: 'image/png', data: 'iVBORw0KGgo=' } },
+        ],
+      },
+      { role: 'assistant', content: null, toolCalls: [{ id: 'call_1', name: 'now', arguments: '' }] },
+      { role: 'tool', toolCallId: 'call_1', content: 'noon' },
     ]);
+  });
+
+  it.each([
+    [[{ role: 'user' }], 'messages[0].content'],
+    [[{ role: 'tool', content: 'x' }], 'messages[0].tool_call_id'],
+    [[{ role: 'user', content: 'x', tool_call_id: 'c' }], 'messages[0].tool_call_id'],
+    [[{ role: 'system', content: [{ type: 'image_url', image_url: { url: 'https://example.com/a.png' } }] }], 'messages[0].content'],
+    [[{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'file:///etc/passwd' } }] }], 'messages[0].content'],
+  ])('%j is refused naming %s', (messages, param) => {
+    expect(refusal(() => chatMessages(messages as Parameters<typeof chatMessages>[0])).param).toBe(param);
   });
 });
 

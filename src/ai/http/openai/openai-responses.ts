@@ -3,9 +3,9 @@
  * embeddings, list of models), built from the gateway's results.
  */
 import { randomUUID } from 'node:crypto';
-import type { ModelInfo, TokenUsage } from '../../providers/ai-provider.interface';
+import type { ModelInfo, TokenUsage, ToolCall, ToolCallDelta } from '../../providers/ai-provider.interface';
 
-export type OpenAiFinishReason = 'stop' | 'length' | 'content_filter';
+export type OpenAiFinishReason = 'stop' | 'length' | 'content_filter' | 'tool_calls';
 
 /**
  * Providers' own finish reasons in OpenAI's vocabulary: Anthropic's `max_tokens`, Gemini's `MAX_TOKENS` and
@@ -13,6 +13,9 @@ export type OpenAiFinishReason = 'stop' | 'length' | 'content_filter';
  */
 export function openAiFinishReason(reason: string | undefined): OpenAiFinishReason {
   switch (reason?.toLowerCase()) {
+    case 'tool_calls':
+    case 'tool_use':
+      return 'tool_calls';
     case 'length':
     case 'max_tokens':
     case 'model_length':
@@ -34,6 +37,8 @@ export interface OpenAiUsage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  prompt_tokens_details?: { cached_tokens: number };
+  completion_tokens_details?: { reasoning_tokens: number };
 }
 
 /** Counts the provider did not report are 0; undefined when it reported none at all. */
@@ -41,7 +46,13 @@ export function openAiUsage(usage: TokenUsage | undefined): OpenAiUsage | undefi
   if (!usage) return undefined;
   const prompt = usage.inputTokens ?? 0;
   const completion = usage.outputTokens ?? 0;
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: usage.totalTokens ?? prompt + completion };
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: usage.totalTokens ?? prompt + completion,
+    ...(usage.cachedInputTokens !== undefined ? { prompt_tokens_details: { cached_tokens: usage.cachedInputTokens } } : {}),
+    ...(usage.reasoningTokens !== undefined ? { completion_tokens_details: { reasoning_tokens: usage.reasoningTokens } } : {}),
+  };
 }
 
 /** `chatcmpl-` and 32 hex digits, fresh per completion. */
@@ -64,6 +75,7 @@ export interface ChatCompletionResult {
   text: string;
   finishReason?: string;
   usage?: TokenUsage;
+  toolCalls?: ToolCall[];
 }
 
 export function chatCompletionBody(result: ChatCompletionResult) {
@@ -76,7 +88,9 @@ export function chatCompletionBody(result: ChatCompletionResult) {
     choices: [
       {
         index: 0,
-        message: { role: 'assistant' as const, content: result.text, refusal: null },
+        message: result.toolCalls?.length
+          ? { role: 'assistant' as const, content: result.text === '' ? null : result.text, refusal: null, tool_calls: result.toolCalls.map(openAiToolCall) }
+          : { role: 'assistant' as const, content: result.text, refusal: null },
         logprobs: null,
         finish_reason: openAiFinishReason(result.finishReason),
       },
@@ -92,7 +106,20 @@ export interface ChunkHeader {
   model: string;
 }
 
-export function chunkBody(header: ChunkHeader, delta: { role?: 'assistant'; content?: string }, finishReason: OpenAiFinishReason | null) {
+function openAiToolCall(call: ToolCall) {
+  return { id: call.id, type: 'function' as const, function: { name: call.name, arguments: call.arguments } };
+}
+
+/** A tool-call piece as OpenAI streams it: `id`, `type` and `name` on a call's first piece, arguments after. */
+export function toolCallDeltaBody(delta: ToolCallDelta) {
+  return {
+    index: delta.index,
+    ...(delta.id !== undefined ? { id: delta.id, type: 'function' as const } : {}),
+    function: { ...(delta.name !== undefined ? { name: delta.name } : {}), arguments: delta.arguments ?? '' },
+  };
+}
+
+export function chunkBody(header: ChunkHeader, delta: { role?: 'assistant'; content?: string; tool_calls?: object[] }, finishReason: OpenAiFinishReason | null) {
   return {
     id: header.id,
     object: 'chat.completion.chunk' as const,

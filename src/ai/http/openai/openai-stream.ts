@@ -11,7 +11,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { GenerateStreamEvent } from '../../client/ai-client';
 import { drainedOrClosed } from '../api-response';
 import { toOpenAiError } from './openai-errors';
-import { chunkBody, type ChunkHeader, completionId, openAiFinishReason, openAiUsage, qualifiedModel, unixSeconds, usageChunkBody } from './openai-responses';
+import { chunkBody, type ChunkHeader, completionId, openAiFinishReason, openAiUsage, qualifiedModel, toolCallDeltaBody, unixSeconds, usageChunkBody } from './openai-responses';
 
 const DONE = 'data: [DONE]\n\n';
 const logger = new Logger('OpenAiChatStream');
@@ -47,6 +47,8 @@ export async function writeChatStream(
       const event = next.value;
       if (event.type === 'delta') {
         if (event.text !== '' && !(await send(raw, chunkBody(header, { content: event.text }, null)))) return;
+        const toolCalls = event.toolCalls?.map(toolCallDeltaBody);
+        if (toolCalls?.length && !(await send(raw, chunkBody(header, { tool_calls: toolCalls }, null)))) return;
       } else {
         const final: ChunkHeader = { ...header, model: qualifiedModel(event.provider, event.model) };
         if (!(await send(raw, chunkBody(final, {}, openAiFinishReason(event.finishReason))))) return;
