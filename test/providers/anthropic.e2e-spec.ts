@@ -48,7 +48,7 @@ describe('AnthropicProvider against the Anthropic emulator', () => {
       expect(result).toEqual({
         text: 'Hello from the Anthropic emulator',
         model: 'claude-sonnet-4-5',
-        finishReason: 'end_turn',
+        finishReason: 'stop',
         usage: { inputTokens: expect.any(Number), outputTokens: 5, totalTokens: expect.any(Number) },
       });
       const sent = suite.emulator.server.requestsTo('/v1/messages');
@@ -123,7 +123,7 @@ describe('AnthropicProvider against the Anthropic emulator', () => {
       expect(chunks[chunks.length - 1]).toEqual({
         done: true,
         model: 'claude-sonnet-4-5',
-        finishReason: 'end_turn',
+        finishReason: 'stop',
         usage: { inputTokens: expect.any(Number), outputTokens: 5, totalTokens: expect.any(Number) },
       });
       expect(suite.emulator.server.lastRequest?.body).toMatchObject({ stream: true, max_tokens: 10 });
@@ -297,7 +297,7 @@ describe('AnthropicProvider against the Anthropic emulator', () => {
       expect(await create().generate(ask)).toEqual({
         text: 'ab',
         model: 'claude-sonnet-4-5',
-        finishReason: 'max_tokens',
+        finishReason: 'length',
       });
     });
 
