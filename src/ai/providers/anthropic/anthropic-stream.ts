@@ -18,6 +18,8 @@ export class AnthropicStreamTranslator {
   /** Content block index -> tool call index, for tool_use blocks (the JSON tool maps to -1: it is text). */
   private readonly toolIndexOf = new Map<number, number>();
   private toolCount = 0;
+  /** Whether the JSON-output tool streamed any input; an input of `{}` may arrive as a single empty piece. */
+  private jsonTextSent = false;
 
   constructor(
     private readonly provider: string,
@@ -40,6 +42,13 @@ export class AnthropicStreamTranslator {
         return this.blockStart(data);
       case 'content_block_delta':
         return this.blockDelta(data);
+      case 'content_block_stop':
+        // The answer must still be a JSON object when the forced tool streamed no input text.
+        if (typeof data.index === 'number' && this.toolIndexOf.get(data.index) === -1 && !this.jsonTextSent) {
+          this.jsonTextSent = true;
+          return [{ done: false, text: '{}' }];
+        }
+        return [];
       case 'message_delta':
         if (isObject(data.delta) && typeof data.delta.stop_reason === 'string') this.stopReason = data.delta.stop_reason;
         // Counts in message_delta are cumulative, so they replace those of message_start.
@@ -66,7 +75,7 @@ export class AnthropicStreamTranslator {
           model: this.answeredModel,
         });
       default:
-        return []; // ping, content_block_stop and future event types carry nothing to translate.
+        return []; // ping and future event types carry nothing to translate.
     }
   }
 
@@ -95,7 +104,10 @@ export class AnthropicStreamTranslator {
       throw new InvalidResponseError(`${this.provider}: upstream input_json_delta for a block that is not a tool_use`, { provider: this.provider });
     }
     if (delta.partial_json === '') return [];
-    if (index === -1) return [{ done: false, text: delta.partial_json }];
+    if (index === -1) {
+      this.jsonTextSent = true;
+      return [{ done: false, text: delta.partial_json }];
+    }
     return [{ done: false, text: '', toolCalls: [{ index, arguments: delta.partial_json }] }];
   }
 }

@@ -266,6 +266,16 @@ describe('Anthropic stream events', () => {
     ]);
   });
 
+  it('answers {} when the forced JSON tool streams no input text', () => {
+    const translator = new AnthropicStreamTranslator('anthropic', 'm', 'json_object');
+    const out = [
+      { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 't', name: 'json_object', input: {} } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '' } },
+      { type: 'content_block_stop', index: 0 },
+    ].flatMap((e) => translator.translate(e));
+    expect(out).toEqual([{ done: false, text: '{}' }]);
+  });
+
   it('refuses an input_json_delta for an unknown block, and maps an error event', () => {
     const translator = new AnthropicStreamTranslator('anthropic', 'm');
     expect(() => translator.translate({ type: 'content_block_delta', index: 4, delta: { type: 'input_json_delta', partial_json: '{' } })).toThrow(
