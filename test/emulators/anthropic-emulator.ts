@@ -1,7 +1,10 @@
 /**
  * Anthropic Messages API emulator: `x-api-key` and `anthropic-version` checks, request validation with the
  * API's own error shape (`{"type":"error","error":{"type","message"}}`), non-streaming and SSE answers,
- * `/v1/models` with cursor pagination, and the `anthropic-ratelimit-*` headers.
+ * `/v1/models` with cursor pagination, and the `anthropic-ratelimit-*` headers. Tool use is scripted: with tools
+ * and a last user turn that is not tool results, the answer calls the tools (two `tool_use` blocks when two or
+ * more tools are offered; the forced one under `tool_choice` `tool`), streamed as `input_json_delta` pieces;
+ * after tool results the answer is text quoting them. Image blocks are validated and counted in the reply.
  */
 import { EmulatorReply, EmulatorRequest, EmulatorServer, startEmulator } from './emulator-server';
 
@@ -90,9 +93,11 @@ export async function startAnthropicEmulator(options: AnthropicEmulatorOptions =
     messageCount += 1;
     const id = `msg_emulator_${messageCount}`;
     const inputTokens = JSON.stringify(body.messages).length;
-    const outputTokens = settings.reply.split(' ').length;
+    const content = answerBlocks(body, settings.reply, messageCount);
+    const outputTokens = JSON.stringify(content).split(' ').length;
+    const stopReason = content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn';
     if (body.stream === true) {
-      const reply = streamReply(id, model, settings.reply, inputTokens, outputTokens);
+      const reply = streamReply(id, model, content, stopReason, inputTokens, outputTokens);
       if (settings.streamError)
         reply.chunks = [reply.chunks![0], sse('error', anthropicError(settings.streamError, 'stream failed'))];
       return reply;
@@ -104,8 +109,8 @@ export async function startAnthropicEmulator(options: AnthropicEmulatorOptions =
         type: 'message',
         role: 'assistant',
         model,
-        content: [{ type: 'text', text: settings.reply }],
-        stop_reason: 'end_turn',
+        content,
+        stop_reason: stopReason,
         stop_sequence: null,
         usage: { input_tokens: inputTokens, output_tokens: outputTokens },
       },
@@ -164,7 +169,17 @@ function validateMessages(body: unknown): string | undefined {
     if (m?.role !== 'user' && m?.role !== 'assistant')
       return `messages.${i}.role: Input should be 'user' or 'assistant'`;
     if (typeof m.content !== 'string' && !Array.isArray(m.content)) return `messages.${i}.content: Field required`;
+    if (Array.isArray(m.content)) {
+      for (const [j, block] of m.content.entries()) {
+        const invalid = validateBlock(block, m.role, `messages.${i}.content.${j}`);
+        if (invalid) return invalid;
+      }
+    }
   }
+  const pairing = validateToolPairing(b.messages as Array<Record<string, unknown>>);
+  if (pairing) return pairing;
+  const tools = validateTools(b.tools, b.tool_choice);
+  if (tools) return tools;
   if (b.system !== undefined && typeof b.system !== 'string' && !Array.isArray(b.system)) {
     return 'system: Input should be a valid string';
   }
@@ -179,19 +194,151 @@ function validateMessages(body: unknown): string | undefined {
   return undefined;
 }
 
+type Block = Record<string, unknown>;
+const IMAGE_MEDIA_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'];
+
+function validateBlock(value: unknown, role: unknown, at: string): string | undefined {
+  if (typeof value !== 'object' || value === null) return `${at}: Input should be an object`;
+  const block = value as Block;
+  switch (block.type) {
+    case 'text':
+      return typeof block.text === 'string' && block.text !== '' ? undefined : `${at}.text: text content blocks must be non-empty`;
+    case 'image': {
+      if (role !== 'user') return `${at}: image blocks are only allowed in user messages`;
+      const source = block.source as Block | undefined;
+      if (source?.type === 'base64') {
+        if (!IMAGE_MEDIA_TYPES.includes(source.media_type as string)) return `${at}.source.media_type: Input should be ${IMAGE_MEDIA_TYPES.join(', ')}`;
+        return typeof source.data === 'string' && source.data !== '' ? undefined : `${at}.source.data: Field required`;
+      }
+      if (source?.type === 'url') return typeof source.url === 'string' && /^https?:\/\//.test(source.url) ? undefined : `${at}.source.url: invalid URL`;
+      return `${at}.source.type: Input should be 'base64' or 'url'`;
+    }
+    case 'tool_use':
+      if (role !== 'assistant') return `${at}: tool_use blocks are only allowed in assistant messages`;
+      if (typeof block.id !== 'string' || typeof block.name !== 'string') return `${at}: id and name are required`;
+      return typeof block.input === 'object' && block.input !== null && !Array.isArray(block.input) ? undefined : `${at}.input: Input should be a valid dictionary`;
+    case 'tool_result':
+      if (role !== 'user') return `${at}: tool_result blocks are only allowed in user messages`;
+      return typeof block.tool_use_id === 'string' ? undefined : `${at}.tool_use_id: Field required`;
+    default:
+      return `${at}.type: unknown content block type`;
+  }
+}
+
+/** Every tool_use must be answered by a tool_result in the very next (user) message, as the API requires. */
+function validateToolPairing(messages: Array<Record<string, unknown>>): string | undefined {
+  for (const [i, message] of messages.entries()) {
+    if (message.role !== 'assistant' || !Array.isArray(message.content)) continue;
+    const ids = (message.content as Block[]).filter((b) => b.type === 'tool_use').map((b) => b.id);
+    if (ids.length === 0) continue;
+    const next = messages[i + 1]?.content;
+    const answered = Array.isArray(next) ? (next as Block[]).filter((b) => b.type === 'tool_result').map((b) => b.tool_use_id) : [];
+    const missing = ids.find((toolId) => !answered.includes(toolId));
+    if (missing !== undefined) {
+      return `messages.${i + 1}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${String(missing)}`;
+    }
+  }
+  return undefined;
+}
+
+function validateTools(tools: unknown, choice: unknown): string | undefined {
+  if (tools !== undefined) {
+    if (!Array.isArray(tools)) return 'tools: Input should be a valid list';
+    for (const [i, tool] of (tools as Block[]).entries()) {
+      if (typeof tool.name !== 'string' || !/^[a-zA-Z0-9_-]{1,64}$/.test(tool.name)) return `tools.${i}.name: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'`;
+      const schema = tool.input_schema as Block | undefined;
+      if (schema?.type !== 'object') return `tools.${i}.input_schema.type: Input should be 'object'`;
+    }
+  }
+  if (choice === undefined) return undefined;
+  const c = choice as Block;
+  if (!['auto', 'any', 'tool', 'none'].includes(c.type as string)) return "tool_choice.type: Input should be 'auto', 'any', 'tool' or 'none'";
+  if (c.type === 'tool' && !(tools as Block[] | undefined)?.some((t) => t.name === c.name)) return `tool_choice.name: no tool named ${String(c.name)}`;
+  return undefined;
+}
+
+/** A scripted argument object that satisfies simple schemas: each property gets a value of its type. */
+function scriptedInput(schema: Block | undefined, call: number): Block {
+  const properties = (schema?.properties ?? {}) as Record<string, Block>;
+  return Object.fromEntries(
+    Object.entries(properties).map(([name, property]) => {
+      if (property.type === 'number' || property.type === 'integer') return [name, call];
+      if (property.type === 'boolean') return [name, true];
+      return [name, `${name}-${call}`];
+    }),
+  );
+}
+
+/** The scripted answer's content blocks for a request. */
+function answerBlocks(body: Record<string, unknown>, reply: string, messageCount: number): Block[] {
+  const messages = body.messages as Array<Record<string, unknown>>;
+  const last = messages[messages.length - 1];
+  const lastBlocks = Array.isArray(last.content) ? (last.content as Block[]) : [];
+  const results = lastBlocks.filter((b) => b.type === 'tool_result');
+  if (results.length > 0) {
+    return [{ type: 'text', text: `Tool results: ${results.map((r) => (typeof r.content === 'string' ? r.content : JSON.stringify(r.content))).join(' | ')}` }];
+  }
+  const tools = (body.tools as Block[] | undefined) ?? [];
+  const choice = body.tool_choice as Block | undefined;
+  if (tools.length > 0 && choice?.type !== 'none') {
+    const forced = choice?.type === 'tool' ? tools.filter((t) => t.name === choice.name) : undefined;
+    const single = choice?.disable_parallel_tool_use === true;
+    const called = forced ?? tools.slice(0, single ? 1 : 2);
+    const preamble: Block[] = choice?.type === 'tool' || choice?.type === 'any' ? [] : [{ type: 'text', text: 'Let me call a tool.' }];
+    return [
+      ...preamble,
+      ...called.map((tool, i) => ({
+        type: 'tool_use',
+        id: `toolu_emulator_${messageCount}_${i}`,
+        name: tool.name,
+        input: scriptedInput(tool.input_schema as Block, i + 1),
+      })),
+    ];
+  }
+  const images = messages.flatMap((m) => (Array.isArray(m.content) ? (m.content as Block[]) : [])).filter((b) => b.type === 'image');
+  return [{ type: 'text', text: images.length > 0 ? `${reply} (images seen: ${images.length})` : reply }];
+}
+
+/** A JSON text cut in three pieces, as the API streams tool input in several partial_json deltas. */
+function pieces(json: string): string[] {
+  const third = Math.max(1, Math.ceil(json.length / 3));
+  return [json.slice(0, third), json.slice(third, 2 * third), json.slice(2 * third)].filter((p) => p !== '');
+}
+
 function sse(event: string, data: unknown): string {
   return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
-/** The event sequence of a streamed message: start, one text block of deltas, delta with stop reason, stop. */
+/**
+ * The event sequence of a streamed message: start, per content block a start, its deltas (text split on spaces,
+ * tool input as an empty then several partial_json pieces) and a stop, then the delta with stop reason, stop.
+ */
 function streamReply(
   id: string,
   model: string,
-  text: string,
+  content: Block[],
+  stopReason: string,
   inputTokens: number,
   outputTokens: number,
 ): EmulatorReply {
-  const words = text.split(' ');
+  const blockEvents = content.flatMap((block, index) => {
+    const delta = (d: Block) => sse('content_block_delta', { type: 'content_block_delta', index, delta: d });
+    if (block.type === 'text') {
+      const words = (block.text as string).split(' ');
+      return [
+        sse('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } }),
+        ...(index === 0 ? [sse('ping', { type: 'ping' })] : []),
+        ...words.map((word, i) => delta({ type: 'text_delta', text: i === 0 ? word : ` ${word}` })),
+        sse('content_block_stop', { type: 'content_block_stop', index }),
+      ];
+    }
+    return [
+      sse('content_block_start', { type: 'content_block_start', index, content_block: { ...block, input: {} } }),
+      delta({ type: 'input_json_delta', partial_json: '' }),
+      ...pieces(JSON.stringify(block.input)).map((piece) => delta({ type: 'input_json_delta', partial_json: piece })),
+      sse('content_block_stop', { type: 'content_block_stop', index }),
+    ];
+  });
   const chunks = [
     sse('message_start', {
       type: 'message_start',
@@ -206,19 +353,10 @@ function streamReply(
         usage: { input_tokens: inputTokens, output_tokens: 1 },
       },
     }),
-    sse('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
-    sse('ping', { type: 'ping' }),
-    ...words.map((word, i) =>
-      sse('content_block_delta', {
-        type: 'content_block_delta',
-        index: 0,
-        delta: { type: 'text_delta', text: i === 0 ? word : ` ${word}` },
-      }),
-    ),
-    sse('content_block_stop', { type: 'content_block_stop', index: 0 }),
+    ...blockEvents,
     sse('message_delta', {
       type: 'message_delta',
-      delta: { stop_reason: 'end_turn', stop_sequence: null },
+      delta: { stop_reason: stopReason, stop_sequence: null },
       usage: { output_tokens: outputTokens },
     }),
     sse('message_stop', { type: 'message_stop' }),

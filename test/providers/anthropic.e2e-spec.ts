@@ -3,6 +3,9 @@ import {
   ANTHROPIC_VERSION,
   AnthropicProvider,
 } from '../../src/ai/providers/anthropic/anthropic.provider';
+import { toClientOptions } from '../../src/ai/ai.module';
+import { AiClient, type GenerateStreamEvent } from '../../src/ai/client/ai-client';
+import { ProviderRegistry } from '../../src/ai/client/provider-registry';
 import {
   AuthenticationError,
   CapabilityNotSupportedError,
@@ -48,7 +51,7 @@ describe('AnthropicProvider against the Anthropic emulator', () => {
       expect(result).toEqual({
         text: 'Hello from the Anthropic emulator',
         model: 'claude-sonnet-4-5',
-        finishReason: 'end_turn',
+        finishReason: 'stop',
         usage: { inputTokens: expect.any(Number), outputTokens: 5, totalTokens: expect.any(Number) },
       });
       const sent = suite.emulator.server.requestsTo('/v1/messages');
@@ -123,7 +126,7 @@ describe('AnthropicProvider against the Anthropic emulator', () => {
       expect(chunks[chunks.length - 1]).toEqual({
         done: true,
         model: 'claude-sonnet-4-5',
-        finishReason: 'end_turn',
+        finishReason: 'stop',
         usage: { inputTokens: expect.any(Number), outputTokens: 5, totalTokens: expect.any(Number) },
       });
       expect(suite.emulator.server.lastRequest?.body).toMatchObject({ stream: true, max_tokens: 10 });
@@ -145,6 +148,177 @@ describe('AnthropicProvider against the Anthropic emulator', () => {
       suite.emulator.options.streamError = 'overloaded_error';
       const error = await expectSanitized(collect(create().generateStream(ask)), ProviderError, secrets);
       expect(error.status).toBe(529);
+    });
+  });
+
+  describe('tools, images and JSON output through the AiClient', () => {
+    const clients: AiClient[] = [];
+    const client = (chatModel = 'claude-sonnet-4-5') => {
+      const providers = [{ ...suite.settings(), chatModel }];
+      const built = new AiClient(ProviderRegistry.fromSettings(providers), toClientOptions({ providers, retryAttempts: 0 }));
+      clients.push(built);
+      return built;
+    };
+    afterEach(async () => {
+      await Promise.all(clients.splice(0).map((c) => c.close()));
+    });
+    const weather = {
+      name: 'get_weather',
+      description: 'Current weather',
+      parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+    };
+    const clock = { name: 'get_time', parameters: { type: 'object', properties: { zone: { type: 'string' } } } };
+    const sentBody = () => suite.emulator.server.lastRequest?.body as Record<string, unknown>;
+
+    it('runs a tools loop: two tool_use calls, then one user turn with both tool_result blocks', async () => {
+      const ai = client();
+      const first = await ai.generateMessages([{ role: 'user', content: 'Weather and time in Paris?' }], {
+        tools: [weather, clock],
+        toolChoice: 'auto',
+      });
+      expect(sentBody()).toMatchObject({
+        tools: [
+          { name: 'get_weather', description: 'Current weather', input_schema: weather.parameters },
+          { name: 'get_time', input_schema: clock.parameters },
+        ],
+        tool_choice: { type: 'auto' },
+      });
+      expect(first.finishReason).toBe('tool_calls');
+      expect(first.response).toBe('Let me call a tool.');
+      expect(first.toolCalls).toEqual([
+        { id: expect.stringMatching(/^toolu_/), name: 'get_weather', arguments: '{"city":"city-1"}' },
+        { id: expect.stringMatching(/^toolu_/), name: 'get_time', arguments: '{"zone":"zone-2"}' },
+      ]);
+      const [weatherId, clockId] = first.toolCalls!.map((call) => call.id);
+
+      const second = await ai.generateMessages(
+        [
+          { role: 'user', content: 'Weather and time in Paris?' },
+          { role: 'assistant', content: null, toolCalls: first.toolCalls },
+          { role: 'tool', toolCallId: weatherId, content: '18C' },
+          { role: 'tool', toolCallId: clockId, content: 'error: unknown zone' },
+        ],
+        { tools: [weather, clock] },
+      );
+      const messages = sentBody().messages as unknown[];
+      expect(messages.slice(-2)).toEqual([
+        {
+          role: 'assistant',
+          content: [
+            { type: 'tool_use', id: weatherId, name: 'get_weather', input: { city: 'city-1' } },
+            { type: 'tool_use', id: clockId, name: 'get_time', input: { zone: 'zone-2' } },
+          ],
+        },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: weatherId, content: '18C' },
+            { type: 'tool_result', tool_use_id: clockId, content: 'error: unknown zone' },
+          ],
+        },
+      ]);
+      expect(second).toMatchObject({ response: 'Tool results: 18C | error: unknown zone', finishReason: 'stop' });
+      expect(second.toolCalls).toBeUndefined();
+    });
+
+    it('streams two tool calls whose arguments arrive in several pieces', async () => {
+      const events: GenerateStreamEvent[] = [];
+      for await (const event of client().streamMessages([{ role: 'user', content: 'Both?' }], { tools: [weather, clock], toolChoice: 'required' })) {
+        events.push(event);
+      }
+      expect(sentBody()).toMatchObject({ stream: true, tool_choice: { type: 'any' } });
+      const deltas = events.flatMap((e) => (e.type === 'delta' ? (e.toolCalls ?? []) : []));
+      expect(deltas.filter((d) => d.index === 0 && d.arguments).length).toBeGreaterThan(1);
+      const assembled = [0, 1].map((index) => {
+        const parts = deltas.filter((d) => d.index === index);
+        return { id: parts[0].id, name: parts[0].name, arguments: parts.map((d) => d.arguments ?? '').join('') };
+      });
+      expect(assembled).toEqual([
+        { id: expect.stringMatching(/^toolu_/), name: 'get_weather', arguments: '{"city":"city-1"}' },
+        { id: expect.stringMatching(/^toolu_/), name: 'get_time', arguments: '{"zone":"zone-2"}' },
+      ]);
+      expect(events[events.length - 1]).toMatchObject({ type: 'done', finishReason: 'tool_calls' });
+    });
+
+    it('sends a forced tool with disable_parallel_tool_use', async () => {
+      const result = await client().generateMessages([{ role: 'user', content: 'x' }], {
+        tools: [weather, clock],
+        toolChoice: { name: 'get_time' },
+        parallelToolCalls: false,
+      });
+      expect(sentBody().tool_choice).toEqual({ type: 'tool', name: 'get_time', disable_parallel_tool_use: true });
+      expect(result.toolCalls?.map((c) => c.name)).toEqual(['get_time']);
+    });
+
+    it('answers json_schema through a forced tool, as text JSON with finish reason stop, streamed too', async () => {
+      const schema = { type: 'object', properties: { city: { type: 'string' }, population: { type: 'integer' } } };
+      const responseFormat = { type: 'json_schema' as const, name: 'city_facts', schema };
+      const result = await client().generateMessages([{ role: 'user', content: 'Paris?' }], { responseFormat });
+      expect(sentBody()).toMatchObject({
+        tools: [{ name: 'city_facts', input_schema: schema }],
+        tool_choice: { type: 'tool', name: 'city_facts' },
+      });
+      expect(JSON.parse(result.response)).toEqual({ city: 'city-1', population: 1 });
+      expect(result).toMatchObject({ finishReason: 'stop' });
+      expect(result.toolCalls).toBeUndefined();
+
+      let text = '';
+      let finish: string | undefined;
+      for await (const event of client().streamMessages([{ role: 'user', content: 'Paris?' }], { responseFormat })) {
+        if (event.type === 'delta') {
+          expect(event.toolCalls).toBeUndefined();
+          text += event.text;
+        } else finish = event.finishReason;
+      }
+      expect(JSON.parse(text)).toEqual({ city: 'city-1', population: 1 });
+      expect(finish).toBe('stop');
+    });
+
+    it('sends base64 images as base64 sources and http(s) URLs as url sources', async () => {
+      const result = await client().generateMessages([
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'Compare' },
+            { type: 'image', image: { kind: 'base64', mediaType: 'image/png', data: 'iVBORw0KGgo=' } },
+            { type: 'image', image: { kind: 'url', url: 'https://example.com/cat.jpg' } },
+          ],
+        },
+      ]);
+      expect((sentBody().messages as unknown[])[0]).toEqual({
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Compare' },
+          { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
+          { type: 'image', source: { type: 'url', url: 'https://example.com/cat.jpg' } },
+        ],
+      });
+      expect(result.response).toContain('images seen: 2');
+    });
+
+    it('refuses invalid tool call arguments, seed and non-zero penalties without calling upstream; accepts zero penalties', async () => {
+      const ai = client();
+      await expectSanitized(
+        ai.generateMessages([
+          { role: 'user', content: 'x' },
+          { role: 'assistant', content: null, toolCalls: [{ id: 't', name: 'get_weather', arguments: '{"city":' }] },
+          { role: 'tool', toolCallId: 't', content: 'r' },
+        ], { tools: [weather] }),
+        InvalidRequestError,
+        secrets,
+      );
+      await expect(ai.generateMessages(suite.ask.messages, { seed: 7 })).rejects.toThrow('seed');
+      await expect(ai.generateMessages(suite.ask.messages, { presencePenalty: 0.5 })).rejects.toThrow('presence_penalty');
+      expect(suite.emulator.server.requestsTo('/v1/messages')).toHaveLength(0);
+      await ai.generateMessages(suite.ask.messages, { presencePenalty: 0, frequencyPenalty: 0 });
+      expect(sentBody()).not.toHaveProperty('presence_penalty');
+    });
+
+    it('refuses tools and images for pre-Claude 3 models as capability_not_supported', async () => {
+      await expect(client('claude-2.1').generateMessages(suite.ask.messages, { tools: [weather] })).rejects.toBeInstanceOf(
+        CapabilityNotSupportedError,
+      );
+      expect(suite.emulator.server.requestsTo('/v1/messages')).toHaveLength(0);
     });
   });
 
@@ -297,7 +471,7 @@ describe('AnthropicProvider against the Anthropic emulator', () => {
       expect(await create().generate(ask)).toEqual({
         text: 'ab',
         model: 'claude-sonnet-4-5',
-        finishReason: 'max_tokens',
+        finishReason: 'length',
       });
     });
 
@@ -334,6 +508,25 @@ describe('AnthropicProvider against the Anthropic emulator', () => {
       expect(response.status).toBe(400);
       const body = (await response.json()) as { error: { message: string } };
       expect(body.error.message).toContain('top-level `system` parameter');
+    });
+
+    it('400 for a tool_use not answered by a tool_result in the next message, or an image with a bad media type', async () => {
+      const unanswered = await post({
+        model: 'claude-sonnet-4-5',
+        max_tokens: 5,
+        messages: [
+          { role: 'user', content: 'Hi' },
+          { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'f', input: {} }] },
+          { role: 'user', content: 'no result' },
+        ],
+      });
+      expect(unanswered.status).toBe(400);
+      const badImage = await post({
+        model: 'claude-sonnet-4-5',
+        max_tokens: 5,
+        messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/bmp', data: 'x' } }] }],
+      });
+      expect(badImage.status).toBe(400);
     });
 
     it('400 without the anthropic-version header', async () => {

@@ -4,15 +4,7 @@
  * is generation-only and says so in its capabilities.
  */
 import { isObject } from '../../../common/json-values';
-import {
-  AuthenticationError,
-  CapabilityNotSupportedError,
-  InvalidRequestError,
-  InvalidResponseError,
-  ProviderError,
-  RateLimitError,
-  TollgateError,
-} from '../../errors';
+import { CapabilityNotSupportedError, InvalidRequestError, InvalidResponseError, TollgateError } from '../../errors';
 import type {
   AiProvider,
   EmbedResult,
@@ -20,15 +12,19 @@ import type {
   GenerateResult,
   GenerateStreamChunk,
   HealthResult,
+  ModelFeature,
   ModelInfo,
   ProviderCapabilities,
   ProviderSettings,
 } from '../ai-provider.interface';
 import { parseEventObject, readSseEvents } from '../../../upstream/stream-framing';
 import { UpstreamClient } from '../../../upstream/upstream-client';
-import { modelNotAvailable, retryAfterFromHeaders } from '../../../upstream/upstream-errors';
-import type { UpstreamErrorResponse } from '../../../upstream/upstream-types';
-import { NO_MODEL_FEATURES, describeSettings, probeModelHealth, textOnlyMessages, usageOf, type TextMessage } from '../provider-support';
+import { describeSettings, probeModelHealth } from '../provider-support';
+import { mapAnthropicError } from './anthropic-errors';
+import { toAnthropicConversation, type AnthropicMessage } from './anthropic-messages';
+import { fromAnthropicMessage } from './anthropic-response';
+import { AnthropicStreamTranslator } from './anthropic-stream';
+import { jsonOutputTool, toAnthropicToolFields, type AnthropicToolFields } from './anthropic-tools';
 
 export const ANTHROPIC_DEFAULT_URL = 'https://api.anthropic.com';
 export const ANTHROPIC_DEFAULT_CHAT_MODEL = 'claude-sonnet-4-5';
@@ -43,10 +39,10 @@ export const ANTHROPIC_DEFAULT_MAX_TOKENS = 1024;
 const MODELS_PAGE_SIZE = 1000;
 const MAX_MODEL_PAGES = 10;
 
-interface AnthropicMessagesBody {
+interface AnthropicMessagesBody extends AnthropicToolFields {
   model: string;
   max_tokens: number;
-  messages: Array<{ role: 'user' | 'assistant'; content: string }>;
+  messages: AnthropicMessage[];
   system?: string;
   temperature?: number;
   top_p?: number;
@@ -54,22 +50,30 @@ interface AnthropicMessagesBody {
   stream?: boolean;
 }
 
+/** Parameters the Messages API lacks: accepted only at their no-op value, refused otherwise, never dropped. */
+function refuseUnsupported(request: GenerateRequest, provider: string): void {
+  const unsupported: Array<[string, number | undefined, number | undefined]> = [
+    ['seed', request.seed, undefined],
+    ['frequency_penalty', request.frequencyPenalty, 0],
+    ['presence_penalty', request.presencePenalty, 0],
+  ];
+  for (const [name, value, noOp] of unsupported) {
+    if (value !== undefined && value !== noOp) {
+      throw new InvalidRequestError(`${provider}: anthropic does not support ${name}`, { provider });
+    }
+  }
+}
+
 /** Maps Tollgate's request to the Messages API body; system messages move to the top-level `system` field. */
 function toAnthropicMessagesBody(request: GenerateRequest, model: string, provider: string): AnthropicMessagesBody {
-  const sent = textOnlyMessages(request.messages, provider);
-  const system = sent.filter((m) => m.role === 'system').map((m) => m.content);
-  const messages = sent
-    .filter((m): m is TextMessage & { role: 'user' | 'assistant' } => m.role !== 'system')
-    .map((m) => ({ role: m.role, content: m.content }));
-  if (messages.length === 0) {
-    throw new InvalidRequestError(`${provider}: at least one user or assistant message is required`, { provider });
-  }
+  refuseUnsupported(request, provider);
+  const conversation = toAnthropicConversation(request.messages, provider);
   const body: AnthropicMessagesBody = {
     model,
     max_tokens: request.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS,
-    messages,
+    ...conversation,
+    ...toAnthropicToolFields(request, provider),
   };
-  if (system.length > 0) body.system = system.join('\n\n');
   // Sampling parameters are sent only when given: the API's defaults apply otherwise.
   if (request.temperature !== undefined) body.temperature = request.temperature;
   if (request.topP !== undefined) body.top_p = request.topP;
@@ -77,58 +81,8 @@ function toAnthropicMessagesBody(request: GenerateRequest, model: string, provid
   return body;
 }
 
-/** The Messages API reports input and output tokens; the total is their sum. */
-const USAGE_FIELDS = { input: 'input_tokens', output: 'output_tokens' };
-
-/** Reads a Messages API response; text blocks are concatenated, other block kinds ignored. */
-function fromAnthropicMessage(body: unknown, provider: string, requestedModel: string): GenerateResult {
-  if (!isObject(body) || !Array.isArray(body.content)) {
-    throw new InvalidResponseError(`${provider}: upstream response has no content blocks`, { provider });
-  }
-  let text = '';
-  for (const block of body.content) {
-    if (isObject(block) && block.type === 'text') {
-      if (typeof block.text !== 'string') {
-        throw new InvalidResponseError(`${provider}: upstream text block has no text`, { provider });
-      }
-      text += block.text;
-    }
-  }
-  return {
-    text,
-    model: typeof body.model === 'string' ? body.model : requestedModel,
-    finishReason: typeof body.stop_reason === 'string' ? body.stop_reason : undefined,
-    usage: usageOf(body.usage, USAGE_FIELDS),
-  };
-}
-
-/** Anthropic's own error `type` (validated as a plain token so nothing else of the body leaks). */
-function anthropicErrorType(body: unknown): string | undefined {
-  if (!isObject(body) || !isObject(body.error)) return undefined;
-  const type = body.error.type;
-  return typeof type === 'string' && /^[a-z_]{1,64}$/.test(type) ? type : undefined;
-}
-
-/** Status and `error.type` -> Tollgate error. */
-function mapAnthropicError(response: UpstreamErrorResponse): TollgateError {
-  const { provider, status, headers, model } = response;
-  const type = anthropicErrorType(response.body);
-  const label = type ? `${status} ${type}` : `${status}`;
-  if (status === 401 || status === 403 || type === 'authentication_error' || type === 'permission_error') {
-    return new AuthenticationError(`${provider}: upstream rejected the credentials (${label})`, { provider });
-  }
-  if (status === 429 || type === 'rate_limit_error') {
-    return new RateLimitError(`${provider}: upstream rate limit reached (${label})`, {
-      provider,
-      retryAfterMs: retryAfterFromHeaders(headers),
-    });
-  }
-  if ((status === 404 || type === 'not_found_error') && model !== undefined) {
-    return modelNotAvailable(provider, model, status);
-  }
-  // 529 overloaded_error and 500 api_error are provider-side; 400/413 are requests it refused.
-  return new ProviderError(`${provider}: upstream returned ${label}`, { provider, status });
-}
+/** Claude 1, 2 and Instant ids predate tool use and image input; every Claude 3+ family has all three features. */
+const PRE_CLAUDE_3 = /^claude-(instant|1|2)(\b|[.-])/;
 
 export class AnthropicProvider implements AiProvider {
   readonly kind = 'anthropic' as const;
@@ -138,7 +92,9 @@ export class AnthropicProvider implements AiProvider {
     batchEmbeddings: false,
     streaming: true,
     listModels: true,
-    ...NO_MODEL_FEATURES,
+    tools: true,
+    structuredOutput: true,
+    vision: true,
   };
   readonly name: string;
   private readonly http: UpstreamClient;
@@ -159,6 +115,11 @@ export class AnthropicProvider implements AiProvider {
     });
   }
 
+  /** Structured output rides on tool use, so all three features share the Claude 3+ boundary. */
+  supportsFeature(_feature: ModelFeature, model: string | undefined): boolean {
+    return !PRE_CLAUDE_3.test(model ?? this.chatModel);
+  }
+
   describe(): Record<string, unknown> {
     const { url, chatModel } = this;
     return {
@@ -173,10 +134,10 @@ export class AnthropicProvider implements AiProvider {
       signal: request.signal,
       model,
     });
-    return fromAnthropicMessage(response.body, this.name, model);
+    return fromAnthropicMessage(response.body, this.name, model, jsonOutputTool(request.responseFormat));
   }
 
-  /** Streams the Messages API's SSE events: text deltas, then one final chunk with stop reason and usage. */
+  /** Streams the Messages API's SSE events: text and tool-call deltas, then one final chunk with stop reason and usage. */
   async *generateStream(request: GenerateRequest): AsyncIterable<GenerateStreamChunk> {
     const model = request.model ?? this.chatModel;
     const body = { ...toAnthropicMessagesBody(request, model, this.name), stream: true };
@@ -185,47 +146,11 @@ export class AnthropicProvider implements AiProvider {
       model,
       headers: { accept: 'text/event-stream' },
     });
-    let answeredModel = model;
-    let finishReason: string | undefined;
-    let inputTokens: number | undefined;
-    let outputTokens: number | undefined;
+    const translator = new AnthropicStreamTranslator(this.name, model, jsonOutputTool(request.responseFormat));
     for await (const event of readSseEvents(response.body)) {
-      const data = parseEventObject(event.data, this.name);
-      switch (data.type) {
-        case 'message_start':
-          if (isObject(data.message)) {
-            if (typeof data.message.model === 'string') answeredModel = data.message.model;
-            inputTokens = usageOf(data.message.usage, USAGE_FIELDS)?.inputTokens ?? inputTokens;
-          }
-          break;
-        case 'content_block_delta':
-          if (isObject(data.delta) && data.delta.type === 'text_delta' && typeof data.delta.text === 'string') {
-            yield { done: false, text: data.delta.text };
-          }
-          break;
-        case 'message_delta':
-          if (isObject(data.delta) && typeof data.delta.stop_reason === 'string') finishReason = data.delta.stop_reason;
-          outputTokens = usageOf(data.usage, USAGE_FIELDS)?.outputTokens ?? outputTokens;
-          break;
-        case 'message_stop':
-          yield {
-            done: true,
-            model: answeredModel,
-            finishReason,
-            usage: usageOf({ input_tokens: inputTokens, output_tokens: outputTokens }, USAGE_FIELDS),
-          };
-          return;
-        case 'error':
-          // A failure after the 200 arrives as an event; it carries the same error shape as a status answer.
-          throw mapAnthropicError({
-            provider: this.name,
-            status: anthropicErrorType(data) === 'overloaded_error' ? 529 : 500,
-            headers: {},
-            body: data,
-            model,
-          });
-        default:
-          break; // ping, content_block_start/stop and future event types carry no text.
+      for (const chunk of translator.translate(parseEventObject(event.data, this.name))) {
+        yield chunk;
+        if (chunk.done) return;
       }
     }
     throw new InvalidResponseError(`${this.name}: upstream stream ended before message_stop`, { provider: this.name });

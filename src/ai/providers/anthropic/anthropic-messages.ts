@@ -1,0 +1,94 @@
+/**
+ * Tollgate messages -> Messages API turns: system messages go to the top-level `system`, assistant tool calls
+ * become `tool_use` blocks (input is an object, parsed from the arguments text), and consecutive tool messages
+ * become ONE user turn of `tool_result` blocks, as the API requires results to follow their `tool_use` turn.
+ */
+import { isObject } from '../../../common/json-values';
+import { InvalidRequestError } from '../../errors';
+import type { ChatMessage, ContentPart } from '../ai-provider.interface';
+
+export type AnthropicImageSource =
+  | { type: 'base64'; media_type: string; data: string }
+  | { type: 'url'; url: string };
+
+export type AnthropicContentBlock =
+  | { type: 'text'; text: string }
+  | { type: 'image'; source: AnthropicImageSource }
+  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
+  | { type: 'tool_result'; tool_use_id: string; content: string };
+
+export interface AnthropicMessage {
+  role: 'user' | 'assistant';
+  content: string | AnthropicContentBlock[];
+}
+
+export interface AnthropicConversation {
+  system?: string;
+  messages: AnthropicMessage[];
+}
+
+function imageBlock(part: Extract<ContentPart, { type: 'image' }>): AnthropicContentBlock {
+  const image = part.image;
+  if (image.kind === 'base64') {
+    return { type: 'image', source: { type: 'base64', media_type: image.mediaType, data: image.data } };
+  }
+  return { type: 'image', source: { type: 'url', url: image.url } };
+}
+
+function userContent(content: string | ContentPart[]): string | AnthropicContentBlock[] {
+  if (typeof content === 'string') return content;
+  return content.map((part) => (part.type === 'text' ? { type: 'text', text: part.text } : imageBlock(part)));
+}
+
+function toolUseInput(text: string, index: number, provider: string): Record<string, unknown> {
+  // Models write "" for a call without arguments; the API needs an object either way.
+  if (text.trim() === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  if (!isObject(parsed)) {
+    throw new InvalidRequestError(`${provider}: messages[${index}] has tool call arguments that are not a JSON object`, { provider });
+  }
+  return parsed;
+}
+
+function assistantContent(message: Extract<ChatMessage, { role: 'assistant' }>, index: number, provider: string): string | AnthropicContentBlock[] {
+  const calls = message.toolCalls ?? [];
+  if (calls.length === 0) return message.content ?? '';
+  const blocks: AnthropicContentBlock[] = [];
+  // The API refuses empty text blocks, so a null or empty content adds none.
+  if (message.content) blocks.push({ type: 'text', text: message.content });
+  for (const call of calls) {
+    blocks.push({ type: 'tool_use', id: call.id, name: call.name, input: toolUseInput(call.arguments, index, provider) });
+  }
+  return blocks;
+}
+
+export function toAnthropicConversation(messages: readonly ChatMessage[], provider: string): AnthropicConversation {
+  const system: string[] = [];
+  const turns: AnthropicMessage[] = [];
+  let toolResults: AnthropicContentBlock[] | undefined;
+  messages.forEach((message, index) => {
+    if (message.role === 'tool') {
+      const block: AnthropicContentBlock = { type: 'tool_result', tool_use_id: message.toolCallId, content: message.content };
+      if (toolResults) {
+        toolResults.push(block);
+      } else {
+        toolResults = [block];
+        turns.push({ role: 'user', content: toolResults });
+      }
+      return;
+    }
+    toolResults = undefined;
+    if (message.role === 'system') system.push(message.content);
+    else if (message.role === 'user') turns.push({ role: 'user', content: userContent(message.content) });
+    else turns.push({ role: 'assistant', content: assistantContent(message, index, provider) });
+  });
+  if (turns.length === 0) {
+    throw new InvalidRequestError(`${provider}: at least one user or assistant message is required`, { provider });
+  }
+  return { ...(system.length > 0 ? { system: system.join('\n\n') } : {}), messages: turns };
+}

@@ -1,0 +1,25 @@
+import { isObject, numberOrUndefined } from '../../../common/json-values';
+import type { TokenUsage } from '../ai-provider.interface';
+
+/**
+ * Messages API usage -> TokenUsage. `input_tokens` counts only the uncached part: cache reads and cache writes
+ * are reported beside it, so Tollgate's inputTokens is their sum and cachedInputTokens the cache reads.
+ */
+export function toTokenUsage(value: unknown): TokenUsage | undefined {
+  if (!isObject(value)) return undefined;
+  const uncached = numberOrUndefined(value.input_tokens);
+  const cacheRead = numberOrUndefined(value.cache_read_input_tokens);
+  const cacheWrite = numberOrUndefined(value.cache_creation_input_tokens);
+  const outputTokens = numberOrUndefined(value.output_tokens);
+  const inputTokens =
+    uncached === undefined && cacheRead === undefined && cacheWrite === undefined
+      ? undefined
+      : (uncached ?? 0) + (cacheRead ?? 0) + (cacheWrite ?? 0);
+  if (inputTokens === undefined && outputTokens === undefined) return undefined;
+  return {
+    inputTokens,
+    outputTokens,
+    totalTokens: inputTokens !== undefined && outputTokens !== undefined ? inputTokens + outputTokens : undefined,
+    ...(cacheRead ? { cachedInputTokens: cacheRead } : {}),
+  };
+}
