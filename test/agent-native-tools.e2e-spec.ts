@@ -126,11 +126,11 @@ async function violation(promise: Promise<unknown>): Promise<string> {
     expect(calls).toEqual([{ tool: 'whoami', args: {} }, { tool: 'flaky', args: {} }]);
     expect(result.actions.map((action) => [action.tool, action.outcome, action.error])).toEqual([
       ['whoami', 'ok', undefined],
-      ['flaky', 'failed', 'connection'],
+      ['flaky', 'failed', 'tool_unavailable'],
     ]);
     const last = upstreamBodies()[2];
     expect(last.messages[4]).toMatchObject({ role: 'assistant', content: 'Trying the other one.' });
-    expect(JSON.parse(last.messages[5].content)).toEqual({ tool: 'flaky', ok: false, error: 'connection' });
+    expect(JSON.parse(last.messages[5].content)).toEqual({ tool: 'flaky', ok: false, error: 'tool_unavailable' });
     expect(JSON.stringify(last)).not.toContain('db01.corp');
   });
 
