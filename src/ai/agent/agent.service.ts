@@ -58,8 +58,17 @@ export interface AgentResult {
   actions: AgentActionRecord[];
 }
 
+/**
+ * How a run carries tool calls: `auto` uses the provider's native tool calling where its adapter translates
+ * tools, `prompt` always uses the JSON action protocol (for servers that accept `tools` but whose model
+ * handles them badly).
+ */
+export type AgentToolProtocol = 'auto' | 'prompt';
+
 export interface AgentServiceOptions {
   limits: AgentLimits;
+  /** Default `auto`. */
+  toolProtocol?: AgentToolProtocol;
   telemetry?: readonly AgentTelemetryHook[];
   authorize?: AgentAuthorizer;
 }
@@ -171,7 +180,7 @@ export class AgentService {
   private protocolFor(task: string, options: AgentRunOptions, descriptions: ToolDescription[]): AgentProtocol {
     const call = { provider: options.provider, model: options.model, signal: options.signal };
     const limits = this.limits;
-    if (options.tools.length > 0 && this.client.supportsFeature('tools', call)) {
+    if (options.tools.length > 0 && this.options.toolProtocol !== 'prompt' && this.client.supportsFeature('tools', call)) {
       const tools = agentToolDefinitions(descriptions);
       const turns: NativeTranscriptTurn[] = [];
       return {
