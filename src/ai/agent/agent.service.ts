@@ -11,7 +11,6 @@ import { type AgentTurn, parseAgentTurn, type ParseTurnOptions } from './agent-a
 import {
   agentToolDefinitions,
   NATIVE_AGENT_SYSTEM_PROMPT,
-  type NativeAgentTurn,
   type NativeTranscriptTurn,
   parseNativeTurn,
   renderNativeMessages,
@@ -73,14 +72,14 @@ export interface AgentServiceOptions {
   authorize?: AgentAuthorizer;
 }
 
-/** How a run asks for a turn, reads it and remembers a finished tool turn; one per run. */
-interface Protocol<Turn extends AgentTurn> {
+/** A model turn as the run loop sees it: an action knows how to enter the conversation once observed. */
+type RunTurn = Extract<AgentTurn, { kind: 'answer' }> | (Extract<AgentTurn, { kind: 'action' }> & { remember(observation: string): void });
+
+/** How a run asks for a turn and reads it; one per run, holding that run's conversation. */
+interface AgentProtocol {
   ask(last: boolean): Promise<GenerateResponse>;
-  parse(answer: GenerateResponse, options: ParseTurnOptions): Turn;
-  record(turn: Extract<Turn, { kind: 'action' }>, observation: string): void;
+  parse(answer: GenerateResponse, options: ParseTurnOptions): RunTurn;
 }
-type AgentProtocol = Protocol<AgentTurn>;
-type NativeProtocol = Protocol<NativeAgentTurn>;
 
 const CLOSING = 'Your turn: answer, or request exactly one tool.';
 const LAST_CLOSING = 'This is your last turn: answer now without requesting a tool.';
@@ -141,7 +140,7 @@ export class AgentService {
         }
         const record = await this.callTool(turn.tool, turn.args, context, loop, options.signal);
         actions.push(record.action);
-        protocol.record(turn, record.observation);
+        turn.remember(record.observation);
         emit({
           event: 'agent.tool_call',
           provider,
@@ -193,10 +192,12 @@ export class AgentService {
             toolChoice: last ? 'none' : 'auto',
             parallelToolCalls: false,
           }),
-        parse: parseNativeTurn,
-        record: (turn, observation) => turns.push({ call: turn.call, text: turn.text, observation }),
-        // record only ever receives the turns this protocol's own parse returned.
-      } satisfies NativeProtocol as AgentProtocol;
+        parse: (answer, parseOptions) => {
+          const turn = parseNativeTurn(answer, parseOptions);
+          if (turn.kind === 'answer') return turn;
+          return { ...turn, remember: (observation) => void turns.push({ call: turn.call, text: turn.text, observation }) };
+        },
+      };
     }
     const systemPrompt = agentSystemPrompt(descriptions);
     const turns: TranscriptTurn[] = [];
@@ -206,8 +207,11 @@ export class AgentService {
           ...call,
           systemPrompt,
         }),
-      parse: (answer, parseOptions) => parseAgentTurn(answer.response, parseOptions),
-      record: (turn, observation) => turns.push({ action: JSON.stringify({ action: turn.tool, args: turn.args }), observation }),
+      parse: (answer, parseOptions) => {
+        const turn = parseAgentTurn(answer.response, parseOptions);
+        if (turn.kind === 'answer') return turn;
+        return { ...turn, remember: (observation) => void turns.push({ action: JSON.stringify({ action: turn.tool, args: turn.args }), observation }) };
+      },
     };
   }
 
