@@ -189,8 +189,9 @@ export class AgentService {
             ...call,
             systemPrompt: NATIVE_AGENT_SYSTEM_PROMPT,
             tools,
+            // No parallelToolCalls: false: Gemini refuses it and Ollama has no such field. The system prompt
+            // asks for one call per turn and parseNativeTurn refuses more, as the prompt protocol does.
             toolChoice: last ? 'none' : 'auto',
-            parallelToolCalls: false,
           }),
         parse: (answer, parseOptions) => {
           const turn = parseNativeTurn(answer, parseOptions);
