@@ -2,7 +2,11 @@
  * Gemini (Generative Language API v1beta) emulator: `x-goog-api-key` auth answered the real way (a wrong
  * key is 400 INVALID_ARGUMENT with reason API_KEY_INVALID), `generateContent` and `batchEmbedContents`
  * with request validation, model listing with page tokens, and Google's error body
- * `{"error":{"code","message","status","details"}}`.
+ * `{"error":{"code","message","status","details"}}`. Function calling as documented: `tools[].functionDeclarations`
+ * (`parameters` or `parametersJsonSchema`, not both), `toolConfig.functionCallingConfig`, `functionCall` parts in
+ * model turns answered by as many `functionResponse` parts in the user turn right after; with tools it answers
+ * with functionCall parts (finishReason still STOP), after function responses with text. `inlineData` images,
+ * JSON answers shaped by `responseJsonSchema` / `responseSchema`.
  */
 import { EmulatorReply, EmulatorRequest, EmulatorServer, startEmulator } from './emulator-server';
 
@@ -20,6 +24,13 @@ export interface GeminiEmulatorOptions {
   reply?: string;
   /** When set, streamed answers send one event and then an error event with this HTTP code. */
   streamErrorCode?: number;
+  /** The calls answered when tools are declared; by default one call of the first callable function. */
+  functionCalls?: Array<{ name: string; args?: Record<string, unknown> }>;
+  /**
+   * Behave like a Gemini 3 model: the first functionCall part of an answer carries a `thoughtSignature`, and a
+   * replayed model turn whose first functionCall part lacks it is a 400.
+   */
+  signFunctionCalls?: boolean;
 }
 
 export interface GeminiEmulator {
@@ -27,7 +38,7 @@ export interface GeminiEmulator {
   /** Base URL including the API version, as an adapter expects it. */
   url: string;
   /** Live settings: tests may change them between requests. */
-  options: GeminiEmulatorOptions & Required<Omit<GeminiEmulatorOptions, 'streamErrorCode'>>;
+  options: GeminiEmulatorOptions & Required<Omit<GeminiEmulatorOptions, 'streamErrorCode' | 'functionCalls' | 'signFunctionCalls'>>;
   close(): Promise<void>;
 }
 
@@ -56,6 +67,8 @@ export async function startGeminiEmulator(options: GeminiEmulatorOptions = {}): 
     dimensions: options.dimensions ?? 8,
     reply: options.reply ?? 'Hello from the Gemini emulator',
     streamErrorCode: options.streamErrorCode,
+    functionCalls: options.functionCalls,
+    signFunctionCalls: options.signFunctionCalls,
   };
   const server = await startEmulator();
   const allModels = () => [...settings.chatModels, ...settings.embeddingModels];
@@ -95,7 +108,7 @@ export async function startGeminiEmulator(options: GeminiEmulatorOptions = {}): 
       );
     }
     if (method === 'batchEmbedContents') return batchEmbedContents(request.body, model, settings.dimensions);
-    const answer = generateContent(request.body, model, settings.reply);
+    const answer = generateContent(request.body, model, settings);
     if (method === 'generateContent' || answer.status !== undefined) return answer;
     return streamAnswer(
       answer.body as Record<string, unknown>,
@@ -127,14 +140,17 @@ export async function startGeminiEmulator(options: GeminiEmulatorOptions = {}): 
 }
 
 /**
- * `streamGenerateContent` splits the answer into partial responses, the last with finishReason and usage.
- * With `alt=sse` each is a `data:` event (CRLF framed, as Google sends them); otherwise one JSON array.
+ * `streamGenerateContent` splits the answer into partial responses, the last with finishReason and usage:
+ * text word by word, each functionCall part whole in its own event. With `alt=sse` each is a `data:` event
+ * (CRLF framed, as Google sends them); otherwise one JSON array.
  */
 function streamAnswer(full: Record<string, unknown>, sse: boolean, errorCode?: number): EmulatorReply {
-  const [candidate] = full.candidates as Array<{ content: { parts: Array<{ text: string }> } }>;
-  const words = candidate.content.parts[0].text.split(' ');
-  const partials: unknown[] = words.map((word, i) => ({
-    candidates: [{ content: { parts: [{ text: i === 0 ? word : ` ${word}` }], role: 'model' }, index: 0 }],
+  const [candidate] = full.candidates as Array<{ content: { parts: Array<Record<string, unknown>> } }>;
+  const pieces: Array<Record<string, unknown>> = candidate.content.parts.flatMap((part) =>
+    typeof part.text === 'string' ? part.text.split(' ').map((word, i) => ({ text: i === 0 ? word : ` ${word}` })) : [part],
+  );
+  const partials: unknown[] = pieces.map((piece) => ({
+    candidates: [{ content: { parts: [piece], role: 'model' }, index: 0 }],
     modelVersion: full.modelVersion,
   }));
   const last = partials[partials.length - 1] as { candidates: Array<Record<string, unknown>> };
@@ -166,51 +182,189 @@ const GENERATION_CONFIG_KEYS = new Set([
   'topK',
   'stopSequences',
   'candidateCount',
+  'seed',
+  'presencePenalty',
+  'frequencyPenalty',
+  'responseMimeType',
+  'responseSchema',
+  'responseJsonSchema',
+  'thinkingConfig',
 ]);
 
-function validContent(content: unknown): boolean {
-  if (typeof content !== 'object' || content === null) return false;
-  const parts = (content as { parts?: unknown }).parts;
-  return Array.isArray(parts) && parts.length > 0 && parts.every((p) => typeof p?.text === 'string');
+/** Base64, as Google's opaque signatures are. */
+export const EMULATOR_THOUGHT_SIGNATURE = 'CiQBcsjafEmulatorSignatureAAECAwQFBgcICQoLDA0ODxA=';
+const FUNCTION_NAME = /^[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}$/;
+const FUNCTION_CALLING_MODES = new Set(['AUTO', 'ANY', 'NONE', 'VALIDATED']);
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+type Json = Record<string, unknown>;
+const isJson = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+const invalid = (message: string) => fail(400, 'INVALID_ARGUMENT', message);
+
+/** One part holds exactly one kind of data; the checks are the ones the real API answers with a 400. */
+function partProblem(part: unknown, role: string, where: string): string | undefined {
+  if (!isJson(part)) return `* ${where}: part must be an object\n`;
+  const kinds = ['text', 'inlineData', 'fileData', 'functionCall', 'functionResponse'].filter((k) => part[k] !== undefined);
+  if (kinds.length !== 1) return `* ${where}.data: required oneof field 'data' must have one initialized field\n`;
+  const [kind] = kinds;
+  if (kind === 'text' && typeof part.text !== 'string') return `Invalid value at '${where}.text' (TYPE_STRING)`;
+  if (kind === 'inlineData') {
+    const inline = part.inlineData;
+    if (!isJson(inline) || typeof inline.mimeType !== 'string' || typeof inline.data !== 'string') return `* ${where}.inline_data: mime_type and data are required\n`;
+    if (inline.data === '' || !BASE64.test(inline.data)) return `Invalid value at '${where}.inline_data.data' (TYPE_BYTES), Base64 decoding failed`;
+  }
+  if (kind === 'functionCall') {
+    if (role !== 'model') return 'Please ensure that function call turns come from the model.';
+    const call = part.functionCall;
+    if (!isJson(call) || typeof call.name !== 'string' || (call.args !== undefined && !isJson(call.args))) return `* ${where}.function_call: name is required and args must be an object\n`;
+  }
+  if (kind === 'functionResponse') {
+    if (role !== 'user') return 'Please ensure that function response turns come from the user.';
+    const response = part.functionResponse;
+    if (!isJson(response) || typeof response.name !== 'string' || !isJson(response.response)) return `* ${where}.function_response: name and an object response are required\n`;
+  }
+  return undefined;
 }
 
-function generateContent(body: unknown, model: string, reply: string): EmulatorReply {
-  const b = (body ?? {}) as Record<string, unknown>;
+/** Every function response turn answers the function call turn just before it, part for part. */
+function turnProblem(contents: Json[]): string | undefined {
+  for (const [i, content] of contents.entries()) {
+    const parts = content.parts as Json[];
+    const responses = parts.filter((p) => p.functionResponse !== undefined).length;
+    if (responses === 0) continue;
+    const calls = i > 0 ? (contents[i - 1].parts as Json[]).filter((p) => p.functionCall !== undefined).length : 0;
+    if (calls === 0) {
+      return 'Please ensure that function response turn comes immediately after a function call turn.';
+    }
+    if (calls !== responses) {
+      return 'Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.';
+    }
+  }
+  return undefined;
+}
+
+/** The declared function names, or the problem the real API reports. */
+function declaredFunctions(tools: unknown): { names: string[]; schemas: Map<string, unknown> } | string {
+  const names: string[] = [];
+  const schemas = new Map<string, unknown>();
+  if (tools === undefined) return { names, schemas };
+  if (!Array.isArray(tools)) return "Invalid JSON payload received. Invalid value at 'tools'";
+  for (const [t, tool] of tools.entries()) {
+    if (!isJson(tool) || !Array.isArray(tool.functionDeclarations)) return `* GenerateContentRequest.tools[${t}]: unsupported tool\n`;
+    for (const [f, declaration] of tool.functionDeclarations.entries()) {
+      const where = `GenerateContentRequest.tools[${t}].function_declarations[${f}]`;
+      if (!isJson(declaration) || typeof declaration.name !== 'string' || !FUNCTION_NAME.test(declaration.name)) {
+        return `* ${where}.name: Invalid function name. Must start with a letter or an underscore. Must be alphameric (a-z, A-Z, 0-9), underscores (_), dots (.), colons (:) or dashes (-), with a maximum length of 64.\n`;
+      }
+      if (declaration.parameters !== undefined && declaration.parametersJsonSchema !== undefined) {
+        return `* ${where}: parameters and parameters_json_schema are mutually exclusive\n`;
+      }
+      names.push(declaration.name);
+      schemas.set(declaration.name, declaration.parametersJsonSchema ?? declaration.parameters);
+    }
+  }
+  return { names, schemas };
+}
+
+/** A value matching a (JSON or OpenAPI-subset) schema, so structured answers and call arguments parse. */
+function sampleFor(schema: unknown): unknown {
+  if (!isJson(schema)) return {};
+  if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
+  const type = String(Array.isArray(schema.type) ? schema.type[0] : (schema.type ?? 'object')).toLowerCase();
+  if (type === 'string') return 'emulated';
+  if (type === 'integer' || type === 'number') return 1;
+  if (type === 'boolean') return true;
+  if (type === 'array') return [sampleFor(schema.items)];
+  const properties = isJson(schema.properties) ? schema.properties : {};
+  return Object.fromEntries(Object.entries(properties).map(([key, value]) => [key, sampleFor(value)]));
+}
+
+function generateContent(body: unknown, model: string, settings: GeminiEmulator['options']): EmulatorReply {
+  const b = (body ?? {}) as Json;
   if (!Array.isArray(b.contents) || b.contents.length === 0) {
-    return fail(400, 'INVALID_ARGUMENT', '* GenerateContentRequest.contents: contents is not specified\n');
+    return invalid('* GenerateContentRequest.contents: contents is not specified\n');
   }
   for (const [i, content] of b.contents.entries()) {
-    const role = (content as { role?: unknown })?.role;
-    if (role !== undefined && role !== 'user' && role !== 'model') {
-      return fail(400, 'INVALID_ARGUMENT', 'Please use a valid role: user, model.');
+    const role = isJson(content) ? (content.role ?? 'user') : undefined;
+    if (role !== 'user' && role !== 'model') return invalid('Please use a valid role: user, model.');
+    const parts = (content as Json).parts;
+    if (!Array.isArray(parts) || parts.length === 0) {
+      return invalid(`* GenerateContentRequest.contents[${i}].parts: contents.parts must not be empty.\n`);
     }
-    if (!validContent(content)) {
-      return fail(
-        400,
-        'INVALID_ARGUMENT',
-        `* GenerateContentRequest.contents[${i}].parts: contents.parts must not be empty.\n`,
-      );
+    for (const [p, part] of parts.entries()) {
+      const problem = partProblem(part, role, `GenerateContentRequest.contents[${i}].parts[${p}]`);
+      if (problem) return invalid(problem);
     }
   }
-  if (b.systemInstruction !== undefined && !validContent(b.systemInstruction)) {
-    return fail(400, 'INVALID_ARGUMENT', '* GenerateContentRequest.system_instruction.parts: must not be empty.\n');
-  }
-  if (b.generationConfig !== undefined) {
-    for (const key of Object.keys(b.generationConfig as object)) {
-      if (!GENERATION_CONFIG_KEYS.has(key)) {
-        return fail(
-          400,
-          'INVALID_ARGUMENT',
-          `Invalid JSON payload received. Unknown name "${key}" at 'generation_config': Cannot find field.`,
-        );
+  const contents = b.contents as Json[];
+  const turns = turnProblem(contents);
+  if (turns) return invalid(turns);
+  if (settings.signFunctionCalls) {
+    for (const [i, content] of contents.entries()) {
+      const firstCall = (content.parts as Json[]).findIndex((p) => p.functionCall !== undefined);
+      if (firstCall >= 0 && (content.parts as Json[])[firstCall].thoughtSignature !== EMULATOR_THOUGHT_SIGNATURE) {
+        return invalid(`Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call \`default_api:${String(((content.parts as Json[])[firstCall].functionCall as Json).name)}\`, position ${i + 1}.`);
       }
     }
   }
+  if (b.systemInstruction !== undefined) {
+    const parts = isJson(b.systemInstruction) ? b.systemInstruction.parts : undefined;
+    if (!Array.isArray(parts) || parts.length === 0 || !parts.every((p) => typeof p?.text === 'string')) {
+      return invalid('* GenerateContentRequest.system_instruction.parts: must not be empty.\n');
+    }
+  }
+  const declared = declaredFunctions(b.tools);
+  if (typeof declared === 'string') return invalid(declared);
+  let mode = 'AUTO';
+  let callable = declared.names;
+  if (b.toolConfig !== undefined) {
+    const config = isJson(b.toolConfig) ? b.toolConfig.functionCallingConfig : undefined;
+    if (!isJson(config) || !FUNCTION_CALLING_MODES.has(String(config.mode ?? 'AUTO'))) {
+      return invalid("Invalid value at 'tool_config.function_calling_config.mode'");
+    }
+    mode = String(config.mode ?? 'AUTO');
+    if (config.allowedFunctionNames !== undefined) {
+      if (mode !== 'ANY') return invalid('* GenerateContentRequest.tool_config.function_calling_config.allowed_function_names: only allowed when mode is ANY.\n');
+      const allowed = config.allowedFunctionNames as unknown[];
+      if (!allowed.every((name) => declared.names.includes(String(name)))) {
+        return invalid('* GenerateContentRequest.tool_config.function_calling_config.allowed_function_names: must name declared functions.\n');
+      }
+      callable = allowed.map(String);
+    }
+  }
+  const config = (b.generationConfig ?? {}) as Json;
+  for (const key of Object.keys(config)) {
+    if (!GENERATION_CONFIG_KEYS.has(key)) {
+      return invalid(`Invalid JSON payload received. Unknown name "${key}" at 'generation_config': Cannot find field.`);
+    }
+  }
+  const schema = config.responseJsonSchema ?? config.responseSchema;
+  if (config.responseJsonSchema !== undefined && config.responseSchema !== undefined) {
+    return invalid('* GenerateContentRequest.generation_config: response_schema and response_json_schema are mutually exclusive.\n');
+  }
+  if (schema !== undefined && config.responseMimeType !== 'application/json') {
+    return invalid('* GenerateContentRequest.generation_config.response_mime_type: must be application/json when a response schema is set.\n');
+  }
+
+  const answered = (contents[contents.length - 1].parts as Json[]).some((p) => p.functionResponse !== undefined);
+  let parts: Json[];
+  if (!answered && callable.length > 0 && mode !== 'NONE') {
+    const calls = settings.functionCalls ?? [{ name: callable[0] }];
+    parts = calls.map((call, i) => ({
+      functionCall: { name: call.name, args: call.args ?? sampleFor(declared.schemas.get(call.name)) },
+      // Parallel calls: only the first part is signed.
+      ...(settings.signFunctionCalls && i === 0 ? { thoughtSignature: EMULATOR_THOUGHT_SIGNATURE } : {}),
+    }));
+  } else if (config.responseMimeType === 'application/json') {
+    parts = [{ text: JSON.stringify(schema !== undefined ? sampleFor(schema) : { reply: settings.reply }) }];
+  } else {
+    parts = [{ text: settings.reply }];
+  }
   const promptTokenCount = JSON.stringify(b.contents).length;
-  const candidatesTokenCount = reply.split(' ').length;
+  const candidatesTokenCount = settings.reply.split(' ').length;
   return {
     body: {
-      candidates: [{ content: { parts: [{ text: reply }], role: 'model' }, finishReason: 'STOP', index: 0 }],
+      candidates: [{ content: { parts, role: 'model' }, finishReason: 'STOP', index: 0 }],
       usageMetadata: {
         promptTokenCount,
         candidatesTokenCount,
@@ -220,6 +374,12 @@ function generateContent(body: unknown, model: string, reply: string): EmulatorR
       responseId: 'emulator-response',
     },
   };
+}
+
+/** Embedding requests take text parts only. */
+function validContent(content: unknown): boolean {
+  const parts = isJson(content) ? content.parts : undefined;
+  return Array.isArray(parts) && parts.length > 0 && parts.every((p) => typeof p?.text === 'string');
 }
 
 function batchEmbedContents(body: unknown, model: string, defaultDimensions: number): EmulatorReply {

@@ -1,6 +1,11 @@
+import { AiClient } from '../../src/ai/client/ai-client';
+import { ProviderRegistry } from '../../src/ai/client/provider-registry';
 import { GeminiProvider } from '../../src/ai/providers/gemini/gemini.provider';
+import type { ChatMessage, ToolDefinition } from '../../src/ai/providers/ai-provider.interface';
+import { DEFAULT_PROMPT_TEMPLATES } from '../../src/ai/prompts/prompt-templates';
 import {
   AuthenticationError,
+  CapabilityNotSupportedError,
   InvalidRequestError,
   InvalidResponseError,
   ModelNotAvailableError,
@@ -9,6 +14,7 @@ import {
   TollgateError,
 } from '../../src/ai/errors';
 import {
+  EMULATOR_THOUGHT_SIGNATURE,
   GEMINI_BODY_MARKER,
   GEMINI_EMULATOR_KEY,
   geminiError,
@@ -44,7 +50,7 @@ describe('GeminiProvider against the Gemini emulator', () => {
       expect(result).toEqual({
         text: 'Hello from the Gemini emulator',
         model: 'gemini-2.5-flash',
-        finishReason: 'STOP',
+        finishReason: 'stop',
         usage: { inputTokens: expect.any(Number), outputTokens: 5, totalTokens: expect.any(Number) },
       });
       const sent = suite.emulator.server.requestsTo('/v1beta/models/gemini-2.5-flash:generateContent');
@@ -95,7 +101,7 @@ describe('GeminiProvider against the Gemini emulator', () => {
         body: { candidates: [{ finishReason: 'SAFETY', index: 0 }] },
       });
       const result = await create().generate(ask);
-      expect(result).toMatchObject({ text: '', finishReason: 'SAFETY', model: 'gemini-2.5-flash' });
+      expect(result).toMatchObject({ text: '', finishReason: 'content_filter', model: 'gemini-2.5-flash' });
     });
 
     it('skips thought parts', async () => {
@@ -118,7 +124,7 @@ describe('GeminiProvider against the Gemini emulator', () => {
       expect(chunks[chunks.length - 1]).toEqual({
         done: true,
         model: 'gemini-2.5-flash',
-        finishReason: 'STOP',
+        finishReason: 'stop',
         usage: { inputTokens: expect.any(Number), outputTokens: 5, totalTokens: expect.any(Number) },
       });
       const sent = suite.emulator.server.lastRequest;
@@ -145,7 +151,7 @@ describe('GeminiProvider against the Gemini emulator', () => {
       suite.emulator.server.inject({ kind: 'status', status: 200, body: events.map((e) => `data: ${JSON.stringify(e)}\r\n\r\n`).join('') });
       expect(await collect(create().generateStream(ask))).toEqual([
         { done: false, text: 'cut' },
-        { done: true, model: 'gemini-2.5-flash', finishReason: 'MAX_TOKENS', usage: { inputTokens: 3, totalTokens: 13 } },
+        { done: true, model: 'gemini-2.5-flash', finishReason: 'length', usage: { inputTokens: 3, totalTokens: 13 } },
       ]);
     });
 
@@ -376,6 +382,221 @@ describe('GeminiProvider against the Gemini emulator', () => {
     });
   });
 
+  describe('tools, images and structured output through the AiClient', () => {
+    const weather: ToolDefinition = {
+      name: 'get_weather',
+      description: 'Current weather of a city',
+      parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
+    };
+    const clock: ToolDefinition = { name: 'get_time', parameters: { type: 'object', properties: {} } };
+    const clients: AiClient[] = [];
+    afterEach(async () => {
+      suite.emulator.options.functionCalls = undefined;
+      suite.emulator.options.signFunctionCalls = undefined;
+      await Promise.all(clients.splice(0).map((client) => client.close()));
+    });
+    const client = (): AiClient => {
+      const created = new AiClient(ProviderRegistry.fromSettings([suite.settings()]), {
+        defaultProvider: 'gemini',
+        retry: { retries: 0, baseDelayMs: 1 },
+        fallback: { enabled: false },
+        prompts: { ...DEFAULT_PROMPT_TEMPLATES, providers: {} },
+        context: { excludedFields: [], sensitiveKeys: [] },
+        sensitiveKeys: [],
+        limits: { maxBatchInputs: 4 },
+        healthCacheMs: 5000,
+      });
+      clients.push(created);
+      return created;
+    };
+    const upstreamBody = () => suite.emulator.server.lastRequest?.body as Record<string, unknown>;
+    const question: ChatMessage[] = [{ role: 'user', content: 'Weather in Paris?' }];
+
+    it('declares tools with their JSON Schema and maps a named tool choice; the call comes back with an id and tool_calls', async () => {
+      const answer = await client().generateMessages(question, { tools: [weather, clock], toolChoice: { name: 'get_weather' } });
+      expect(upstreamBody()).toEqual({
+        contents: [{ role: 'user', parts: [{ text: 'Weather in Paris?' }] }],
+        tools: [
+          {
+            functionDeclarations: [
+              { name: 'get_weather', description: 'Current weather of a city', parametersJsonSchema: weather.parameters },
+              { name: 'get_time', parametersJsonSchema: clock.parameters },
+            ],
+          },
+        ],
+        toolConfig: { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['get_weather'] } },
+      });
+      expect(answer).toMatchObject({
+        response: '',
+        finishReason: 'tool_calls',
+        toolCalls: [{ id: expect.stringMatching(/^call_[0-9a-f]{24}$/), name: 'get_weather', arguments: '{"city":"emulated"}' }],
+      });
+    });
+
+    it('sends two calls and their results back as functionCall and grouped functionResponse parts, then gets text', async () => {
+      const messages: ChatMessage[] = [
+        ...question,
+        {
+          role: 'assistant',
+          content: null,
+          toolCalls: [
+            { id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' },
+            { id: 'call_2', name: 'get_time', arguments: '' },
+          ],
+        },
+        { role: 'tool', toolCallId: 'call_1', content: '{"temperature":21}' },
+        { role: 'tool', toolCallId: 'call_2', content: 'error: clock offline' },
+      ];
+      const answer = await client().generateMessages(messages, { tools: [weather, clock] });
+      expect(upstreamBody().contents).toEqual([
+        { role: 'user', parts: [{ text: 'Weather in Paris?' }] },
+        { role: 'model', parts: [{ functionCall: { name: 'get_weather', args: { city: 'Paris' } } }, { functionCall: { name: 'get_time', args: {} } }] },
+        {
+          role: 'user',
+          parts: [
+            { functionResponse: { name: 'get_weather', response: { temperature: 21 } } },
+            { functionResponse: { name: 'get_time', response: { content: 'error: clock offline' } } },
+          ],
+        },
+      ]);
+      expect(answer).toMatchObject({ response: 'Hello from the Gemini emulator', finishReason: 'stop' });
+      expect(answer.toolCalls).toBeUndefined();
+    });
+
+    it('streams two functionCall parts as two whole deltas with distinct ids, then tool_calls', async () => {
+      suite.emulator.options.functionCalls = [
+        { name: 'get_weather', args: { city: 'Paris' } },
+        { name: 'get_time', args: {} },
+      ];
+      const events = await collect(client().streamMessages(question, { tools: [weather, clock], toolChoice: 'required' }));
+      expect(suite.emulator.server.lastRequest?.query.get('alt')).toBe('sse');
+      expect(upstreamBody().toolConfig).toEqual({ functionCallingConfig: { mode: 'ANY' } });
+      expect(events).toEqual([
+        { type: 'delta', text: '', toolCalls: [{ index: 0, id: expect.stringMatching(/^call_/), name: 'get_weather', arguments: '{"city":"Paris"}' }] },
+        { type: 'delta', text: '', toolCalls: [{ index: 1, id: expect.stringMatching(/^call_/), name: 'get_time', arguments: '{}' }] },
+        expect.objectContaining({ type: 'done', provider: 'gemini', finishReason: 'tool_calls' }),
+      ]);
+    });
+
+    it('sends a json_schema response format as responseMimeType and responseJsonSchema, and the answer parses', async () => {
+      const schema = { type: 'object', properties: { city: { type: 'string' }, celsius: { type: 'number' } }, required: ['city', 'celsius'] };
+      const answer = await client().generateMessages(question, {
+        responseFormat: { type: 'json_schema', name: 'weather', schema, strict: true },
+        seed: 7,
+        presencePenalty: 0,
+        frequencyPenalty: 0.5,
+      });
+      expect(upstreamBody().generationConfig).toEqual({
+        seed: 7,
+        frequencyPenalty: 0.5,
+        responseMimeType: 'application/json',
+        responseJsonSchema: schema,
+      });
+      expect(JSON.parse(answer.response)).toEqual({ city: 'emulated', celsius: 1 });
+    });
+
+    it('sends a json_object response format as responseMimeType only', async () => {
+      const answer = await client().generateMessages(question, { responseFormat: { type: 'json_object' } });
+      expect(upstreamBody().generationConfig).toEqual({ responseMimeType: 'application/json' });
+      expect(JSON.parse(answer.response)).toEqual({ reply: 'Hello from the Gemini emulator' });
+    });
+
+    it('sends a base64 image as inlineData', async () => {
+      await client().generateMessages([
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is this?' },
+            { type: 'image', image: { kind: 'base64', mediaType: 'image/png', data: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==' } },
+          ],
+        },
+      ]);
+      expect(upstreamBody().contents).toEqual([
+        {
+          role: 'user',
+          parts: [
+            { text: 'What is this?' },
+            { inlineData: { mimeType: 'image/png', data: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==' } },
+          ],
+        },
+      ]);
+    });
+
+    it('fetches an image URL and inlines its bytes', async () => {
+      const fetched: string[] = [];
+      const provider = new GeminiProvider(suite.settings(), async (url) => {
+        fetched.push(url);
+        return { mediaType: 'image/jpeg', data: '/9j/4AAQSkZJRg==' };
+      });
+      try {
+        await provider.generate({ messages: [{ role: 'user', content: [{ type: 'image', image: { kind: 'url', url: 'https://images.example/cat.jpg' } }] }] });
+      } finally {
+        await provider.close();
+      }
+      expect(fetched).toEqual(['https://images.example/cat.jpg']);
+      expect(upstreamBody().contents).toEqual([{ role: 'user', parts: [{ inlineData: { mimeType: 'image/jpeg', data: '/9j/4AAQSkZJRg==' } }] }]);
+    });
+
+    it('refuses an image URL on a private address through the URL guard, without calling upstream', async () => {
+      const image: ChatMessage = { role: 'user', content: [{ type: 'image', image: { kind: 'url', url: 'http://10.1.2.3/secret.png' } }] };
+      await expectSanitized(client().generateMessages([image]), InvalidRequestError, secrets);
+      expect(suite.emulator.server.requests).toHaveLength(0);
+    });
+
+    it('refuses parallel_tool_calls false and a model family without tools, without calling upstream', async () => {
+      const refused = await expectSanitized(client().generateMessages(question, { tools: [weather], parallelToolCalls: false }), InvalidRequestError, secrets);
+      expect(refused.message).toContain('parallel_tool_calls');
+      await expectSanitized(client().generateMessages(question, { tools: [weather], model: 'gemini-1.0-pro' }), CapabilityNotSupportedError, secrets);
+      expect(suite.emulator.server.requests).toHaveLength(0);
+    });
+
+    it("carries a Gemini 3 thought signature in the call id and gives it back on the replayed call turn", async () => {
+      suite.emulator.options.signFunctionCalls = true;
+      suite.emulator.options.functionCalls = [{ name: 'get_weather', args: { city: 'Paris' } }, { name: 'get_time' }];
+      const first = await client().generateMessages(question, { tools: [weather, clock] });
+      const calls = first.toolCalls ?? [];
+      expect(calls.map((call) => call.id)).toEqual([
+        expect.stringMatching(new RegExp(`^call_[0-9a-f]{24}__thought__${EMULATOR_THOUGHT_SIGNATURE.replace(/[+/=]/g, '\\$&')}$`)),
+        expect.stringMatching(/^call_[0-9a-f]{24}$/),
+      ]);
+      const second = await client().generateMessages(
+        [
+          ...question,
+          { role: 'assistant', content: null, toolCalls: calls },
+          { role: 'tool', toolCallId: calls[0].id, content: '{"temperature":21}' },
+          { role: 'tool', toolCallId: calls[1].id, content: '12:00' },
+        ],
+        { tools: [weather, clock] },
+      );
+      expect((upstreamBody().contents as unknown[])[1]).toEqual({
+        role: 'model',
+        parts: [
+          { functionCall: { name: 'get_weather', args: { city: 'Paris' } }, thoughtSignature: EMULATOR_THOUGHT_SIGNATURE },
+          { functionCall: { name: 'get_time', args: {} } },
+        ],
+      });
+      expect(second).toMatchObject({ response: 'Hello from the Gemini emulator', finishReason: 'stop' });
+    });
+
+    it.each([
+      ['gemini-1.5-flash', true],
+      ['gemini-2.5-pro', true],
+      ['models/gemini-3-pro-preview', true],
+      ['gemini-flash-latest', true],
+      ['gemini-1.0-pro', false],
+      ['gemma-3-27b-it', false],
+    ])('model %s has tools, structured output and vision: %s', (model, expected) => {
+      const provider = create();
+      expect(['tools', 'structuredOutput', 'vision'].map((feature) => provider.supportsFeature(feature as 'tools', model))).toEqual([expected, expected, expected]);
+    });
+
+    it('answers text when tool choice is none', async () => {
+      const answer = await client().generateMessages(question, { tools: [weather], toolChoice: 'none' });
+      expect(upstreamBody().toolConfig).toEqual({ functionCallingConfig: { mode: 'NONE' } });
+      expect(answer).toMatchObject({ response: 'Hello from the Gemini emulator', finishReason: 'stop' });
+    });
+  });
+
   describe('the emulator rejects malformed requests like the real API', () => {
     const post = (path: string, body: unknown, key = GEMINI_EMULATOR_KEY) =>
       fetch(`${suite.emulator.url}${path}`, {
@@ -409,6 +630,52 @@ describe('GeminiProvider against the Gemini emulator', () => {
         contents: [{ role: 'user', parts: [{ text: 'Hi' }] }],
       });
       expect(Array.isArray(await response.json())).toBe(true);
+    });
+
+    it('400 when function responses do not answer the function call turn right before, part for part', async () => {
+      const call = { role: 'model', parts: [{ functionCall: { name: 'f', args: {} } }, { functionCall: { name: 'g', args: {} } }] };
+      const oneResult = { role: 'user', parts: [{ functionResponse: { name: 'f', response: {} } }] };
+      const ask = { role: 'user', parts: [{ text: 'Hi' }] };
+      const tooFew = await post('/models/gemini-2.5-flash:generateContent', { contents: [ask, call, oneResult] });
+      expect(tooFew.status).toBe(400);
+      const orphan = await post('/models/gemini-2.5-flash:generateContent', { contents: [ask, oneResult] });
+      expect(orphan.status).toBe(400);
+    });
+
+    it('400 on parameters together with parametersJsonSchema, or allowedFunctionNames outside ANY', async () => {
+      const contents = [{ role: 'user', parts: [{ text: 'Hi' }] }];
+      const both = await post('/models/gemini-2.5-flash:generateContent', {
+        contents,
+        tools: [{ functionDeclarations: [{ name: 'f', parameters: { type: 'OBJECT' }, parametersJsonSchema: { type: 'object' } }] }],
+      });
+      expect(both.status).toBe(400);
+      const names = await post('/models/gemini-2.5-flash:generateContent', {
+        contents,
+        tools: [{ functionDeclarations: [{ name: 'f' }] }],
+        toolConfig: { functionCallingConfig: { mode: 'AUTO', allowedFunctionNames: ['f'] } },
+      });
+      expect(names.status).toBe(400);
+    });
+
+    it('400 for an unsigned replayed function call when behaving like Gemini 3', async () => {
+      suite.emulator.options.signFunctionCalls = true;
+      const response = await post('/models/gemini-2.5-flash:generateContent', {
+        contents: [
+          { role: 'user', parts: [{ text: 'Hi' }] },
+          { role: 'model', parts: [{ functionCall: { name: 'f', args: {} } }] },
+          { role: 'user', parts: [{ functionResponse: { name: 'f', response: {} } }] },
+        ],
+      });
+      suite.emulator.options.signFunctionCalls = undefined;
+      expect(response.status).toBe(400);
+      expect(JSON.stringify(await response.json())).toContain('missing a thought_signature');
+    });
+
+    it('400 on inlineData that is not base64', async () => {
+      const response = await post('/models/gemini-2.5-flash:generateContent', {
+        contents: [{ role: 'user', parts: [{ inlineData: { mimeType: 'image/png', data: 'not base64!' } }] }],
+      });
+      expect(response.status).toBe(400);
     });
 
     it('400 when a batch request names another model', async () => {

@@ -1,17 +1,12 @@
 /**
  * Gemini adapter (Generative Language API, v1beta): `models/{model}:generateContent` for generation,
  * `models/{model}:batchEmbedContents` for one or many embeddings in a single call (as the official SDK
- * does), `models` for listing. The key travels in `x-goog-api-key`, never in the query string.
+ * does), `models` for listing. The key travels in `x-goog-api-key`, never in the query string. The request
+ * and answer translations live beside it: gemini-messages (contents), gemini-tools (tools and toolConfig),
+ * gemini-response-format, gemini-response, gemini-stream, gemini-finish-reason, gemini-usage, gemini-errors.
  */
-import { isObject, numberOrUndefined } from '../../../common/json-values';
-import {
-  AuthenticationError,
-  InvalidRequestError,
-  InvalidResponseError,
-  ProviderError,
-  RateLimitError,
-  TollgateError,
-} from '../../errors';
+import { isObject } from '../../../common/json-values';
+import { InvalidRequestError, InvalidResponseError, TollgateError } from '../../errors';
 import type {
   AiProvider,
   EmbedRequest,
@@ -20,23 +15,22 @@ import type {
   GenerateResult,
   GenerateStreamChunk,
   HealthResult,
+  ModelFeature,
   ModelInfo,
   ProviderCapabilities,
   ProviderSettings,
 } from '../ai-provider.interface';
 import { parseEventObject, readSseEvents } from '../../../upstream/stream-framing';
 import { UpstreamClient } from '../../../upstream/upstream-client';
-import { modelNotAvailable, retryAfterFromHeaders } from '../../../upstream/upstream-errors';
-import type { UpstreamErrorResponse } from '../../../upstream/upstream-types';
-import {
-  NO_MODEL_FEATURES,
-  checkEmbeddingDimensions,
-  describeSettings,
-  probeModelHealth,
-  textOnlyMessages,
-  usageOf,
-  validateEmbeddings,
-} from '../provider-support';
+import { DEFAULT_MAX_IMAGE_BYTES, fetchImageAsBase64 } from '../image-fetch';
+import { checkEmbeddingDimensions, describeSettings, probeModelHealth, validateEmbeddings } from '../provider-support';
+import { mapGeminiError } from './gemini-errors';
+import { convertGeminiMessages, type GeminiImageFetcher } from './gemini-messages';
+import { convertGeminiResponseFormat } from './gemini-response-format';
+import { convertGeminiResponse } from './gemini-response';
+import { GeminiStreamTranslator } from './gemini-stream';
+import { convertGeminiTools } from './gemini-tools';
+import type { GeminiGenerateBody, GeminiGenerationConfig } from './gemini-wire';
 
 export const GEMINI_DEFAULT_URL = 'https://generativelanguage.googleapis.com/v1beta';
 export const GEMINI_DEFAULT_CHAT_MODEL = 'gemini-2.5-flash';
@@ -44,127 +38,38 @@ export const GEMINI_DEFAULT_EMBEDDING_MODEL = 'gemini-embedding-001';
 const MODELS_PAGE_SIZE = 1000;
 const MAX_MODEL_PAGES = 10;
 
-interface GeminiContent {
-  role?: 'user' | 'model';
-  parts: Array<{ text: string }>;
-}
+/**
+ * Function calling, JSON output and image input came with Gemini 1.5 (the `-latest` aliases point at 2.5 and
+ * later); Gemini 1.0 and Gemma lack them.
+ */
+const FEATURED_MODEL = /^gemini-(1\.5|[2-9]|(flash|flash-lite|pro)-latest$)/;
 
-interface GeminiGenerateBody {
-  contents: GeminiContent[];
-  systemInstruction?: GeminiContent;
-  generationConfig?: {
-    maxOutputTokens?: number;
-    temperature?: number;
-    topP?: number;
-    stopSequences?: string[];
-  };
-}
+const fetchImageDefault: GeminiImageFetcher = (url, signal) => fetchImageAsBase64(url, { maxBytes: DEFAULT_MAX_IMAGE_BYTES, signal });
 
 /** Accepts `gemini-x` or `models/gemini-x`; paths and bodies use the bare id. */
 function bareModel(model: string): string {
   return model.startsWith('models/') ? model.slice('models/'.length) : model;
 }
 
-/** System messages become `systemInstruction`; assistant turns are Gemini's `model` role. */
-function toGeminiGenerateBody(request: GenerateRequest, provider: string): GeminiGenerateBody {
-  const sent = textOnlyMessages(request.messages, provider);
-  const system = sent.filter((m) => m.role === 'system').map((m) => m.content);
-  const contents: GeminiContent[] = sent
-    .filter((m) => m.role !== 'system')
-    .map((m) => ({ role: m.role === 'assistant' ? 'model' : 'user', parts: [{ text: m.content }] }));
-  if (contents.length === 0) {
-    throw new InvalidRequestError(`${provider}: at least one user or assistant message is required`, { provider });
-  }
-  const body: GeminiGenerateBody = { contents };
-  if (system.length > 0) body.systemInstruction = { parts: [{ text: system.join('\n\n') }] };
-  const config: NonNullable<GeminiGenerateBody['generationConfig']> = {};
+/**
+ * Penalties of 0 are the default and send nothing; `seed` and non-zero penalties go into generationConfig.
+ */
+async function toGeminiGenerateBody(request: GenerateRequest, provider: string, fetchImage: GeminiImageFetcher): Promise<GeminiGenerateBody> {
+  const body: GeminiGenerateBody = {
+    ...(await convertGeminiMessages(request.messages, provider, fetchImage, request.signal)),
+    ...convertGeminiTools(request, provider),
+  };
+  const config: GeminiGenerationConfig = {};
   if (request.maxTokens !== undefined) config.maxOutputTokens = request.maxTokens;
   if (request.temperature !== undefined) config.temperature = request.temperature;
   if (request.topP !== undefined) config.topP = request.topP;
   if (request.stop !== undefined && request.stop.length > 0) config.stopSequences = request.stop;
+  if (request.seed !== undefined) config.seed = request.seed;
+  if (request.presencePenalty !== undefined && request.presencePenalty !== 0) config.presencePenalty = request.presencePenalty;
+  if (request.frequencyPenalty !== undefined && request.frequencyPenalty !== 0) config.frequencyPenalty = request.frequencyPenalty;
+  Object.assign(config, convertGeminiResponseFormat(request.responseFormat));
   if (Object.keys(config).length > 0) body.generationConfig = config;
   return body;
-}
-
-/** Reads the first candidate's text parts; a prompt blocked before any candidate is a refused request. */
-function fromGeminiResponse(body: unknown, provider: string, requestedModel: string): GenerateResult {
-  if (!isObject(body)) throw new InvalidResponseError(`${provider}: upstream response is not an object`, { provider });
-  const candidates = body.candidates;
-  if (candidates === undefined && isObject(body.promptFeedback)) {
-    const reason = enumToken(body.promptFeedback.blockReason) ?? 'BLOCKED';
-    throw new ProviderError(`${provider}: upstream blocked the prompt (${reason})`, { provider, status: 400 });
-  }
-  if (!Array.isArray(candidates) || candidates.length === 0 || !isObject(candidates[0])) {
-    throw new InvalidResponseError(`${provider}: upstream response has no candidates`, { provider });
-  }
-  const candidate = candidates[0];
-  let text = '';
-  // A candidate stopped by a safety filter or a zero token budget can legitimately carry no content, or a
-  // content with only its role (a thinking model out of tokens, a streamed last event): a finished candidate
-  // may lack parts, an unfinished one may not.
-  if (candidate.content !== undefined) {
-    const { parts } = isObject(candidate.content) ? candidate.content : { parts: null };
-    if (!(Array.isArray(parts) || (parts === undefined && candidate.finishReason !== undefined))) {
-      throw new InvalidResponseError(`${provider}: upstream candidate has no parts`, { provider });
-    }
-    for (const part of parts ?? []) {
-      // Thought summaries are not part of the answer.
-      if (isObject(part) && typeof part.text === 'string' && part.thought !== true) text += part.text;
-    }
-  }
-  return {
-    text,
-    model: typeof body.modelVersion === 'string' ? body.modelVersion : requestedModel,
-    finishReason: enumToken(candidate.finishReason),
-    usage: usageOf(body.usageMetadata, USAGE_FIELDS),
-  };
-}
-
-const USAGE_FIELDS = { input: 'promptTokenCount', output: 'candidatesTokenCount', total: 'totalTokenCount' };
-
-/** Gemini's `{"error":{"code","message","status","details"}}`: only `status` and detail reasons are read. */
-function errorFields(body: unknown): { status?: string; reasons: string[]; retryDelayMs?: number } {
-  const reasons: string[] = [];
-  if (!isObject(body) || !isObject(body.error)) return { reasons };
-  let retryDelayMs: number | undefined;
-  if (Array.isArray(body.error.details)) {
-    for (const detail of body.error.details) {
-      if (!isObject(detail)) continue;
-      const reason = enumToken(detail.reason);
-      if (reason) reasons.push(reason);
-      // google.rpc.RetryInfo carries the wait as a protobuf Duration string such as "37s" or "0.5s".
-      if (typeof detail.retryDelay === 'string' && /^\d+(\.\d+)?s$/.test(detail.retryDelay)) {
-        retryDelayMs = Math.ceil(Number(detail.retryDelay.slice(0, -1)) * 1000);
-      }
-    }
-  }
-  return { status: enumToken(body.error.status), reasons, retryDelayMs };
-}
-
-/** A wrong key is a 400 with reason API_KEY_INVALID here, not a 401. */
-function mapGeminiError(response: UpstreamErrorResponse): TollgateError {
-  const { provider, status, headers, model } = response;
-  const fields = errorFields(response.body);
-  const label = fields.status ? `${status} ${fields.status}` : `${status}`;
-  if (
-    status === 401 ||
-    status === 403 ||
-    fields.reasons.includes('API_KEY_INVALID') ||
-    fields.status === 'UNAUTHENTICATED' ||
-    fields.status === 'PERMISSION_DENIED'
-  ) {
-    return new AuthenticationError(`${provider}: upstream rejected the credentials (${label})`, { provider });
-  }
-  if (status === 429 || fields.status === 'RESOURCE_EXHAUSTED') {
-    return new RateLimitError(`${provider}: upstream rate limit reached (${label})`, {
-      provider,
-      retryAfterMs: retryAfterFromHeaders(headers) ?? fields.retryDelayMs,
-    });
-  }
-  if ((status === 404 || fields.status === 'NOT_FOUND') && model !== undefined) {
-    return modelNotAvailable(provider, model, status);
-  }
-  return new ProviderError(`${provider}: upstream returned ${label}`, { provider, status });
 }
 
 export class GeminiProvider implements AiProvider {
@@ -175,7 +80,9 @@ export class GeminiProvider implements AiProvider {
     batchEmbeddings: true,
     streaming: true,
     listModels: true,
-    ...NO_MODEL_FEATURES,
+    tools: true,
+    structuredOutput: true,
+    vision: true,
   };
   readonly name: string;
   private readonly http: UpstreamClient;
@@ -183,7 +90,10 @@ export class GeminiProvider implements AiProvider {
   private readonly chatModel: string;
   private readonly embeddingModel: string;
 
-  constructor(private readonly settings: ProviderSettings) {
+  constructor(
+    private readonly settings: ProviderSettings,
+    private readonly fetchImage: GeminiImageFetcher = fetchImageDefault,
+  ) {
     if (!settings.apiKey) throw new TollgateError(`${settings.name}: an api_key is required for gemini`);
     this.name = settings.name;
     checkEmbeddingDimensions(settings);
@@ -199,6 +109,10 @@ export class GeminiProvider implements AiProvider {
     });
   }
 
+  supportsFeature(_feature: ModelFeature, model: string | undefined): boolean {
+    return FEATURED_MODEL.test(bareModel(model ?? this.chatModel));
+  }
+
   describe(): Record<string, unknown> {
     const { url, chatModel, embeddingModel } = this;
     return describeSettings({ ...this.settings, url, chatModel, embeddingModel }, this.capabilities);
@@ -208,43 +122,27 @@ export class GeminiProvider implements AiProvider {
     const model = bareModel(request.model ?? this.chatModel);
     const response = await this.http.postJson(
       `/models/${encodeURIComponent(model)}:generateContent`,
-      toGeminiGenerateBody(request, this.name),
+      await toGeminiGenerateBody(request, this.name, this.fetchImage),
       { signal: request.signal, model },
     );
-    return fromGeminiResponse(response.body, this.name, model);
+    return convertGeminiResponse(response.body, this.name, model);
   }
 
-  /**
-   * `streamGenerateContent?alt=sse`: every event is a partial GenerateContentResponse; the last one carries
-   * the finish reason and usage. The stream has no terminator event, so an end without a finish reason
-   * means it was cut short.
-   */
+  /** `streamGenerateContent?alt=sse`, translated event by event (gemini-stream.ts). */
   async *generateStream(request: GenerateRequest): AsyncIterable<GenerateStreamChunk> {
     const model = bareModel(request.model ?? this.chatModel);
     const response = await this.http.stream(
       'POST',
       `/models/${encodeURIComponent(model)}:streamGenerateContent`,
-      toGeminiGenerateBody(request, this.name),
+      await toGeminiGenerateBody(request, this.name, this.fetchImage),
       { signal: request.signal, model, query: { alt: 'sse' }, headers: { accept: 'text/event-stream' } },
     );
-    let last: GenerateResult | undefined;
+    const translator = new GeminiStreamTranslator(this.name, model);
     for await (const event of readSseEvents(response.body)) {
-      const data = parseEventObject(event.data, this.name);
-      // A failure after the 200 arrives as an event holding Google's error body.
-      if (isObject(data.error)) {
-        const code = numberOrUndefined(data.error.code);
-        throw mapGeminiError({ provider: this.name, status: code ?? 500, headers: {}, body: data, model });
-      }
-      const piece = fromGeminiResponse(data, this.name, model);
-      if (piece.text !== '') yield { done: false, text: piece.text };
-      last = { ...piece, usage: piece.usage ?? last?.usage };
+      const chunk = translator.event(parseEventObject(event.data, this.name));
+      if (chunk) yield chunk;
     }
-    if (last?.finishReason === undefined) {
-      throw new InvalidResponseError(`${this.name}: upstream stream ended without a finish reason`, {
-        provider: this.name,
-      });
-    }
-    yield { done: true, model: last.model, finishReason: last.finishReason, usage: last.usage };
+    yield translator.finish();
   }
 
   /** One `batchEmbedContents` call for any number of inputs; the configured dimension is requested and enforced. */
@@ -310,9 +208,4 @@ export class GeminiProvider implements AiProvider {
   close(): Promise<void> {
     return this.http.close();
   }
-}
-
-/** Upstream enum values (finish reasons, statuses) pass only as plain tokens. */
-function enumToken(value: unknown): string | undefined {
-  return typeof value === 'string' && /^[A-Z][A-Z0-9_]{0,63}$/.test(value) ? value : undefined;
 }

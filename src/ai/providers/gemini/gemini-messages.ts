@@ -1,0 +1,103 @@
+import { InvalidRequestError } from '../../errors';
+import type { ChatMessage, ContentPart, ToolCall } from '../ai-provider.interface';
+import type { FetchedImage } from '../image-fetch';
+import { THOUGHT_SIGNATURE_SEPARATOR, type GeminiContent, type GeminiGenerateBody, type GeminiPart } from './gemini-wire';
+
+/** Downloads an image given by URL; Gemini takes image bytes inline only (fileData is for its own File API). */
+export type GeminiImageFetcher = (url: string, signal: AbortSignal | undefined) => Promise<FetchedImage>;
+
+/**
+ * System messages become `systemInstruction`; user turns `user` with text and `inlineData` parts; assistant
+ * turns `model` with text and `functionCall` parts (`args` an object); consecutive tool messages one `user`
+ * turn of `functionResponse` parts, each named after the call it answers (Gemini matches results by name and
+ * order, it has no call ids). A call id carrying a thought signature gives it back to its functionCall part.
+ */
+export async function convertGeminiMessages(
+  messages: readonly ChatMessage[],
+  provider: string,
+  fetchImage: GeminiImageFetcher,
+  signal?: AbortSignal,
+): Promise<Pick<GeminiGenerateBody, 'contents' | 'systemInstruction'>> {
+  const invalid = (message: string) => new InvalidRequestError(`${provider}: ${message}`, { provider });
+  const system: string[] = [];
+  const contents: GeminiContent[] = [];
+  const callNames = new Map<string, string>();
+  for (const [index, message] of messages.entries()) {
+    if (message.role === 'system') {
+      system.push(message.content);
+    } else if (message.role === 'user') {
+      contents.push({ role: 'user', parts: await userParts(message.content, index, provider, fetchImage, signal) });
+    } else if (message.role === 'assistant') {
+      const parts: GeminiPart[] = message.content ? [{ text: message.content }] : [];
+      for (const [callIndex, call] of (message.toolCalls ?? []).entries()) {
+        callNames.set(call.id, call.name);
+        const args = argumentsObject(call, `messages[${index}].tool_calls[${callIndex}].function.arguments`, invalid);
+        const signature = call.id.split(THOUGHT_SIGNATURE_SEPARATOR)[1];
+        parts.push({ functionCall: { name: call.name, args }, ...(signature ? { thoughtSignature: signature } : {}) });
+      }
+      if (parts.length === 0) throw invalid(`messages[${index}] is an assistant message with neither content nor tool calls`);
+      contents.push({ role: 'model', parts });
+    } else {
+      const name = callNames.get(message.toolCallId);
+      if (name === undefined) throw invalid(`messages[${index}].tool_call_id answers no tool call of an earlier assistant message`);
+      const part: GeminiPart = { functionResponse: { name, response: toolResponse(message.content) } };
+      const previous = contents[contents.length - 1];
+      const previousIsResults = previous?.role === 'user' && previous.parts.every((p) => 'functionResponse' in p);
+      if (previousIsResults && messages[index - 1]?.role === 'tool') previous.parts.push(part);
+      else contents.push({ role: 'user', parts: [part] });
+    }
+  }
+  if (contents.length === 0) throw invalid('at least one user or assistant message is required');
+  return { contents, ...(system.length > 0 ? { systemInstruction: { parts: [{ text: system.join('\n\n') }] } } : {}) };
+}
+
+async function userParts(
+  content: string | ContentPart[],
+  index: number,
+  provider: string,
+  fetchImage: GeminiImageFetcher,
+  signal: AbortSignal | undefined,
+): Promise<GeminiPart[]> {
+  if (typeof content === 'string') return [{ text: content }];
+  const parts: GeminiPart[] = [];
+  for (const [partIndex, part] of content.entries()) {
+    if (part.type === 'text') {
+      parts.push({ text: part.text });
+      continue;
+    }
+    // Gemini sets image resolution per request (mediaResolution), not per image: only the default passes.
+    if (part.detail !== undefined && part.detail !== 'auto') {
+      throw new InvalidRequestError(`${provider}: messages[${index}].content[${partIndex}].image_url.detail '${part.detail}' is not supported by gemini`, {
+        provider,
+      });
+    }
+    const image = part.image.kind === 'base64' ? { mediaType: part.image.mediaType, data: part.image.data } : await fetchImage(part.image.url, signal);
+    parts.push({ inlineData: { mimeType: image.mediaType, data: image.data } });
+  }
+  if (parts.length === 0) throw new InvalidRequestError(`${provider}: messages[${index}].content is empty`, { provider });
+  return parts;
+}
+
+/** The arguments JSON text as the object Gemini wants; an empty text is no arguments. */
+function argumentsObject(call: ToolCall, field: string, invalid: (message: string) => Error): Record<string, unknown> {
+  if (call.arguments.trim() === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(call.arguments);
+  } catch {
+    throw invalid(`${field} is not valid JSON`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw invalid(`${field} is not a JSON object`);
+  return parsed as Record<string, unknown>;
+}
+
+/** `response` must be an object: a result that is a JSON object goes as is, anything else as `{content: text}`. */
+function toolResponse(content: string): Record<string, unknown> {
+  try {
+    const parsed: unknown = JSON.parse(content);
+    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+  } catch {
+    // Plain text result.
+  }
+  return { content };
+}
