@@ -1,8 +1,8 @@
 /**
  * The agent on native tool calling, against the scripted OpenAI-wire emulator: what reaches the upstream
  * (tools, tool_choice, assistant tool_calls and tool messages), the same bounds,
- * violations and telemetry as the prompt protocol. Runs when the openai_compatible adapter translates tools;
- * until then the agent uses the prompt protocol there (test/agent.e2e-spec.ts) and this suite is skipped.
+ * violations and telemetry as the prompt protocol. That part runs when the openai_compatible adapter translates
+ * tools (until then the agent uses the prompt protocol there and it is skipped); the Gemini part runs now.
  */
 import { toClientOptions } from '../src/ai/ai.module';
 import { AgentProtocolError } from '../src/ai/agent/agent-errors';
@@ -15,6 +15,7 @@ import { AiClient } from '../src/ai/client/ai-client';
 import { ProviderRegistry } from '../src/ai/client/provider-registry';
 import { ConnectionError } from '../src/ai/errors';
 import { SearchService } from '../src/ai/tools/search.service';
+import { GEMINI_EMULATOR_KEY, type GeminiEmulator, startGeminiEmulator } from './emulators/gemini-emulator';
 import { ScriptedChatEmulator } from './emulators/scripted-chat-emulator';
 import { SearxngEmulator } from './emulators/searxng-emulator';
 
@@ -160,5 +161,50 @@ async function violation(promise: Promise<unknown>): Promise<string> {
     await expect(agent().run('task', { tools: [], context })).resolves.toMatchObject({ response: 'Forty-two.', success: true });
     expect(upstreamBodies()[0].tools).toBeUndefined();
     expect(upstreamBodies()[0].messages[0].content).toContain('No tools are available');
+  });
+});
+
+/** The Gemini adapter translates tools: a run through it, with what reached the upstream in Gemini's own format. */
+describe('agent on native tool calling through the Gemini adapter', () => {
+  let gemini: GeminiEmulator;
+  let geminiClient: AiClient;
+
+  beforeAll(async () => {
+    gemini = await startGeminiEmulator({ reply: 'You are user-1.', functionCalls: [{ name: 'whoami', args: { tag: 'g' } }] });
+    const providers = [{ name: 'gemini', kind: 'gemini' as const, url: gemini.url, apiKey: GEMINI_EMULATOR_KEY, chatModel: 'gemini-2.5-flash', timeoutMs: 2000 }];
+    geminiClient = new AiClient(ProviderRegistry.fromSettings(providers), toClientOptions({ providers, retryAttempts: 0 }));
+  });
+  afterAll(() => Promise.all([geminiClient.close(), gemini.close()]));
+  beforeEach(() => {
+    calls.length = 0;
+    gemini.server.reset();
+  });
+
+  const geminiAgent = (events: AgentTelemetryEvent[] = [], maxLoops?: number) =>
+    new AgentService(geminiClient, new AgentToolset(tools), { limits: resolveAgentLimits({ maxLoops }), telemetry: [(event) => void events.push(event)] });
+  const geminiBodies = () => gemini.server.requests.filter((request) => request.method === 'POST').map((request) => request.body as Record<string, any>);
+
+  it('declares the tools, runs the functionCall and answers it with a functionResponse', async () => {
+    const events: AgentTelemetryEvent[] = [];
+    const result = await geminiAgent(events).run('Who am I?', { tools: ['whoami'], context });
+    expect(result).toMatchObject({ response: 'You are user-1.', provider: 'gemini', loopsRun: 2, success: true, actions: [{ loop: 1, tool: 'whoami', outcome: 'ok' }] });
+    expect(calls).toEqual([{ tool: 'whoami', args: { tag: 'g' } }]);
+    const [first, second] = geminiBodies();
+    expect(first.tools).toEqual([{ functionDeclarations: [expect.objectContaining({ name: 'whoami', description: 'Tells who is asking.' })] }]);
+    expect(first.systemInstruction.parts[0].text).toContain('at most one tool call per turn');
+    expect(first.contents).toEqual([{ role: 'user', parts: [{ text: 'Who am I?' }] }]);
+    expect(second.contents.slice(1)).toEqual([
+      { role: 'model', parts: [{ functionCall: expect.objectContaining({ name: 'whoami', args: { tag: 'g' } }) }] },
+      { role: 'user', parts: [{ functionResponse: expect.objectContaining({ name: 'whoami', response: expect.any(Object) }) }] },
+    ]);
+    expect(JSON.stringify(second.contents[2])).toContain('user-1');
+    expect(events.map((event) => event.event)).toEqual(['agent.iteration', 'agent.tool_call', 'agent.iteration', 'agent.completed']);
+  });
+
+  it('forbids calls on the last turn with mode NONE', async () => {
+    const result = await geminiAgent([], 1).run('Who am I?', { tools: ['whoami'], context });
+    expect(result).toMatchObject({ response: 'You are user-1.', success: true, loopsRun: 1 });
+    expect(geminiBodies()[0].toolConfig).toEqual({ functionCallingConfig: { mode: 'NONE' } });
+    expect(calls).toEqual([]);
   });
 });
