@@ -401,7 +401,8 @@ describe('AiClient.generateMessages in-process', () => {
     });
     expect(messages).toHaveLength(1);
     await expect(client.generateMessages([], {})).rejects.toBeInstanceOf(InvalidRequestError);
-    await expect(client.generateMessages([{ role: 'tool', content: 'x' } as unknown as ChatMessage], {})).rejects.toThrow('messages[0].role');
+    await expect(client.generateMessages([{ role: 'tool', content: 'x' } as unknown as ChatMessage], {})).rejects.toThrow('messages[0].toolCallId');
+    await expect(client.generateMessages([{ role: 'developer', content: 'x' } as unknown as ChatMessage], {})).rejects.toThrow('messages[0].role');
     expect(openaiUpstream.server.requests).toHaveLength(1);
   });
 });

@@ -7,6 +7,11 @@
  * - xai: a wrong key is answered 400 with `{"code","error":"Incorrect API key provided..."}`; no embeddings.
  * - huggingface: chat under `/v1`, embeddings at `/hf-inference/models/<model>/pipeline/feature-extraction`.
  * - compatible: like openai, optionally without auth (vLLM, llama.cpp server).
+ * Chat is scripted so a client's tool loop works: with `tools` and a user message last, it calls every tool
+ * (or the one `tool_choice` names) with arguments made from the tool's schema, streamed as OpenAI does (id and
+ * name first, arguments in pieces, calls interleaved by index); with a tool message last, it answers text
+ * quoting the result; `response_format: json_schema` gets JSON matching the schema; image_url parts must be
+ * http(s) or base64 data: URLs (400 `invalid_image_url` otherwise).
  * Every error body carries {@link UPSTREAM_MARKER} so tests can prove bodies never leak into messages.
  */
 import { EmulatorReply, EmulatorRequest, EmulatorServer, startEmulator } from './emulator-server';
@@ -152,22 +157,19 @@ export class OpenAiEmulator {
     if (!Array.isArray(body.messages) || body.messages.length === 0) {
       return badRequest("Missing required parameter: 'messages'.", 'messages');
     }
-    for (const message of body.messages as Array<Record<string, unknown>>) {
-      if (!message || typeof message.role !== 'string' || !('content' in message)) {
-        return badRequest("Invalid value for 'messages': each message needs a role and content.", 'messages');
-      }
-    }
+    const invalid = validateMessages(body.messages as unknown[]) ?? validateTools(body.tools);
+    if (invalid) return invalid;
     if (!this.options.chatModels.includes(body.model)) return this.unknownModel(body.model);
 
-    const last = (body.messages as Array<{ content: unknown }>).at(-1)!;
-    const text = `echo: ${String(last.content)}`;
+    const answer = scriptedAnswer(body);
+    const text = answer.text;
     const usage = { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 };
     if (body.stream === true) {
       const includeUsage = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
       // OpenAI sends usage in an extra chunk on request; Mistral always puts it on the finishing chunk.
       const chunks = this.options.flavour === 'mistral'
-        ? streamChunks(body.model, text, undefined, usage)
-        : streamChunks(body.model, text, includeUsage ? usage : undefined);
+        ? streamChunks(body.model, answer, undefined, usage)
+        : streamChunks(body.model, answer, includeUsage ? usage : undefined);
       if (this.midStreamErrors > 0) {
         this.midStreamErrors -= 1;
         const failure = openAiError(`The server had an error while processing your request. ${UPSTREAM_MARKER}`, 'server_error', null);
@@ -181,7 +183,15 @@ export class OpenAiEmulator {
         object: 'chat.completion',
         created: 1_700_000_000,
         model: body.model,
-        choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
+        choices: [
+          {
+            index: 0,
+            message: answer.toolCalls
+              ? { role: 'assistant', content: null, tool_calls: answer.toolCalls }
+              : { role: 'assistant', content: text },
+            finish_reason: answer.toolCalls ? 'tool_calls' : 'stop',
+          },
+        ],
         usage,
       },
     };
@@ -308,13 +318,133 @@ function toBase64(vector: number[]): string {
   return buffer.toString('base64');
 }
 
-function streamChunks(model: string, text: string, usage: object | undefined, finishUsage?: object): string[] {
+interface EmulatedToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+interface ScriptedAnswer {
+  text: string;
+  toolCalls?: EmulatedToolCall[];
+}
+
+function validateMessages(messages: unknown[]): EmulatorReply | undefined {
+  for (const [index, item] of messages.entries()) {
+    const message = item as Record<string, unknown> | null;
+    if (!message || typeof message.role !== 'string' || !('content' in message || 'tool_calls' in message)) {
+      return badRequest("Invalid value for 'messages': each message needs a role and content.", 'messages');
+    }
+    if (message.role === 'tool' && typeof message.tool_call_id !== 'string') {
+      return badRequest(`Missing parameter 'tool_call_id': messages[${index}] with role 'tool' must have a 'tool_call_id'.`, `messages.[${index}].tool_call_id`);
+    }
+    if (Array.isArray(message.content)) {
+      for (const part of message.content as Array<Record<string, unknown>>) {
+        if (part?.type === 'text' && typeof part.text === 'string') continue;
+        const url = (part?.image_url as { url?: unknown } | undefined)?.url;
+        if (part?.type !== 'image_url' || typeof url !== 'string') {
+          return badRequest(`Invalid content part in messages[${index}].`, `messages.[${index}].content`);
+        }
+        if (!/^https?:\/\//.test(url) && !/^data:image\/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/]+=*$/.test(url)) {
+          return { status: 400, body: openAiError(`Invalid image URL. ${UPSTREAM_MARKER}`, 'invalid_request_error', 'invalid_image_url', `messages.[${index}].content`) };
+        }
+      }
+    }
+  }
+  return undefined;
+}
+
+function validateTools(tools: unknown): EmulatorReply | undefined {
+  if (tools === undefined) return undefined;
+  if (!Array.isArray(tools)) return badRequest("Invalid type for 'tools': expected an array.", 'tools');
+  for (const [index, tool] of tools.entries()) {
+    const fn = (tool as { type?: unknown; function?: { name?: unknown } } | null)?.function;
+    if ((tool as { type?: unknown }).type !== 'function' || typeof fn?.name !== 'string') {
+      return badRequest(`Missing required parameter: 'tools[${index}].function.name'.`, `tools[${index}].function.name`);
+    }
+  }
+  return undefined;
+}
+
+/** What the scripted model answers: tool calls, text quoting a tool result, schema-shaped JSON, or an echo. */
+function scriptedAnswer(body: Record<string, unknown>): ScriptedAnswer {
+  const messages = body.messages as Array<Record<string, unknown>>;
+  const last = messages.at(-1)!;
+  const tools = (body.tools as Array<{ function: { name: string; parameters?: unknown } }> | undefined) ?? [];
+  const choice = body.tool_choice as string | { function?: { name?: string } } | undefined;
+  if (last.role === 'user' && tools.length > 0 && choice !== 'none') {
+    const named = typeof choice === 'object' ? choice.function?.name : undefined;
+    const called = named ? tools.filter((t) => t.function.name === named) : tools;
+    return {
+      text: '',
+      toolCalls: called.map((tool, index) => ({
+        id: `call_emulated_${index}`,
+        type: 'function',
+        function: { name: tool.function.name, arguments: JSON.stringify(valueFor(tool.function.parameters) ?? {}) },
+      })),
+    };
+  }
+  const format = body.response_format as { type?: string; json_schema?: { schema?: unknown } } | undefined;
+  if (format?.type === 'json_schema') return { text: JSON.stringify(valueFor(format.json_schema?.schema)) };
+  if (format?.type === 'json_object') return { text: JSON.stringify({ echo: textOf(last.content) }) };
+  if (last.role === 'tool') return { text: `tool said: ${textOf(last.content)}` };
+  return { text: `echo: ${textOf(last.content)}` };
+}
+
+function textOf(content: unknown): string {
+  if (!Array.isArray(content)) return String(content);
+  return content
+    .map((part: { type?: string; text?: string }) => (part.type === 'text' ? part.text : '[image]'))
+    .join(' ');
+}
+
+/** A value matching a simple JSON schema (objects, arrays, scalars, enums); every property is filled. */
+function valueFor(schema: unknown): unknown {
+  const s = (schema ?? {}) as { type?: unknown; properties?: Record<string, unknown>; items?: unknown; enum?: unknown[] };
+  if (Array.isArray(s.enum) && s.enum.length > 0) return s.enum[0];
+  switch (Array.isArray(s.type) ? s.type[0] : s.type) {
+    case 'object':
+      return Object.fromEntries(Object.entries(s.properties ?? {}).map(([key, value]) => [key, valueFor(value)]));
+    case 'array':
+      return [valueFor(s.items)];
+    case 'string':
+      return 'Paris';
+    case 'number':
+    case 'integer':
+      return 21;
+    case 'boolean':
+      return true;
+    case 'null':
+      return null;
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Text as word chunks; tool calls as OpenAI streams them: a first piece per call with id, name and empty
+ * arguments, then the arguments in two halves, the calls' pieces interleaved by index.
+ */
+function streamChunks(model: string, answer: ScriptedAnswer, usage: object | undefined, finishUsage?: object): string[] {
   const base = { id: 'chatcmpl-emulated', object: 'chat.completion.chunk', created: 1_700_000_000, model };
-  const words = text.split(/(?<= )/);
+  const delta = (d: object) => ({ ...base, choices: [{ index: 0, delta: d, finish_reason: null }] });
+  const calls = answer.toolCalls ?? [];
+  const pieces = calls.length > 0
+    ? [
+        ...calls.map((call, index) => delta({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] })),
+        ...[0, 1].flatMap((half) =>
+          calls.map((call, index) => {
+            const args = call.function.arguments;
+            const cut = Math.ceil(args.length / 2);
+            return delta({ tool_calls: [{ index, function: { arguments: half === 0 ? args.slice(0, cut) : args.slice(cut) } }] });
+          }),
+        ),
+      ]
+    : answer.text.split(/(?<= )/).map((word) => delta({ content: word }));
   const frames = [
-    { ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] },
-    ...words.map((word) => ({ ...base, choices: [{ index: 0, delta: { content: word }, finish_reason: null }] })),
-    { ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], ...(finishUsage ? { usage: finishUsage } : {}) },
+    delta({ role: 'assistant', content: calls.length > 0 ? null : '' }),
+    ...pieces,
+    { ...base, choices: [{ index: 0, delta: {}, finish_reason: calls.length > 0 ? 'tool_calls' : 'stop' }], ...(finishUsage ? { usage: finishUsage } : {}) },
     ...(usage ? [{ ...base, choices: [], usage }] : []),
   ];
   return [...frames.map((frame) => `data: ${JSON.stringify(frame)}\n\n`), 'data: [DONE]\n\n'];

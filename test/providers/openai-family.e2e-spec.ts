@@ -32,10 +32,12 @@ interface KindCase {
   embedPath?: string;
   /** The encoding_format the adapter is expected to send (undefined: key absent). */
   encoding?: 'float' | 'base64';
+  /** Whether the chat model of these tests (gpt-test) is taken to read images. */
+  vision?: boolean;
 }
 
 const CASES: KindCase[] = [
-  { kind: 'openai', flavour: 'openai', embeddings: true, maxTokensKey: 'max_completion_tokens', chatPath: '/v1/chat/completions', embedPath: '/v1/embeddings', encoding: 'base64' },
+  { kind: 'openai', flavour: 'openai', embeddings: true, maxTokensKey: 'max_completion_tokens', chatPath: '/v1/chat/completions', embedPath: '/v1/embeddings', encoding: 'base64', vision: true },
   { kind: 'mistral', flavour: 'mistral', embeddings: true, maxTokensKey: 'max_tokens', chatPath: '/v1/chat/completions', embedPath: '/v1/embeddings' },
   { kind: 'deepseek', flavour: 'deepseek', embeddings: false, maxTokensKey: 'max_tokens', chatPath: '/chat/completions' },
   { kind: 'xai', flavour: 'xai', embeddings: false, maxTokensKey: 'max_tokens', chatPath: '/v1/chat/completions' },
@@ -47,7 +49,7 @@ const CASES: KindCase[] = [
     chatPath: '/v1/chat/completions',
     embedPath: '/hf-inference/models/org/embed-test/pipeline/feature-extraction',
   },
-  { kind: 'openai_compatible', flavour: 'compatible', embeddings: true, maxTokensKey: 'max_tokens', chatPath: '/v1/chat/completions', embedPath: '/v1/embeddings', encoding: 'float' },
+  { kind: 'openai_compatible', flavour: 'compatible', embeddings: true, maxTokensKey: 'max_tokens', chatPath: '/v1/chat/completions', embedPath: '/v1/embeddings', encoding: 'float', vision: true },
 ];
 
 describe.each(CASES)('$kind adapter', (c) => {
@@ -97,6 +99,9 @@ describe.each(CASES)('$kind adapter', (c) => {
       batchEmbeddings: c.embeddings,
       streaming: true,
       listModels: true,
+      tools: true,
+      structuredOutput: true,
+      vision: c.vision ?? false,
     });
   });
 

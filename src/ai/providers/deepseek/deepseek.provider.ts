@@ -8,8 +8,14 @@ export const DEEPSEEK_DIALECT: OpenAiDialect = {
   defaultChatModel: 'deepseek-chat',
   embeddings: false,
   maxTokensKey: 'max_tokens',
+  seedKey: 'seed',
   streamUsageOption: true,
   listsEmbeddingModels: false,
+  tools: true,
+  // DeepSeek documents json_object only; a json_schema request is refused rather than loosened.
+  structuredOutput: true,
+  jsonSchema: false,
+  vision: () => false,
 };
 
 export class DeepSeekProvider extends OpenAiCompatibleChatProvider {

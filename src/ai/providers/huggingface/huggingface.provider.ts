@@ -15,9 +15,15 @@ export const HUGGINGFACE_DIALECT: OpenAiDialect = {
   defaultEmbeddingModel: 'sentence-transformers/all-MiniLM-L6-v2',
   embeddings: true,
   maxTokensKey: 'max_tokens',
+  seedKey: 'seed',
   // The router's /v1/models lists chat models only.
   streamUsageOption: true,
   listsEmbeddingModels: false,
+  // The router's chat route takes tools and response_format json_schema; image input is not relied on.
+  tools: true,
+  structuredOutput: true,
+  jsonSchema: true,
+  vision: () => false,
 };
 
 export class HuggingFaceProvider extends OpenAiCompatibleChatProvider {

@@ -9,10 +9,16 @@ export const MISTRAL_DIALECT: OpenAiDialect = {
   defaultEmbeddingModel: 'mistral-embed',
   embeddings: true,
   maxTokensKey: 'max_tokens',
+  seedKey: 'random_seed',
   // Float is Mistral's default encoding, so the key is left out.
   embeddingEncoding: undefined,
   streamUsageOption: false,
   listsEmbeddingModels: true,
+  tools: true,
+  structuredOutput: true,
+  jsonSchema: true,
+  // Image input: pixtral and the Medium / Small families from 3.1 on (mistral-medium-*, mistral-small-*).
+  vision: (model) => /pixtral|^mistral-(medium|small)/.test(model),
 };
 
 export class MistralProvider extends OpenAiCompatibleChatProvider {

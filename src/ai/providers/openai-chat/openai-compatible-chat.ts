@@ -19,17 +19,24 @@ import type {
   GenerateResult,
   GenerateStreamChunk,
   HealthResult,
+  ModelFeature,
   ModelInfo,
   ProviderCapabilities,
   ProviderKind,
   ProviderSettings,
   TokenUsage,
+  ToolCallDelta,
 } from '../ai-provider.interface';
 import { readSseEvents } from '../../../upstream/stream-framing';
 import { UpstreamClient } from '../../../upstream/upstream-client';
 import { modelNotAvailable } from '../../../upstream/upstream-errors';
 import type { UpstreamErrorMapper, UpstreamErrorResponse } from '../../../upstream/upstream-types';
-import { NO_MODEL_FEATURES, checkHealth, describeSettings, textOnlyMessages, validateEmbeddings } from '../provider-support';
+import { checkHealth, describeSettings, validateEmbeddings } from '../provider-support';
+import { hasImagePart, toOpenAiMessages } from './convert-messages';
+import { generatedToolCallId, parseToolCallDeltas, parseToolCalls } from './convert-tool-calls';
+import { toOpenAiResponseFormat, toOpenAiToolChoice, toOpenAiTools } from './convert-tools';
+import { parseUsage } from './convert-usage';
+import { mapFinishReason } from './map-finish-reason';
 
 export interface OpenAiDialect {
   kind: ProviderKind;
@@ -43,12 +50,21 @@ export interface OpenAiDialect {
   maxTokensKey: 'max_tokens' | 'max_completion_tokens';
   /** `encoding_format` sent on embeddings; undefined omits the key for servers that reject it. */
   embeddingEncoding?: 'float' | 'base64';
+  /** Mistral names the sampling seed `random_seed` and refuses `seed`. */
+  seedKey: 'seed' | 'random_seed';
   /** Whether to ask for a usage chunk with `stream_options`; Mistral refuses the key and sends usage anyway. */
   streamUsageOption: boolean;
   /** Whether /models lists embedding models too, so health can require the embedding model. */
   listsEmbeddingModels: boolean;
   /** Kind-specific error reading, tried before the shared OpenAI-body reading. */
   refineError?: UpstreamErrorMapper;
+  /** Tools and structured output (json_object at least), as the kind documents them. */
+  tools: boolean;
+  structuredOutput: boolean;
+  /** Whether `response_format: json_schema` is taken too; DeepSeek only takes json_object. */
+  jsonSchema: boolean;
+  /** Whether a chat model takes image parts; vision differs by model family. */
+  vision: (model: string) => boolean;
 }
 
 /** Resolved settings every OpenAI-style adapter works from; the key is not kept (it lives in the auth header). */
@@ -88,7 +104,9 @@ export class OpenAiCompatibleChatProvider implements AiProvider {
       batchEmbeddings: dialect.embeddings,
       streaming: true,
       listModels: true,
-    ...NO_MODEL_FEATURES,
+      tools: dialect.tools,
+      structuredOutput: dialect.structuredOutput,
+      vision: this.settings.chatModel !== undefined && dialect.vision(this.settings.chatModel),
     };
     this.http = new UpstreamClient({
       provider: settings.name,
@@ -97,6 +115,12 @@ export class OpenAiCompatibleChatProvider implements AiProvider {
       headers: apiKey ? { authorization: `Bearer ${apiKey}` } : undefined,
       mapError: (response) => dialect.refineError?.(response) ?? refineOpenAiError(response),
     });
+  }
+
+  supportsFeature(feature: ModelFeature, model: string | undefined): boolean {
+    if (feature !== 'vision') return this.capabilities[feature];
+    const chosen = model ?? this.settings.chatModel;
+    return chosen !== undefined && this.dialect.vision(chosen);
   }
 
   describe(): Record<string, unknown> {
@@ -123,6 +147,8 @@ export class OpenAiCompatibleChatProvider implements AiProvider {
     });
     let finishReason: string | undefined;
     let usage: TokenUsage | undefined;
+    // Servers that send tool calls without ids (some OpenAI-compatible ones) get one made per index.
+    const idsSent = new Set<number>();
     let answeredModel = model;
     for await (const event of readSseEvents(response.body, this.name)) {
       if (event.data === '[DONE]') {
@@ -138,10 +164,13 @@ export class OpenAiCompatibleChatProvider implements AiProvider {
       if (chunk.usage !== undefined && chunk.usage !== null) usage = parseUsage(chunk.usage);
       const choice = Array.isArray(chunk.choices) ? (chunk.choices[0] as Record<string, unknown> | undefined) : undefined;
       if (!choice) continue;
-      if (typeof choice.finish_reason === 'string') finishReason = choice.finish_reason;
-      const delta = choice.delta as { content?: unknown } | undefined;
+      finishReason = mapFinishReason(choice.finish_reason) ?? finishReason;
+      const delta = choice.delta as { content?: unknown; tool_calls?: unknown } | undefined;
       const text = delta ? contentText(delta.content) : undefined;
-      if (text) yield { done: false, text };
+      const toolCalls = delta ? parseToolCallDeltas(delta.tool_calls) : undefined;
+      if (toolCalls === 'invalid') throw this.invalid('upstream stream chunk has a malformed tool_calls list');
+      if (toolCalls) for (const call of toolCalls) this.ensureDeltaId(call, idsSent);
+      if (text || toolCalls) yield { done: false, text: text ?? '', ...(toolCalls ? { toolCalls } : {}) };
     }
     throw new InvalidResponseError(`${this.name}: upstream stream ended without a completion marker`, {
       provider: this.name,
@@ -223,30 +252,63 @@ export class OpenAiCompatibleChatProvider implements AiProvider {
     if (!Array.isArray(request.messages) || request.messages.length === 0) {
       throw new InvalidRequestError(`${this.name}: at least one message is required`);
     }
+    this.refuseUnsupported(request, model);
     const body: Record<string, unknown> = {
       model,
-      messages: textOnlyMessages(request.messages, this.name),
+      messages: toOpenAiMessages(request.messages),
       stream,
     };
     if (request.maxTokens !== undefined) body[this.dialect.maxTokensKey] = request.maxTokens;
     if (request.temperature !== undefined) body.temperature = request.temperature;
     if (request.topP !== undefined) body.top_p = request.topP;
     if (request.stop !== undefined && request.stop.length > 0) body.stop = request.stop;
+    if (request.tools !== undefined && request.tools.length > 0) body.tools = toOpenAiTools(request.tools);
+    if (request.toolChoice !== undefined) body.tool_choice = toOpenAiToolChoice(request.toolChoice);
+    if (request.parallelToolCalls !== undefined) body.parallel_tool_calls = request.parallelToolCalls;
+    if (request.responseFormat !== undefined) body.response_format = toOpenAiResponseFormat(request.responseFormat);
+    if (request.seed !== undefined) body[this.dialect.seedKey] = request.seed;
+    if (request.frequencyPenalty !== undefined) body.frequency_penalty = request.frequencyPenalty;
+    if (request.presencePenalty !== undefined) body.presence_penalty = request.presencePenalty;
     return body;
+  }
+
+  /**
+   * The client refuses by capability before this point; these checks catch what capabilities cannot say
+   * (json_schema on a json_object-only kind) and keep a direct caller from sending what the kind refuses.
+   */
+  private refuseUnsupported(request: GenerateRequest, model: string): void {
+    const refuse = (what: string) =>
+      new CapabilityNotSupportedError(`${this.name}: ${this.kind} does not support ${what}`, { provider: this.name });
+    const usesTools = (request.tools?.length ?? 0) > 0 || request.messages.some((m) => m.role === 'tool' || (m.role === 'assistant' && m.toolCalls?.length));
+    if (usesTools && !this.dialect.tools) throw refuse('tools');
+    const format = request.responseFormat?.type;
+    if ((format === 'json_object' || format === 'json_schema') && !this.dialect.structuredOutput) throw refuse('response_format');
+    if (format === 'json_schema' && !this.dialect.jsonSchema) throw refuse('response_format json_schema');
+    if (hasImagePart(request.messages) && !this.dialect.vision(model)) throw refuse(`image input with model ${model}`);
+  }
+
+  private ensureDeltaId(call: ToolCallDelta, idsSent: Set<number>): void {
+    if (idsSent.has(call.index)) return;
+    idsSent.add(call.index);
+    call.id ??= generatedToolCallId();
   }
 
   private parseCompletion(body: ChatCompletion, model: string): GenerateResult {
     const choice = Array.isArray(body?.choices) ? (body.choices[0] as Record<string, unknown> | undefined) : undefined;
-    const message = choice?.message as { content?: unknown } | undefined;
+    const message = choice?.message as { content?: unknown; tool_calls?: unknown } | undefined;
     if (!message || typeof message !== 'object') throw this.invalid('completion has no message');
     const text = contentText(message.content);
     if (text === undefined) throw this.invalid('completion message has no text content');
+    const toolCalls = parseToolCalls(message.tool_calls);
+    if (toolCalls === 'invalid') throw this.invalid('completion message has a malformed tool_calls list');
     const usage = parseUsage(body.usage);
+    const finishReason = mapFinishReason(choice?.finish_reason);
     return {
       text,
       model: typeof body.model === 'string' ? body.model : model,
-      ...(typeof choice?.finish_reason === 'string' ? { finishReason: choice.finish_reason } : {}),
+      ...(finishReason ? { finishReason } : {}),
       ...(usage ? { usage } : {}),
+      ...(toolCalls ? { toolCalls } : {}),
     };
   }
 
@@ -289,20 +351,6 @@ export function decodeEmbedding(embedding: unknown): unknown {
   const values: number[] = new Array(bytes.length / 4);
   for (let i = 0; i < values.length; i++) values[i] = bytes.readFloatLE(i * 4);
   return values;
-}
-
-export function parseUsage(usage: unknown): TokenUsage | undefined {
-  if (!usage || typeof usage !== 'object') return undefined;
-  const u = usage as Record<string, unknown>;
-  const pick = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
-  const result: TokenUsage = {};
-  const input = pick(u.prompt_tokens);
-  const output = pick(u.completion_tokens);
-  const total = pick(u.total_tokens);
-  if (input !== undefined) result.inputTokens = input;
-  if (output !== undefined) result.outputTokens = output;
-  if (total !== undefined) result.totalTokens = total;
-  return result;
 }
 
 /**

@@ -10,8 +10,14 @@ export const XAI_DIALECT: OpenAiDialect = {
   defaultChatModel: 'grok-3-mini',
   embeddings: false,
   maxTokensKey: 'max_tokens',
+  seedKey: 'seed',
   streamUsageOption: true,
   listsEmbeddingModels: false,
+  tools: true,
+  structuredOutput: true,
+  jsonSchema: true,
+  // Image input: the *-vision models and grok-4 (xAI's model list marks the image input modality).
+  vision: (model) => /vision|^grok-4/.test(model),
   refineError: refineXaiError,
 };
 
