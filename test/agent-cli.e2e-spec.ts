@@ -20,6 +20,8 @@ function tollgate(args: string[], stdin?: string) {
     OPENAI_CHAT_MODEL: 'gpt-test',
     SEARXNG_URL: searxng.url,
     SEARXNG_ALLOW_PRIVATE_NETWORK: 'true',
+    // The prompt protocol whatever the adapter translates: test/agent-native-tools.e2e-spec.ts covers native tool calling.
+    TOLLGATE_CONFIG: join(work, 'prompt-protocol.yaml'),
   };
   return runCli(args, { cwd: work, env, stdin });
 }
@@ -27,6 +29,7 @@ function tollgate(args: string[], stdin?: string) {
 beforeAll(async () => {
   buildDistIfStale();
   work = mkdtempSync(join(tmpdir(), 'tollgate-agent-cli-'));
+  writeFileSync(join(work, 'prompt-protocol.yaml'), 'version: 1\nagent: { tool_protocol: prompt }\n');
   [chat, searxng] = await Promise.all([ScriptedChatEmulator.start('gpt-test'), SearxngEmulator.start()]);
 }, 120_000);
 
@@ -94,7 +97,7 @@ describe('tollgate agent', () => {
   });
 
   it('writes the configured audit log', async () => {
-    writeFileSync(join(work, 'tollgate.yaml'), 'version: 1\nagent: { audit_log: audit.jsonl }\n');
+    writeFileSync(join(work, 'tollgate.yaml'), 'version: 1\nagent: { audit_log: audit.jsonl, tool_protocol: prompt }\n');
     chat.script = () => 'ok';
     const run = await tollgate(['agent', 'audited task', '--config', 'tollgate.yaml']);
     expect(run.status).toBe(0);

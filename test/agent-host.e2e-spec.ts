@@ -38,6 +38,7 @@ beforeAll(async () => {
         api: { auth: 'none' },
         agent: {
           limits: { maxLoops: 3 },
+          toolProtocol: 'prompt',
           tools: [lookup],
           contextHook: (request) => ({ principal: request.headers['x-user'] as string | undefined, tenantId: request.headers['x-org'] as string | undefined }),
           authorize: ({ context }) => context.tenantId !== 'blocked-org',

@@ -42,7 +42,8 @@ beforeEach(() => {
 });
 
 const PROVIDERS_YAML = 'version: 1\nai: { retry_attempts: 0 }\nproviders:\n  openai: { timeout: 2 }\n';
-const BASE_YAML = `${PROVIDERS_YAML}agent: { max_loops: 4, max_task_bytes: 64 }\n`;
+// The prompt protocol whatever the adapter translates: test/agent-native-tools.e2e-spec.ts covers native tool calling.
+const BASE_YAML = `${PROVIDERS_YAML}agent: { max_loops: 4, max_task_bytes: 64, tool_protocol: prompt }\n`;
 
 describe('POST /v1/agent', () => {
   let app: NestFastifyApplication;
@@ -131,7 +132,7 @@ describe('POST /v1/agent behind AuthModule (api.auth jwt)', () => {
 
   it('takes tenant and principal from the auth context, per request, under interleaved requests', async () => {
     const audit = join(apps.work, 'agent-audit.jsonl');
-    const app = await apps.build(`${PROVIDERS_YAML}api: { auth: jwt }\nagent: { audit_log: agent-audit.jsonl }\n`, { JWT_SECRET: SECRET });
+    const app = await apps.build(`${PROVIDERS_YAML}api: { auth: jwt }\nagent: { audit_log: agent-audit.jsonl, tool_protocol: prompt }\n`, { JWT_SECRET: SECRET });
     chat.script = ({ user }) => (observationsIn(user).length === 0 ? actionBlock('web_search', { query: 'q' }) : 'done');
     const users = Array.from({ length: 12 }, (_, i) => ({ user: `user-${i}`, tenant: `tenant-${i % 3}` }));
     const responses = await Promise.all(

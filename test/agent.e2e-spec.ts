@@ -85,7 +85,8 @@ beforeEach(() => {
 
 function agent(options: { limits?: Partial<AgentLimits>; telemetry?: AgentTelemetryHook[]; authorize?: AgentAuthorizer } = {}): AgentService {
   const toolset = new AgentToolset([...searchAgentTools(search), ...genericTools]);
-  return new AgentService(client, toolset, { limits: resolveAgentLimits(options.limits), telemetry: options.telemetry, authorize: options.authorize });
+  // The prompt protocol whatever the adapter translates: test/agent-native-tools.e2e-spec.ts covers native tool calling.
+  return new AgentService(client, toolset, { limits: resolveAgentLimits(options.limits), toolProtocol: 'prompt', telemetry: options.telemetry, authorize: options.authorize });
 }
 
 const context = { requestId: 'req-1', tenantId: 't-1', principal: 'user-1' };

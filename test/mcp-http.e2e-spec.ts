@@ -44,7 +44,9 @@ afterAll(async () => {
   await Promise.all([openai.close(), chat.close(), searxng.close()]);
 });
 
-const PROVIDERS = 'version: 1\nai: { retry_attempts: 0, default_provider: openai, enable_fallback: false }\nproviders:\n  openai: {}\n  scripted: { kind: openai_compatible, url_env: SCRIPTED_URL, chat_model: gpt-test }\n';
+// The agent is scripted in the JSON action protocol, which openai_compatible (now with native tools) needs pinned.
+const PROVIDERS =
+  'version: 1\nai: { retry_attempts: 0, default_provider: openai, enable_fallback: false }\nagent: { tool_protocol: prompt }\nproviders:\n  openai: {}\n  scripted: { kind: openai_compatible, url_env: SCRIPTED_URL, chat_model: gpt-test }\n';
 
 /** A listening server from YAML; returns the MCP endpoint URL. */
 async function startServer(mcpYaml: string, env: NodeJS.ProcessEnv = {}): Promise<string> {

@@ -34,7 +34,8 @@ const env = (): Record<string, string> => ({
   SEARXNG_ALLOW_PRIVATE_NETWORK: 'true',
 });
 
-const CONFIG = 'version: 1\nai: { retry_attempts: 0, default_provider: openai }\nproviders:\n  openai: {}\n  scripted: { kind: openai_compatible, url_env: SCRIPTED_URL, chat_model: gpt-test }\n';
+// The agent is scripted in the JSON action protocol, which openai_compatible (now with native tools) needs pinned.
+const CONFIG = 'version: 1\nai: { retry_attempts: 0, default_provider: openai }\nagent: { tool_protocol: prompt }\nproviders:\n  openai: {}\n  scripted: { kind: openai_compatible, url_env: SCRIPTED_URL, chat_model: gpt-test }\n';
 
 beforeAll(async () => {
   buildDistIfStale();

@@ -4,11 +4,15 @@
  */
 import { isAbsolute, resolve, dirname } from 'node:path';
 import { resolveAgentLimits, type AgentLimits } from '../ai/agent/agent-limits';
+import type { AgentToolProtocol } from '../ai/agent/agent.service';
 import { DEFAULT_MCP_SETTINGS, type McpSettings } from '../ai/mcp/mcp-settings';
 import { ConfigError } from './config.error';
 import type { ConfigDocument, ConfigSource } from './config.types';
 
-export function toAgentSettings(document: ConfigDocument, context: ConfigSource): { limits: AgentLimits; auditLog?: string } {
+export function toAgentSettings(
+  document: ConfigDocument,
+  context: ConfigSource,
+): { limits: AgentLimits; toolProtocol?: AgentToolProtocol; auditLog?: string } {
   const agent = document.agent ?? {};
   let limits: AgentLimits;
   try {
@@ -24,9 +28,10 @@ export function toAgentSettings(document: ConfigDocument, context: ConfigSource)
     // Ranges are the schema's job; what is left here is the rule between the sizes.
     throw new ConfigError([`${context.source}: agent.max_context_bytes: ${(error as Error).message}`]);
   }
-  if (agent.audit_log === undefined) return { limits };
+  const settings = { limits, ...(agent.tool_protocol !== undefined ? { toolProtocol: agent.tool_protocol } : {}) };
+  if (agent.audit_log === undefined) return settings;
   const base = context.filePath ? dirname(context.filePath) : context.cwd;
-  return { limits, auditLog: isAbsolute(agent.audit_log) ? agent.audit_log : resolve(base, agent.audit_log) };
+  return { ...settings, auditLog: isAbsolute(agent.audit_log) ? agent.audit_log : resolve(base, agent.audit_log) };
 }
 
 export function toMcpSettings(document: ConfigDocument, source: string): McpSettings {

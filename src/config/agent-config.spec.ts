@@ -43,6 +43,11 @@ describe('agent and mcp configuration', () => {
     expect(load('version: 1\napi: { token: api-tok }\n', { MCP_TOKEN: 'mcp-tok' }).mcp.token).toBe('mcp-tok');
   });
 
+  it('maps agent.tool_protocol', () => {
+    expect(load('version: 1\nagent: { tool_protocol: prompt }\n').ai.agent).toEqual({ limits: DEFAULT_AGENT_LIMITS, toolProtocol: 'prompt' });
+    expect(problemsOf(() => load('version: 1\nagent: { tool_protocol: native }\n')).join('\n')).toContain('agent.tool_protocol');
+  });
+
   it('refuses bad values naming the key', () => {
     expect(problemsOf(() => load('version: 1\nagent: { max_loops: 0 }\n')).join('\n')).toContain('agent.max_loops');
     expect(problemsOf(() => load('version: 1\nagent: { max_steps: 3 }\n')).join('\n')).toContain('max_steps');

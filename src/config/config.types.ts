@@ -76,6 +76,7 @@ export interface AgentSection {
   max_context_bytes?: number;
   max_action_bytes?: number;
   max_observation_bytes?: number;
+  tool_protocol?: 'auto' | 'prompt';
   audit_log?: string;
 }
 

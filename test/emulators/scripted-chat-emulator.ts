@@ -9,9 +9,17 @@ export interface ScriptedTurn {
   system: string;
   user: string;
   model: string;
+  /** Contents of the `tool` messages (native tool calling), in order. */
+  toolResults: string[];
 }
 
-export type ChatScript = (turn: ScriptedTurn) => string;
+/** A native tool-calling turn: OpenAI's `message.tool_calls` with `finish_reason: "tool_calls"`. */
+export interface ScriptedToolCalls {
+  content?: string | null;
+  toolCalls: Array<{ id?: string; name: string; arguments: string }>;
+}
+
+export type ChatScript = (turn: ScriptedTurn) => string | ScriptedToolCalls;
 
 export class ScriptedChatEmulator {
   script: ChatScript = () => 'no script';
@@ -24,22 +32,36 @@ export class ScriptedChatEmulator {
     const emulator = new ScriptedChatEmulator(await startEmulator());
     emulator.server.route('GET', '/v1/models', () => ({ body: { object: 'list', data: [{ id: model, object: 'model', created: 0, owned_by: 'emulator' }] } }));
     emulator.server.route('POST', '/v1/chat/completions', (req) => {
-      const body = req.body as { model?: string; messages?: Array<{ role: string; content: string }> };
+      const body = req.body as { model?: string; messages?: Array<{ role: string; content: unknown }> };
       if (!body || !Array.isArray(body.messages)) return { status: 400, body: { error: { message: 'messages required', type: 'invalid_request_error' } } };
+      const contentsOf = (role: string) => body.messages!.filter((m) => m.role === role).map((m) => (typeof m.content === 'string' ? m.content : ''));
       const turn = {
-        system: body.messages.filter((m) => m.role === 'system').map((m) => m.content).join('\n'),
-        user: body.messages.filter((m) => m.role === 'user').map((m) => m.content).join('\n'),
+        system: contentsOf('system').join('\n'),
+        user: contentsOf('user').join('\n'),
         model: String(body.model),
+        toolResults: contentsOf('tool'),
       };
       emulator.turns.push(turn);
-      const content = emulator.script(turn);
+      const reply = emulator.script(turn);
+      const message =
+        typeof reply === 'string'
+          ? { role: 'assistant', content: reply }
+          : {
+              role: 'assistant',
+              content: reply.content ?? null,
+              tool_calls: reply.toolCalls.map((call, index) => ({
+                id: call.id ?? `call_${emulator.turns.length}_${index}`,
+                type: 'function',
+                function: { name: call.name, arguments: call.arguments },
+              })),
+            };
       return {
         body: {
           id: 'chatcmpl-scripted',
           object: 'chat.completion',
           created: 1_700_000_000,
           model: turn.model,
-          choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+          choices: [{ index: 0, message, finish_reason: typeof reply === 'string' ? 'stop' : 'tool_calls' }],
           usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
         },
       };

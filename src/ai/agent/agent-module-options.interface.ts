@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { AgentLimits } from './agent-limits';
+import type { AgentToolProtocol } from './agent.service';
 import type { AgentTelemetryHook } from './agent-telemetry';
 import type { AgentAuthorizer, AgentRunContext, AgentTool } from './agent-tool.interface';
 
@@ -10,6 +11,8 @@ export type AgentContextHook = (request: FastifyRequest) => Pick<AgentRunContext
 export interface AgentModuleOptions {
   /** Unset values take docs/decisions.md B3 defaults. */
   limits?: Partial<AgentLimits>;
+  /** `auto` (default): native tool calling where the provider translates tools; `prompt`: always the prompt protocol. */
+  toolProtocol?: AgentToolProtocol;
   /** JSONL audit file, one line per agent event; unset: no audit log. */
   auditLog?: string;
   /** Generic tools (name, description, JSON Schema of the arguments, call). */

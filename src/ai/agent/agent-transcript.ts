@@ -37,7 +37,8 @@ export function agentSystemPrompt(tools: readonly ToolDescription[]): string {
   return lines.join('\n');
 }
 
-const MARKER = (count: number) => `[${count} earlier tool ${count === 1 ? 'turn' : 'turns'} omitted to fit the context limit]`;
+/** The line standing for turns compaction dropped (both protocols). */
+export const omittedTurnsMarker = (count: number): string => `[${count} earlier tool ${count === 1 ? 'turn' : 'turns'} omitted to fit the context limit]`;
 
 /** The prompt for the next turn, at most `maxBytes` when the task alone allows it (older turns go first). */
 export function renderTranscript(task: string, turns: readonly TranscriptTurn[], maxBytes: number, closing: string): string {
@@ -45,7 +46,7 @@ export function renderTranscript(task: string, turns: readonly TranscriptTurn[],
   const rendered = turns.map((turn, index) => `\nTurn ${index + 1} action:\n${turn.action}\nObservation:\n${turn.observation}\n`);
   const tail = `\n${closing}`;
   let dropped = 0;
-  const size = () => utf8Length(head) + (dropped > 0 ? utf8Length(`\n${MARKER(dropped)}\n`) : 0) + rendered.slice(dropped).reduce((sum, text) => sum + utf8Length(text), 0) + utf8Length(tail);
+  const size = () => utf8Length(head) + (dropped > 0 ? utf8Length(`\n${omittedTurnsMarker(dropped)}\n`) : 0) + rendered.slice(dropped).reduce((sum, text) => sum + utf8Length(text), 0) + utf8Length(tail);
   while (dropped < rendered.length && size() > maxBytes) dropped += 1;
-  return head + (dropped > 0 ? `\n${MARKER(dropped)}\n` : '') + rendered.slice(dropped).join('') + tail;
+  return head + (dropped > 0 ? `\n${omittedTurnsMarker(dropped)}\n` : '') + rendered.slice(dropped).join('') + tail;
 }

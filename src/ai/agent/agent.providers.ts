@@ -26,7 +26,7 @@ export function createAgentService(options: AiModuleOptions, client: AiClient, s
     throw new TollgateError(`agent.telemetry: at most ${MAX_TELEMETRY_HOOKS} hooks (got ${telemetry.length})`);
   }
   const toolset = new AgentToolset([...searchAgentTools(search, options.search?.maxLimit ?? SEARCH_DEFAULTS.maxLimit), ...(agent.tools ?? [])]);
-  return new AgentService(client, toolset, { limits: resolveAgentLimits(agent.limits), telemetry, authorize: agent.authorize });
+  return new AgentService(client, toolset, { limits: resolveAgentLimits(agent.limits), toolProtocol: agent.toolProtocol, telemetry, authorize: agent.authorize });
 }
 
 export const AGENT_PROVIDERS: Provider[] = [

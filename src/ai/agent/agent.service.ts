@@ -5,16 +5,23 @@
  * run knows about its caller is in its own AgentRunContext: runs share no mutable state.
  */
 import { randomUUID } from 'node:crypto';
-import type { AiClient } from '../client/ai-client';
+import type { AiClient, GenerateResponse } from '../client/ai-client';
 import { InvalidRequestError, TollgateError, UnknownProviderError } from '../errors';
-import { parseAgentTurn } from './agent-action.parser';
+import { type AgentTurn, parseAgentTurn, type ParseTurnOptions } from './agent-action.parser';
+import {
+  agentToolDefinitions,
+  NATIVE_AGENT_SYSTEM_PROMPT,
+  type NativeTranscriptTurn,
+  parseNativeTurn,
+  renderNativeMessages,
+} from './agent-native-protocol';
 import { AgentProtocolError } from './agent-errors';
 import type { AgentLimits } from './agent-limits';
 import { type Observation, serializeObservation } from './agent-observation';
 import { emitAgentEvent, type AgentTelemetryEvent, type AgentTelemetryHook } from './agent-telemetry';
 import type { AgentAuthorizer, AgentRunContext } from './agent-tool.interface';
 import type { AgentToolset } from './agent-toolset';
-import { agentSystemPrompt, renderTranscript, type TranscriptTurn } from './agent-transcript';
+import { agentSystemPrompt, renderTranscript, type ToolDescription, type TranscriptTurn } from './agent-transcript';
 import { toolFailureCategory, type ToolFailureCategory } from './tool-failure-category';
 import { utf8Length } from './utf8-truncate';
 
@@ -50,10 +57,28 @@ export interface AgentResult {
   actions: AgentActionRecord[];
 }
 
+/**
+ * How a run carries tool calls: `auto` uses the provider's native tool calling where its adapter translates
+ * tools, `prompt` always uses the JSON action protocol (for servers that accept `tools` but whose model
+ * handles them badly).
+ */
+export type AgentToolProtocol = 'auto' | 'prompt';
+
 export interface AgentServiceOptions {
   limits: AgentLimits;
+  /** Default `auto`. */
+  toolProtocol?: AgentToolProtocol;
   telemetry?: readonly AgentTelemetryHook[];
   authorize?: AgentAuthorizer;
+}
+
+/** A model turn as the run loop sees it: an action knows how to enter the conversation once observed. */
+type RunTurn = Extract<AgentTurn, { kind: 'answer' }> | (Extract<AgentTurn, { kind: 'action' }> & { remember(observation: string): void });
+
+/** How a run asks for a turn and reads it; one per run, holding that run's conversation. */
+interface AgentProtocol {
+  ask(last: boolean): Promise<GenerateResponse>;
+  parse(answer: GenerateResponse, options: ParseTurnOptions): RunTurn;
 }
 
 const CLOSING = 'Your turn: answer, or request exactly one tool.';
@@ -93,38 +118,29 @@ export class AgentService {
 
     const started = performance.now();
     const allowlist = new Set(options.tools);
-    const systemPrompt = agentSystemPrompt(this.toolset.describe(options.tools));
-    const turns: TranscriptTurn[] = [];
+    const descriptions = this.toolset.describe(options.tools);
+    const parseOptions = { allowlist, maxActionBytes: this.limits.maxActionBytes, maxResponseBytes: this.limits.maxResponseBytes };
     const actions: AgentActionRecord[] = [];
     let provider = options.provider ?? this.client.defaultProvider;
     let model = '';
     let loop = 0;
     try {
+      const protocol = this.protocolFor(task, options, descriptions);
       while (loop < maxLoops) {
         loop += 1;
         const turnStarted = performance.now();
-        const closing = loop === maxLoops && options.tools.length > 0 ? LAST_CLOSING : CLOSING;
-        const answer = await this.client.generateResponse(renderTranscript(task, turns, this.limits.maxContextBytes, closing), [], {
-          provider: options.provider,
-          model: options.model,
-          systemPrompt,
-          signal: options.signal,
-        });
+        const answer = await protocol.ask(loop === maxLoops);
         provider = answer.provider;
         model = answer.model;
         emit({ event: 'agent.iteration', provider, loop, maxLoops, durationMs: elapsed(turnStarted) });
-        const turn = parseAgentTurn(answer.response, {
-          allowlist,
-          maxActionBytes: this.limits.maxActionBytes,
-          maxResponseBytes: this.limits.maxResponseBytes,
-        });
+        const turn = protocol.parse(answer, parseOptions);
         if (turn.kind === 'answer') {
           emit({ event: 'agent.completed', provider, loop, maxLoops, loopsRun: loop, durationMs: elapsed(started) });
           return { response: turn.text, provider, model, loopsRun: loop, success: true, actions };
         }
         const record = await this.callTool(turn.tool, turn.args, context, loop, options.signal);
         actions.push(record.action);
-        turns.push({ action: JSON.stringify({ action: turn.tool, args: turn.args }), observation: record.observation });
+        turn.remember(record.observation);
         emit({
           event: 'agent.tool_call',
           provider,
@@ -153,6 +169,51 @@ export class AgentService {
     }
     emit({ event: 'agent.max_loops_exceeded', provider, loop, maxLoops, loopsRun: loop, durationMs: elapsed(started) });
     return { response: '', provider, model, loopsRun: loop, success: false, actions };
+  }
+
+  /**
+   * Native tool calling where the requested provider translates tools for the requested model, the prompt
+   * protocol otherwise (and for runs without tools). The choice holds for the whole run: a fallback provider
+   * must have the same feature, which AiClient checks because the request carries the tools.
+   */
+  private protocolFor(task: string, options: AgentRunOptions, descriptions: ToolDescription[]): AgentProtocol {
+    const call = { provider: options.provider, model: options.model, signal: options.signal };
+    const limits = this.limits;
+    if (options.tools.length > 0 && this.options.toolProtocol !== 'prompt' && this.client.supportsFeature('tools', call)) {
+      const tools = agentToolDefinitions(descriptions);
+      const turns: NativeTranscriptTurn[] = [];
+      return {
+        // The last turn forbids tool calls instead of asking in words, as the prompt protocol does.
+        ask: (last) =>
+          this.client.generateMessages(renderNativeMessages(task, turns, limits.maxContextBytes), {
+            ...call,
+            systemPrompt: NATIVE_AGENT_SYSTEM_PROMPT,
+            tools,
+            // No parallelToolCalls: false: Gemini refuses it and Ollama has no such field. The system prompt
+            // asks for one call per turn and parseNativeTurn refuses more, as the prompt protocol does.
+            toolChoice: last ? 'none' : 'auto',
+          }),
+        parse: (answer, parseOptions) => {
+          const turn = parseNativeTurn(answer, parseOptions);
+          if (turn.kind === 'answer') return turn;
+          return { ...turn, remember: (observation) => void turns.push({ call: turn.call, text: turn.text, observation }) };
+        },
+      };
+    }
+    const systemPrompt = agentSystemPrompt(descriptions);
+    const turns: TranscriptTurn[] = [];
+    return {
+      ask: (last) =>
+        this.client.generateResponse(renderTranscript(task, turns, limits.maxContextBytes, last && options.tools.length > 0 ? LAST_CLOSING : CLOSING), [], {
+          ...call,
+          systemPrompt,
+        }),
+      parse: (answer, parseOptions) => {
+        const turn = parseAgentTurn(answer.response, parseOptions);
+        if (turn.kind === 'answer') return turn;
+        return { ...turn, remember: (observation) => void turns.push({ action: JSON.stringify({ action: turn.tool, args: turn.args }), observation }) };
+      },
+    };
   }
 
   /** Caller errors, refused before any provider is paid for. */

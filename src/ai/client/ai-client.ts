@@ -145,6 +145,11 @@ export class AiClient {
     return this.registry.names();
   }
 
+  /** Whether the named (or default) provider translates `feature` for `model` (its configured model when omitted). */
+  supportsFeature(feature: ModelFeature, options: { provider?: string; model?: string } = {}): boolean {
+    return hasFeature(this.registry.get(options.provider ?? this.options.defaultProvider), feature, options.model);
+  }
+
   /** Text generation with the prompt templates of whichever provider answers. */
   async generateResponse(prompt: string, contextItems: readonly ContextItem[] = [], options: GenerateOptions = {}): Promise<GenerateResponse> {
     if (typeof prompt !== 'string' || prompt.trim() === '') throw new InvalidRequestError('prompt must be a non-empty string');
