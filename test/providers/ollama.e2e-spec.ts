@@ -313,7 +313,7 @@ describe('OllamaProvider against the Ollama emulator', () => {
       chatModel: 'llama3.2',
       embeddingModel: 'nomic-embed-text',
       timeoutMs: 30000,
-      capabilities: { generate: true, embeddings: true, batchEmbeddings: true, streaming: true, listModels: true },
+      capabilities: { generate: true, embeddings: true, batchEmbeddings: true, streaming: true, listModels: true, tools: true, structuredOutput: true, vision: true },
     });
   });
 
