@@ -146,6 +146,14 @@ describe('/v1/generate with messages and tools', () => {
     expect400(await post(body), says);
   });
 
+  it('takes model as provider/model, keeping other slashes in the model name', async () => {
+    expect((await post({ prompt: 'x', model: 'ollama/qwen2.5:7b' })).statusCode).toBe(200);
+    expect(sent().model).toBe('qwen2.5:7b');
+    expect((await post({ prompt: 'x', model: 'library/llama3.2' })).statusCode).toBe(422);
+    expect(sent().model).toBe('library/llama3.2');
+    expect400(await post({ prompt: 'x', model: 'ollama/' }), "model names provider 'ollama'");
+  });
+
   it('accepts fallback as the alias of enable_fallback', async () => {
     expect((await post({ prompt: 'x', fallback: false })).statusCode).toBe(200);
   });
