@@ -87,7 +87,9 @@ describe('OpenAPI document', () => {
     expect(document.paths['/v1/generate'].post.security).toBeUndefined();
     const body = document.paths['/v1/generate'].post.requestBody.content['application/json'].schema;
     const schema = document.components.schemas[body.$ref.split('/').pop()];
-    expect(schema.required).toEqual(['prompt']);
+    // prompt or messages: the controller requires one of them, so neither is required in the schema.
+    expect(schema.required).toBeUndefined();
+    expect(schema.properties.messages).toMatchObject({ type: 'array', minItems: 1 });
     expect(schema.properties.prompt).toMatchObject({ type: 'string', minLength: 1 });
     expect(schema.properties.max_tokens).toMatchObject({ type: 'integer', minimum: 1 });
     // The generate routes document both answers: JSON, and server-sent events with "stream": true.

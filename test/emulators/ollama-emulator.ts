@@ -1,7 +1,11 @@
 /**
  * Ollama emulator: `/api/chat` (NDJSON unless the body says `"stream": false`), `/api/embed` (string or
  * array `input`), `/api/tags` (names carry a tag such as `:latest`), and Ollama's `{"error": "..."}` bodies:
- * 400 for a missing model field, 404 for a model that is not pulled.
+ * 400 for a missing model field, 404 for a model that is not pulled. Tools as Ollama documents them:
+ * `tools: [{type:'function', function:{name, description, parameters}}]` in, `message.tool_calls:
+ * [{function:{index, name, arguments: {...}}}]` out (no ids, as servers before 0.12 send them; streamed whole,
+ * each in its own line before the final one), tool results as `{role:'tool', content, tool_name}`, `format`
+ * "json" or a schema object, and base64 `images` on a message (400 "illegal base64 data" otherwise).
  */
 import { EmulatorReply, EmulatorServer, startEmulator } from './emulator-server';
 
@@ -16,13 +20,17 @@ export interface OllamaEmulatorOptions {
   reply?: string;
   /** When set, streamed answers send one chunk and then an `{"error": ...}` line. */
   streamError?: boolean;
+  /** When set and the request has tools, the model calls these (their names must be among the tools). */
+  toolCalls?: Array<{ name: string; arguments: Record<string, unknown> }>;
+  /** The final object's done_reason (default `stop`). */
+  doneReason?: string;
 }
 
 export interface OllamaEmulator {
   server: EmulatorServer;
   url: string;
   /** Live settings: tests may change them between requests. */
-  options: OllamaEmulatorOptions & Required<Omit<OllamaEmulatorOptions, 'streamError'>>;
+  options: OllamaEmulatorOptions & Required<Omit<OllamaEmulatorOptions, 'streamError' | 'toolCalls' | 'doneReason'>>;
   close(): Promise<void>;
 }
 
@@ -46,6 +54,8 @@ export async function startOllamaEmulator(options: OllamaEmulatorOptions = {}): 
     dimensions: options.dimensions ?? 6,
     reply: options.reply ?? 'Hello from the Ollama emulator',
     streamError: options.streamError,
+    toolCalls: options.toolCalls,
+    doneReason: options.doneReason,
   };
   const server = await startEmulator();
 
@@ -63,10 +73,23 @@ export async function startOllamaEmulator(options: OllamaEmulatorOptions = {}): 
     if (checked.reply) return checked.reply;
     const body = request.body as Record<string, unknown>;
     if (body.messages !== undefined && !Array.isArray(body.messages)) return fail(400, 'messages must be an array');
-    const messages = (body.messages ?? []) as Array<{ role?: unknown; content?: unknown }>;
+    const messages = (body.messages ?? []) as Array<Record<string, unknown>>;
     for (const m of messages) {
       if (!['system', 'user', 'assistant', 'tool'].includes(m.role as string)) return fail(400, 'invalid message role');
+      if (m.images !== undefined && !(Array.isArray(m.images) && m.images.every(isBase64))) {
+        return fail(400, 'illegal base64 data');
+      }
+      if (m.tool_calls !== undefined && !validToolCalls(m.tool_calls)) return fail(400, 'invalid tool_calls');
     }
+    const tools = body.tools;
+    if (tools !== undefined && !validTools(tools)) return fail(400, 'invalid tools');
+    if (body.format !== undefined && body.format !== 'json' && (typeof body.format !== 'object' || body.format === null)) {
+      return fail(400, 'invalid format');
+    }
+    const toolNames = Array.isArray(tools) ? tools.map((t) => (t as { function: { name: string } }).function.name) : [];
+    const calls = toolNames.length > 0 ? (settings.toolCalls ?? []) : [];
+    if (calls.some((c) => !toolNames.includes(c.name))) return fail(500, 'model called an undefined tool');
+    const toolCalls = calls.map((c, index) => ({ function: { index, name: c.name, arguments: c.arguments } }));
     const model = checked.model!;
     const stats = { prompt_eval_count: JSON.stringify(messages).length, eval_count: settings.reply.split(' ').length };
     const final = {
@@ -74,19 +97,25 @@ export async function startOllamaEmulator(options: OllamaEmulatorOptions = {}): 
       created_at: new Date().toISOString(),
       message: { role: 'assistant', content: '' },
       done: true,
-      done_reason: 'stop',
+      done_reason: settings.doneReason ?? 'stop',
       total_duration: 1000,
       load_duration: 10,
       ...stats,
     };
-    if (body.stream === false) return { body: { ...final, message: { role: 'assistant', content: settings.reply } } };
+    if (body.stream === false) {
+      const message = toolCalls.length > 0
+        ? { role: 'assistant', content: '', tool_calls: toolCalls }
+        : { role: 'assistant', content: settings.reply };
+      return { body: { ...final, message } };
+    }
     // Without "stream": false Ollama answers with NDJSON: one object per piece, then the final statistics.
+    const line = (message: Record<string, unknown>) =>
+      JSON.stringify({ model, created_at: final.created_at, message: { role: 'assistant', ...message }, done: false }) + '\n';
     const pieces = settings.reply.split(' ').map((word, i) => (i === 0 ? word : ` ${word}`));
-    const lines = pieces.map(
-      (content) =>
-        JSON.stringify({ model, created_at: final.created_at, message: { role: 'assistant', content }, done: false }) +
-        '\n',
-    );
+    const lines =
+      toolCalls.length > 0
+        ? toolCalls.map((call) => line({ content: '', tool_calls: [call] }))
+        : pieces.map((content) => line({ content }));
     const chunks = settings.streamError
       ? [lines[0], JSON.stringify(ollamaError('runner crashed')) + '\n']
       : [...lines, JSON.stringify(final) + '\n'];
@@ -124,6 +153,31 @@ export async function startOllamaEmulator(options: OllamaEmulatorOptions = {}): 
   }));
 
   return { server, url: server.url, options: settings, close: () => server.close() };
+}
+
+function isBase64(value: unknown): boolean {
+  return typeof value === 'string' && value.length > 0 && /^[A-Za-z0-9+/]+={0,2}$/.test(value);
+}
+
+function validTools(tools: unknown): boolean {
+  return (
+    Array.isArray(tools) &&
+    tools.every((t) => {
+      const fn = (t as { type?: unknown; function?: { name?: unknown; parameters?: unknown } }).function;
+      return (t as { type?: unknown }).type === 'function' && typeof fn?.name === 'string' && typeof fn.parameters === 'object';
+    })
+  );
+}
+
+/** Ollama parses `arguments` into a map: a JSON string there is a 400. */
+function validToolCalls(calls: unknown): boolean {
+  return (
+    Array.isArray(calls) &&
+    calls.every((c) => {
+      const fn = (c as { function?: { name?: unknown; arguments?: unknown } }).function;
+      return typeof fn?.name === 'string' && typeof fn.arguments === 'object' && fn.arguments !== null && !Array.isArray(fn.arguments);
+    })
+  );
 }
 
 /** Deterministic per text, so tests can tell inputs apart and check order. */

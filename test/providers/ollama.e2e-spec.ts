@@ -25,6 +25,8 @@ describe('OllamaProvider against the Ollama emulator', () => {
     resetOptions: (emulator) => {
       emulator.options.streamError = undefined;
       emulator.options.dimensions = 6;
+      emulator.options.toolCalls = undefined;
+      emulator.options.doneReason = undefined;
     },
   });
   const { create, secrets, ask } = suite;
@@ -114,6 +116,123 @@ describe('OllamaProvider against the Ollama emulator', () => {
         ModelNotAvailableError,
         secrets,
       );
+    });
+  });
+
+  describe('tools, images and structured output', () => {
+    const weather = {
+      name: 'get_weather',
+      description: 'Weather for a city',
+      parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+    };
+    const twoCalls = [
+      { name: 'get_weather', arguments: { city: 'Paris' } },
+      { name: 'get_weather', arguments: {} },
+    ];
+
+    it('sends tools in Ollama\'s shape and answers its tool_calls with made ids and finish reason tool_calls', async () => {
+      suite.emulator.options.toolCalls = twoCalls;
+      const result = await create().generate({ messages: [{ role: 'user', content: 'Weather?' }], tools: [weather] });
+
+      expect(result.finishReason).toBe('tool_calls');
+      expect(result.toolCalls).toEqual([
+        { id: 'call_0', name: 'get_weather', arguments: '{"city":"Paris"}' },
+        { id: 'call_1', name: 'get_weather', arguments: '{}' },
+      ]);
+      expect(suite.emulator.server.lastRequest?.body).toMatchObject({
+        tools: [{ type: 'function', function: weather }],
+      });
+    });
+
+    it('streams each tool call as one delta with its own index, then finish reason tool_calls', async () => {
+      suite.emulator.options.toolCalls = twoCalls;
+      const chunks = await collect(
+        create().generateStream!({ messages: [{ role: 'user', content: 'Weather?' }], tools: [weather] }),
+      );
+
+      expect(chunks.filter((c) => !c.done)).toEqual([
+        { done: false, text: '', toolCalls: [{ index: 0, id: 'call_0', name: 'get_weather', arguments: '{"city":"Paris"}' }] },
+        { done: false, text: '', toolCalls: [{ index: 1, id: 'call_1', name: 'get_weather', arguments: '{}' }] },
+      ]);
+      expect(chunks[chunks.length - 1]).toMatchObject({ done: true, finishReason: 'tool_calls' });
+    });
+
+    it('sends a tool round trip: assistant tool_calls with object arguments, the result with tool_name', async () => {
+      await create().generate({
+        messages: [
+          { role: 'user', content: 'Weather?' },
+          { role: 'assistant', content: null, toolCalls: [{ id: 'call_0', name: 'get_weather', arguments: '{"city":"Paris"}' }] },
+          { role: 'tool', toolCallId: 'call_0', content: '{"error":"city not found"}' },
+        ],
+        tools: [weather],
+      });
+
+      expect(suite.emulator.server.lastRequest?.body).toMatchObject({
+        messages: [
+          { role: 'user', content: 'Weather?' },
+          { role: 'assistant', content: '', tool_calls: [{ function: { name: 'get_weather', arguments: { city: 'Paris' } } }] },
+          { role: 'tool', content: '{"error":"city not found"}', tool_name: 'get_weather' },
+        ],
+      });
+    });
+
+    it('sends format, seed and penalties, and base64 images on the message', async () => {
+      const schema = { type: 'object', properties: { answer: { type: 'string' } } };
+      await create().generate({
+        model: 'qwen2.5:7b',
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'What is this?' },
+              { type: 'image', image: { kind: 'base64', mediaType: 'image/png', data: 'iVBORw0KGgo=' } },
+            ],
+          },
+        ],
+        responseFormat: { type: 'json_schema', name: 'answer', schema },
+        seed: 7,
+        frequencyPenalty: 0.5,
+        presencePenalty: 0,
+      });
+
+      expect(suite.emulator.server.lastRequest?.body).toEqual({
+        model: 'qwen2.5:7b',
+        messages: [{ role: 'user', content: 'What is this?', images: ['iVBORw0KGgo='] }],
+        stream: false,
+        format: schema,
+        options: { seed: 7, frequency_penalty: 0.5, presence_penalty: 0 },
+      });
+    });
+
+    it('maps done_reason length', async () => {
+      suite.emulator.options.doneReason = 'length';
+      const result = await create().generate({ messages: [{ role: 'user', content: 'Hi' }], maxTokens: 1 });
+      expect(result.finishReason).toBe('length');
+    });
+
+    it('refuses what Ollama cannot express, naming the parameter, before any request', async () => {
+      const provider = create();
+      const messages = [{ role: 'user' as const, content: 'Hi' }];
+      await expect(provider.generate({ messages, tools: [weather], toolChoice: 'required' })).rejects.toThrow(/tool_choice/);
+      await expect(provider.generate({ messages, tools: [weather], parallelToolCalls: false })).rejects.toThrow(
+        /parallel_tool_calls/,
+      );
+      await expect(
+        provider.generate({
+          messages: [{ role: 'user', content: [{ type: 'image', image: { kind: 'url', url: 'https://example.com/a.png' } }] }],
+        }),
+      ).rejects.toThrow(/messages\[0\]\.content\[0\]\.image_url/);
+      expect(suite.emulator.server.requestsTo('/api/chat')).toHaveLength(0);
+    });
+
+    it('tells vision model families apart', () => {
+      const provider = create();
+      expect(provider.supportsFeature('vision', 'llava:13b')).toBe(true);
+      expect(provider.supportsFeature('vision', 'llama3.2-vision')).toBe(true);
+      expect(provider.supportsFeature('vision', 'gemma3:4b')).toBe(true);
+      expect(provider.supportsFeature('vision', 'llama3.2')).toBe(false);
+      expect(provider.supportsFeature('vision', undefined)).toBe(false);
+      expect(provider.supportsFeature('tools', 'llama3.2')).toBe(true);
     });
   });
 
@@ -313,7 +432,7 @@ describe('OllamaProvider against the Ollama emulator', () => {
       chatModel: 'llama3.2',
       embeddingModel: 'nomic-embed-text',
       timeoutMs: 30000,
-      capabilities: { generate: true, embeddings: true, batchEmbeddings: true, streaming: true, listModels: true },
+      capabilities: { generate: true, embeddings: true, batchEmbeddings: true, streaming: true, listModels: true, tools: true, structuredOutput: true, vision: true },
     });
   });
 

@@ -12,7 +12,10 @@ import {
   MaxLength,
   Min,
   MinLength,
+  ValidateIf,
 } from 'class-validator';
+
+import { InvalidRequestError } from '../errors';
 
 /** Request bodies of the /v1 API (docs/gateway.md); snake_case like the rest of the wire format. */
 
@@ -37,9 +40,48 @@ export const TemperatureField = () => rules(IsOptional(), IsNumber({ allowNaN: f
 export const OptionalFlagField = () => rules(IsOptional(), IsBoolean());
 
 export class GenerateDto {
+  /** Either `prompt` or `messages` (checked in the controller); the prompt is required when messages are absent. */
+  @ValidateIf((body: GenerateDto) => body.messages === undefined || body.prompt !== undefined)
   @IsString()
   @MinLength(1)
-  prompt!: string;
+  prompt?: string;
+
+  /** The domain's message forms in snake_case (v1-messages.ts checks each field). */
+  @IsOptional()
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(1000)
+  messages?: unknown[];
+
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(128)
+  tools?: unknown[];
+
+  @IsOptional()
+  tool_choice?: unknown;
+
+  @OptionalFlagField()
+  parallel_tool_calls?: boolean;
+
+  @IsOptional()
+  response_format?: unknown;
+
+  @IsOptional()
+  @IsInt()
+  seed?: number;
+
+  @IsOptional()
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @Min(-2)
+  @Max(2)
+  frequency_penalty?: number;
+
+  @IsOptional()
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @Min(-2)
+  @Max(2)
+  presence_penalty?: number;
 
   @ProviderNameField()
   provider?: string;
@@ -81,9 +123,12 @@ export class GenerateDto {
   @IsArray()
   documents?: unknown[];
 
-  /** Per-call switch for provider fallback. */
+  /** Per-call switch for provider fallback; `fallback` is accepted as an alias. */
   @OptionalFlagField()
   enable_fallback?: boolean;
+
+  @OptionalFlagField()
+  fallback?: boolean;
 
   /** Server-sent events instead of one JSON body. */
   @OptionalFlagField()
@@ -103,6 +148,9 @@ export class EmbeddingDto {
 
   @OptionalFlagField()
   enable_fallback?: boolean;
+
+  @OptionalFlagField()
+  fallback?: boolean;
 }
 
 export class BatchEmbeddingDto {
@@ -122,6 +170,20 @@ export class BatchEmbeddingDto {
 
   @OptionalFlagField()
   enable_fallback?: boolean;
+
+  @OptionalFlagField()
+  fallback?: boolean;
+}
+
+/**
+ * The fallback switch of every /v1 route: `enable_fallback` (the name most bodies already used), with
+ * `fallback` accepted as an alias; both given and different is a 400 naming them.
+ */
+export function fallbackSwitch(body: { enable_fallback?: boolean; fallback?: boolean }): boolean | undefined {
+  if (body.enable_fallback !== undefined && body.fallback !== undefined && body.enable_fallback !== body.fallback) {
+    throw new InvalidRequestError('enable_fallback and its alias fallback disagree; send one of them');
+  }
+  return body.enable_fallback ?? body.fallback;
 }
 
 export class ModelsQueryDto {

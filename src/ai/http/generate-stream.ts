@@ -1,5 +1,7 @@
 /**
- * `"stream": true` on /v1/generate and /v1/search/generate: server-sent events `delta` (`{"text"}`), then one
+ * `"stream": true` on /v1/generate and /v1/search/generate: server-sent events `delta` (`{"text"}`) and
+ * `tool_call` (`{"index", "id"?, "name"?, "arguments"?}`: the first piece of a call names it, later pieces of the
+ * same index add argument text), then one
  * `done` (provider, model, finish_reason, usage, request_id), or one `error` carrying the error envelope.
  * Nothing is written before the first event of the generation arrived, so a failure up to then (unknown
  * model, refusal, every fallback failing) is an ordinary JSON error with its status, and retries and
@@ -47,7 +49,11 @@ export async function writeGenerateStream(
     while (!next.done) {
       const event = next.value;
       if (event.type === 'delta') {
-        if (!(await send(body, 'delta', { text: event.text }))) return;
+        const textDelta = event.text !== '' || !event.toolCalls?.length;
+        if (textDelta && !(await send(body, 'delta', { text: event.text }))) return;
+        for (const call of event.toolCalls ?? []) {
+          if (!(await send(body, 'tool_call', call))) return;
+        }
       } else {
         const { type, ...done } = event;
         body.end(frame('done', { ...(snakeCaseKeys(done) as object), request_id: requestId }));

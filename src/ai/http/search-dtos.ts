@@ -24,7 +24,13 @@ export class SearchDto {
   @Matches(NAME, { message: '$property must be a tool name (letters, digits, "_" or "-")' })
   tool?: string;
 
-  /** `false`: a capability group asks its first tool only (and /search/generate keeps to one provider). */
+  /**
+   * `false`: a capability group asks its first tool only (and /search/generate keeps to one provider).
+   * `enable_fallback` is the name every /v1 route documents; `fallback` stays accepted as its alias.
+   */
+  @OptionalFlagField()
+  enable_fallback?: boolean;
+
   @OptionalFlagField()
   fallback?: boolean;
 }

@@ -8,11 +8,12 @@ import { MemoryDocumentSource } from '../documents/memory-document-source';
 import type { ContextItem } from '../prompts/context-rendering';
 import { ApiAuthGuard } from '../../http/api-auth.guard';
 import { ApiGenerationResponses } from './api-docs';
-import { BatchEmbeddingDto, EmbeddingDto, GenerateDto } from './api-dtos';
+import { BatchEmbeddingDto, EmbeddingDto, GenerateDto, fallbackSwitch } from './api-dtos';
 import { ApiExceptionFilter } from '../../http/api-exception.filter';
 import { apiBody, disconnectSignal } from './api-response';
 import { createApiValidationPipe } from './api-validation.pipe';
 import { writeGenerateStream } from './generate-stream';
+import { toDomainMessages, toDomainResponseFormat, toDomainToolChoice, toDomainTools } from './v1-messages';
 
 /** Generation and embeddings; 200 on success, errors mapped once by ApiExceptionFilter. */
 @Controller('v1')
@@ -30,22 +31,54 @@ export class V1OperationsController {
   @HttpCode(200)
   @ApiGenerationResponses()
   async generate(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @Body() body: GenerateDto): Promise<void> {
-    const documents = body.documents === undefined ? [] : await new MemoryDocumentSource(body.documents, 'documents', this.documentBounds).load();
-    const items = [...contextItems(body.context), ...documents];
+    if (body.messages !== undefined && body.prompt !== undefined) {
+      throw new InvalidRequestError('send either prompt or messages, not both');
+    }
+    if (body.messages !== undefined && (body.context !== undefined || body.documents !== undefined || body.system_prompt !== undefined)) {
+      throw new InvalidRequestError('context, documents and system_prompt go with prompt; with messages, put them in the messages');
+    }
     const options: GenerateOptions = {
-      provider: body.provider,
-      model: body.model,
+      ...this.providerAndModel(body.provider, body.model),
       maxTokens: body.max_tokens,
       temperature: body.temperature,
       topP: body.top_p,
       stop: body.stop,
       systemPrompt: body.system_prompt,
-      enableFallback: body.enable_fallback,
+      tools: body.tools === undefined ? undefined : toDomainTools(body.tools),
+      toolChoice: body.tool_choice === undefined ? undefined : toDomainToolChoice(body.tool_choice),
+      parallelToolCalls: body.parallel_tool_calls,
+      responseFormat: body.response_format === undefined ? undefined : toDomainResponseFormat(body.response_format),
+      seed: body.seed,
+      frequencyPenalty: body.frequency_penalty,
+      presencePenalty: body.presence_penalty,
+      enableFallback: fallbackSwitch(body),
       signal: disconnectSignal(reply),
     };
-    if (body.stream === true) return writeGenerateStream(request, reply, this.client.streamResponse(body.prompt, items, options));
-    const result = await this.client.generateResponse(body.prompt, items, options);
+    if (body.messages !== undefined) {
+      const messages = toDomainMessages(body.messages);
+      if (body.stream === true) return writeGenerateStream(request, reply, this.client.streamMessages(messages, options));
+      reply.send(apiBody(request, { ...(await this.client.generateMessages(messages, options)) }));
+      return;
+    }
+    const prompt = body.prompt as string;
+    const documents = body.documents === undefined ? [] : await new MemoryDocumentSource(body.documents, 'documents', this.documentBounds).load();
+    const items = [...contextItems(body.context), ...documents];
+    if (body.stream === true) return writeGenerateStream(request, reply, this.client.streamResponse(prompt, items, options));
+    const result = await this.client.generateResponse(prompt, items, options);
     reply.send(apiBody(request, { ...result }));
+  }
+
+  /**
+   * `model: "anthropic/claude-x"` without `provider` selects the registered provider `anthropic`; any other
+   * slash (`meta-llama/Llama-3`) is part of the model name, as on /openai/v1.
+   */
+  private providerAndModel(provider: string | undefined, model: string | undefined): { provider?: string; model?: string } {
+    const slash = model?.indexOf('/') ?? -1;
+    if (provider !== undefined || model === undefined || slash <= 0) return { provider, model };
+    const named = model.slice(0, slash);
+    if (!this.client.providerNames().includes(named)) return { model };
+    if (slash === model.length - 1) throw new InvalidRequestError(`model names provider '${named}' but no model after the '/'`);
+    return { provider: named, model: model.slice(slash + 1) };
   }
 
   @Post('embeddings')
@@ -54,7 +87,7 @@ export class V1OperationsController {
     const result = await this.client.generateEmbedding(body.input, {
       provider: body.provider,
       model: body.model,
-      enableFallback: body.enable_fallback,
+      enableFallback: fallbackSwitch(body),
       signal: disconnectSignal(reply),
     });
     return apiBody(request, { ...result });
@@ -67,7 +100,7 @@ export class V1OperationsController {
     const result = await this.client.generateEmbeddings(body.inputs, {
       provider: body.provider,
       model: body.model,
-      enableFallback: body.enable_fallback,
+      enableFallback: fallbackSwitch(body),
       signal: disconnectSignal(reply),
     });
     return apiBody(request, { ...result, count: result.embeddings.length });

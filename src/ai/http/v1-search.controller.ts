@@ -8,6 +8,7 @@ import { apiBody, disconnectSignal } from './api-response';
 import { createApiValidationPipe } from './api-validation.pipe';
 import { writeGenerateStream } from './generate-stream';
 import { SearchDto, SearchGenerateDto } from './search-dtos';
+import { fallbackSwitch } from './api-dtos';
 
 /**
  * Search (no AI call) and search with generation (the route itself is the opt-in); 200 on success,
@@ -26,7 +27,7 @@ export class V1SearchController {
     const result = await this.search.search(body.query, {
       tool: body.tool,
       limit: body.limit,
-      enableFallback: body.fallback,
+      enableFallback: fallbackSwitch(body),
       signal: disconnectSignal(reply),
     });
     return apiBody(request, { ...result, count: result.results.length });
@@ -40,7 +41,7 @@ export class V1SearchController {
     const options: SearchAndGenerateOptions = {
       tool: body.tool,
       limit: body.limit,
-      enableFallback: body.fallback,
+      enableFallback: fallbackSwitch(body),
       provider: body.provider,
       model: body.model,
       maxTokens: body.max_tokens,

@@ -1,7 +1,8 @@
 /**
  * Ollama adapter (local model server, no auth): `/api/chat` for generation (with `"stream": false`, or
  * NDJSON when streaming), `/api/embed` with an array input (one call per batch), `/api/tags` for the pulled
- * models. Ollama answers errors as `{"error": "..."}`; only the status is read from them.
+ * models. Tools, images and `format` are translated by the small mapping files beside this one. Ollama answers
+ * errors as `{"error": "..."}`; only the status is read from them.
  */
 import { isObject, numberOrUndefined } from '../../../common/json-values';
 import { InvalidRequestError, InvalidResponseError, ProviderError } from '../../errors';
@@ -13,21 +14,18 @@ import type {
   GenerateResult,
   GenerateStreamChunk,
   HealthResult,
+  ModelFeature,
   ModelInfo,
   ProviderCapabilities,
   ProviderSettings,
 } from '../ai-provider.interface';
 import { readNdjson } from '../../../upstream/stream-framing';
 import { UpstreamClient } from '../../../upstream/upstream-client';
-import {
-  NO_MODEL_FEATURES,
-  checkEmbeddingDimensions,
-  checkHealth,
-  describeSettings,
-  textOnlyMessages,
-  usageOf,
-  validateEmbeddings,
-} from '../provider-support';
+import { checkEmbeddingDimensions, checkHealth, describeSettings, validateEmbeddings } from '../provider-support';
+import { type OllamaMessage, toOllamaMessages } from './ollama-messages';
+import { ollamaModelSupports } from './ollama-model-features';
+import { type OllamaOptions, type OllamaTool, toOllamaFormat, toOllamaOptions, toOllamaTools } from './ollama-request-options';
+import { fromOllamaToolCalls, mapOllamaFinishReason, ollamaUsage } from './ollama-response';
 
 export const OLLAMA_DEFAULT_URL = 'http://localhost:11434';
 export const OLLAMA_DEFAULT_CHAT_MODEL = 'llama3.2';
@@ -35,42 +33,39 @@ export const OLLAMA_DEFAULT_EMBEDDING_MODEL = 'nomic-embed-text';
 
 interface OllamaChatBody {
   model: string;
-  messages: Array<{ role: 'system' | 'user' | 'assistant'; content: string }>;
+  messages: OllamaMessage[];
   stream: boolean;
-  options?: { num_predict?: number; temperature?: number; top_p?: number; stop?: string[] };
+  tools?: OllamaTool[];
+  format?: 'json' | Record<string, unknown>;
+  options?: OllamaOptions;
 }
 
-/** Ollama takes system messages inline; sampling settings go in `options`, sent only when given. */
+/** Ollama takes system messages inline; each optional part is sent only when the request has it. */
 function toOllamaChatBody(request: GenerateRequest, model: string, stream: boolean, provider: string): OllamaChatBody {
   if (!request.messages.some((m) => m.role !== 'system')) {
     throw new InvalidRequestError(`${provider}: at least one user or assistant message is required`, { provider });
   }
-  const body: OllamaChatBody = {
-    model,
-    messages: textOnlyMessages(request.messages, provider),
-    stream,
-  };
-  const options: NonNullable<OllamaChatBody['options']> = {};
-  if (request.maxTokens !== undefined) options.num_predict = request.maxTokens;
-  if (request.temperature !== undefined) options.temperature = request.temperature;
-  if (request.topP !== undefined) options.top_p = request.topP;
-  if (request.stop !== undefined && request.stop.length > 0) options.stop = request.stop;
-  if (Object.keys(options).length > 0) body.options = options;
+  const body: OllamaChatBody = { model, messages: toOllamaMessages(request.messages, provider), stream };
+  const tools = toOllamaTools(request, provider);
+  if (tools) body.tools = tools;
+  const format = toOllamaFormat(request);
+  if (format !== undefined) body.format = format;
+  const options = toOllamaOptions(request);
+  if (options) body.options = options;
   return body;
 }
-
-/** The final chat object counts prompt and answer tokens; the total is their sum. */
-const USAGE_FIELDS = { input: 'prompt_eval_count', output: 'eval_count' };
 
 function fromOllamaChat(body: unknown, provider: string, requestedModel: string): GenerateResult {
   if (!isObject(body) || !isObject(body.message) || typeof body.message.content !== 'string') {
     throw new InvalidResponseError(`${provider}: upstream chat response has no message content`, { provider });
   }
+  const toolCalls = fromOllamaToolCalls(body.message.tool_calls, 0, provider);
   return {
     text: body.message.content,
     model: typeof body.model === 'string' ? body.model : requestedModel,
-    finishReason: typeof body.done_reason === 'string' ? body.done_reason : undefined,
-    usage: usageOf(body, USAGE_FIELDS),
+    finishReason: mapOllamaFinishReason(body.done_reason, toolCalls.length > 0),
+    usage: ollamaUsage(body),
+    ...(toolCalls.length > 0 ? { toolCalls } : {}),
   };
 }
 
@@ -82,7 +77,10 @@ export class OllamaProvider implements AiProvider {
     batchEmbeddings: true,
     streaming: true,
     listModels: true,
-    ...NO_MODEL_FEATURES,
+    tools: true,
+    structuredOutput: true,
+    // Per model family: see supportsFeature.
+    vision: true,
   };
   readonly name: string;
   private readonly http: UpstreamClient;
@@ -98,6 +96,10 @@ export class OllamaProvider implements AiProvider {
     this.embeddingModel = settings.embeddingModel ?? OLLAMA_DEFAULT_EMBEDDING_MODEL;
     // The default status mapping fits Ollama: 404 for a model that is not pulled, 5xx for server trouble.
     this.http = new UpstreamClient({ provider: settings.name, baseUrl: this.url, timeoutMs: settings.timeoutMs });
+  }
+
+  supportsFeature(feature: ModelFeature, model: string | undefined): boolean {
+    return ollamaModelSupports(feature, model ?? this.chatModel);
   }
 
   describe(): Record<string, unknown> {
@@ -122,6 +124,7 @@ export class OllamaProvider implements AiProvider {
       model,
       headers: { accept: 'application/x-ndjson' },
     });
+    let toolCallCount = 0;
     for await (const line of readNdjson(response.body, this.name)) {
       if (!isObject(line)) {
         throw new InvalidResponseError(`${this.name}: upstream stream line is not an object`, { provider: this.name });
@@ -130,15 +133,20 @@ export class OllamaProvider implements AiProvider {
       if (line.error !== undefined) {
         throw new ProviderError(`${this.name}: upstream failed during the stream`, { provider: this.name });
       }
-      if (isObject(line.message) && typeof line.message.content === 'string' && line.message.content !== '') {
-        yield { done: false, text: line.message.content };
+      if (isObject(line.message)) {
+        const text = typeof line.message.content === 'string' ? line.message.content : '';
+        // Ollama sends each tool call whole in one line; it becomes one delta carrying id, name and arguments.
+        const calls = fromOllamaToolCalls(line.message.tool_calls, toolCallCount, this.name);
+        const deltas = calls.map((call, offset) => ({ index: toolCallCount + offset, ...call }));
+        toolCallCount += calls.length;
+        if (text !== '' || deltas.length > 0) yield { done: false, text, ...(deltas.length > 0 ? { toolCalls: deltas } : {}) };
       }
       if (line.done === true) {
         yield {
           done: true,
           model: typeof line.model === 'string' ? line.model : model,
-          finishReason: typeof line.done_reason === 'string' ? line.done_reason : undefined,
-          usage: usageOf(line, USAGE_FIELDS),
+          finishReason: mapOllamaFinishReason(line.done_reason, toolCallCount > 0),
+          usage: ollamaUsage(line),
         };
         return;
       }
