@@ -71,8 +71,8 @@ afterEach(async () => {
 });
 
 /** A client over the named registrations (in that order); sleeps are recorded and skipped. */
-function harness(names: string[], overrides: Partial<AiClientOptions> = {}): Harness {
-  const all = settings();
+function harness(names: string[], overrides: Partial<AiClientOptions> = {}, extra: Record<string, ProviderSettings> = {}): Harness {
+  const all = { ...settings(), ...extra };
   const events: ServiceRequestEvent[] = [];
   const sleeps: number[] = [];
   const options: AiClientOptions = {
@@ -255,11 +255,15 @@ describe('features a provider lacks (tools, structured output, images)', () => {
     { role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image', image: { kind: 'url', url: 'https://example.com/a.png' } }] },
   ];
 
+  // Refused before any call, so the legacy model's URL may be one nothing listens on.
+  const legacyClaude = (): ProviderSettings => ({ name: 'legacy', kind: 'anthropic', url: closedUrl, apiKey: KEY, chatModel: 'claude-2.1', timeoutMs: 2000 });
+
   it.each([
-    ['tools', user('Weather?'), { tools: [{ name: 'weather', parameters: { type: 'object' } }] }, /does not support tool calling/],
-    ['a tool choice', user('Weather?'), { toolChoice: 'required' as const }, /does not support tool calling/],
+    ['tools', 'legacy', user('Weather?'), { tools: [{ name: 'weather', parameters: { type: 'object' } }] }, /legacy: anthropic model claude-2.1 does not support tool calling/],
+    ['a tool choice', 'legacy', user('Weather?'), { toolChoice: 'required' as const }, /does not support tool calling/],
     [
       'a tool result turn',
+      'legacy',
       [
         { role: 'assistant', content: null, toolCalls: [{ id: 'c1', name: 'weather', arguments: '{}' }] },
         { role: 'tool', toolCallId: 'c1', content: 'sunny' },
@@ -267,15 +271,29 @@ describe('features a provider lacks (tools, structured output, images)', () => {
       {},
       /does not support tool calling/,
     ],
-    ['a JSON schema', user('Name?'), { responseFormat: { type: 'json_schema' as const, name: 'n', schema: { type: 'object' } } }, /does not support structured output/],
-    ['an image', image, {}, /does not support image input/],
-  ])('refuses %s with capability_not_supported naming it, and calls no upstream, fallback or not', async (_, messages, options, named) => {
-    const { client } = harness(['openai', 'backup']);
+    [
+      'a JSON schema',
+      'deepseek',
+      user('Name?'),
+      { responseFormat: { type: 'json_schema' as const, name: 'n', schema: { type: 'object' } } },
+      /deepseek: deepseek does not support response_format json_schema/,
+    ],
+    ['an image', 'deepseek', image, {}, /deepseek: deepseek model deepseek-chat does not support image input/],
+  ])('refuses %s on a provider without it (%s), naming it, and calls no upstream, fallback or not', async (_, provider, messages, options, named) => {
+    const { client } = harness([provider, 'backup'], {}, { legacy: legacyClaude() });
     const refused = client.generateMessages(messages, options);
     await expect(refused).rejects.toBeInstanceOf(CapabilityNotSupportedError);
     await expect(client.generateMessages(messages, options)).rejects.toThrow(named);
     await expect(collect(client.streamMessages(messages, options))).rejects.toThrow(named);
-    expect([...primary.server.requests, ...backup.server.requests]).toHaveLength(0);
+    expect([...chatOnly.server.requests, ...backup.server.requests]).toHaveLength(0);
+  });
+
+  it('falls back only to providers with every feature the request needs', async () => {
+    const { client } = harness(['down', 'deepseek', 'backup']);
+    const answer = await client.generateMessages(image);
+    expect(answer.provider).toBe('backup');
+    expect(chatOnly.server.requests).toHaveLength(0);
+    expect(chatCalls(backup)).toHaveLength(1);
   });
 
   it('sends a response_format of text like no format', async () => {
