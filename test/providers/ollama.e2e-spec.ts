@@ -217,12 +217,33 @@ describe('OllamaProvider against the Ollama emulator', () => {
       await expect(provider.generate({ messages, tools: [weather], parallelToolCalls: false })).rejects.toThrow(
         /parallel_tool_calls/,
       );
-      await expect(
-        provider.generate({
-          messages: [{ role: 'user', content: [{ type: 'image', image: { kind: 'url', url: 'https://example.com/a.png' } }] }],
-        }),
-      ).rejects.toThrow(/messages\[0\]\.content\[0\]\.image_url/);
       expect(suite.emulator.server.requestsTo('/api/chat')).toHaveLength(0);
+    });
+
+    it('fetches an image URL and sends its bytes, as Ollama takes images', async () => {
+      const fetched: string[] = [];
+      const provider = new OllamaProvider(suite.settings(), async (url) => {
+        fetched.push(url);
+        return { mediaType: 'image/png', data: 'iVBORw0KGgo=' };
+      });
+      try {
+        const content = [
+          { type: 'text' as const, text: 'What is this?' },
+          { type: 'image' as const, image: { kind: 'url' as const, url: 'https://images.example/cat.png' } },
+        ];
+        await provider.generate({ messages: [{ role: 'user', content }] });
+      } finally {
+        await provider.close();
+      }
+      expect(fetched).toEqual(['https://images.example/cat.png']);
+      expect(suite.emulator.server.lastRequest?.body).toMatchObject({ messages: [{ role: 'user', content: 'What is this?', images: ['iVBORw0KGgo='] }] });
+    });
+
+    it('refuses an image URL on a private address through the URL guard, without calling upstream', async () => {
+      const provider = create();
+      const image = { type: 'image' as const, image: { kind: 'url' as const, url: 'http://10.1.2.3/secret.png' } };
+      await expect(provider.generate({ messages: [{ role: 'user', content: [image] }] })).rejects.toThrow(/10\.1\.2\.3/);
+      expect(suite.emulator.server.requests).toHaveLength(0);
     });
 
     it('tells vision model families apart', () => {

@@ -10,6 +10,7 @@ import type { LookupFunction } from 'node:net';
 import { Agent, errors as undiciErrors, request } from 'undici';
 import { InvalidRequestError } from '../errors';
 import { BLOCKED_ADDRESS_CODE, isLocalhostName, isNonPublicAddress, publicOnlyLookup } from '../tools/tool-url-guard';
+import type { ChatMessage, ContentPart } from './ai-provider.interface';
 
 /** Default cap on one downloaded image (OpenAI's own per-image limit); exported so configuration can set it later. */
 export const DEFAULT_MAX_IMAGE_BYTES = 20 * 1024 * 1024;
@@ -147,4 +148,27 @@ function hasCode(error: unknown, code: string): boolean {
     if (current instanceof AggregateError && current.errors.some((inner) => hasCode(inner, code))) return true;
   }
   return false;
+}
+
+/** How an adapter gets an image URL's bytes; a seam so tests can serve them without a public address. */
+export type ImageFetcher = (url: string, signal: AbortSignal | undefined) => Promise<FetchedImage>;
+
+export const fetchImageWithDefaults: ImageFetcher = (url, signal) => fetchImageAsBase64(url, { maxBytes: DEFAULT_MAX_IMAGE_BYTES, signal });
+
+/** The messages with every image URL replaced by its bytes, for providers that take image bytes only. */
+export async function withInlineImages(messages: readonly ChatMessage[], fetchImage: ImageFetcher, signal?: AbortSignal): Promise<ChatMessage[]> {
+  return Promise.all(
+    messages.map(async (message): Promise<ChatMessage> => {
+      if (message.role !== 'user' || typeof message.content === 'string') return message;
+      if (!message.content.some((part) => part.type === 'image' && part.image.kind === 'url')) return message;
+      const content = await Promise.all(
+        message.content.map(async (part): Promise<ContentPart> => {
+          if (part.type !== 'image' || part.image.kind !== 'url') return part;
+          const { mediaType, data } = await fetchImage(part.image.url, signal);
+          return { ...part, image: { kind: 'base64', mediaType, data } };
+        }),
+      );
+      return { role: 'user', content };
+    }),
+  );
 }

@@ -50,9 +50,9 @@ function userMessage(content: Extract<ChatMessage, { role: 'user' }>['content'],
     } else if (part.image.kind === 'base64') {
       images.push(part.image.data);
     } else {
-      // Ollama takes image bytes only; downloading caller URLs needs the guarded image fetcher, not wired here yet.
+      // The adapter fetched every URL before converting (withInlineImages): one left here is a bug, not dropped.
       throw new InvalidRequestError(
-        `${provider}: messages[${index}].content[${partIndex}].image_url: Ollama accepts base64 (data:) images only, not URLs`,
+        `${provider}: messages[${index}].content[${partIndex}].image_url: Ollama accepts image bytes only, and this URL was not fetched`,
         { provider },
       );
     }

@@ -21,6 +21,7 @@ import type {
 } from '../ai-provider.interface';
 import { readNdjson } from '../../../upstream/stream-framing';
 import { UpstreamClient } from '../../../upstream/upstream-client';
+import { type ImageFetcher, fetchImageWithDefaults, withInlineImages } from '../image-fetch';
 import { checkEmbeddingDimensions, checkHealth, describeSettings, validateEmbeddings } from '../provider-support';
 import { type OllamaMessage, toOllamaMessages } from './ollama-messages';
 import { ollamaModelSupports } from './ollama-model-features';
@@ -88,7 +89,10 @@ export class OllamaProvider implements AiProvider {
   private readonly chatModel: string;
   private readonly embeddingModel: string;
 
-  constructor(private readonly settings: ProviderSettings) {
+  constructor(
+    private readonly settings: ProviderSettings,
+    private readonly fetchImage: ImageFetcher = fetchImageWithDefaults,
+  ) {
     this.name = settings.name;
     checkEmbeddingDimensions(settings);
     this.url = settings.url ?? OLLAMA_DEFAULT_URL;
@@ -102,6 +106,11 @@ export class OllamaProvider implements AiProvider {
     return ollamaModelSupports(feature, model ?? this.chatModel);
   }
 
+  /** Ollama takes image bytes only: URLs are fetched through the guarded image fetcher first. */
+  private async withImageBytes(request: GenerateRequest): Promise<GenerateRequest> {
+    return { ...request, messages: await withInlineImages(request.messages, this.fetchImage, request.signal) };
+  }
+
   describe(): Record<string, unknown> {
     const { url, chatModel, embeddingModel } = this;
     return describeSettings({ ...this.settings, url, chatModel, embeddingModel }, this.capabilities);
@@ -109,7 +118,7 @@ export class OllamaProvider implements AiProvider {
 
   async generate(request: GenerateRequest): Promise<GenerateResult> {
     const model = request.model ?? this.chatModel;
-    const response = await this.http.postJson('/api/chat', toOllamaChatBody(request, model, false, this.name), {
+    const response = await this.http.postJson('/api/chat', toOllamaChatBody(await this.withImageBytes(request), model, false, this.name), {
       signal: request.signal,
       model,
     });
@@ -119,7 +128,7 @@ export class OllamaProvider implements AiProvider {
   /** NDJSON chunks: `message.content` deltas until the object with `done: true`. */
   async *generateStream(request: GenerateRequest): AsyncIterable<GenerateStreamChunk> {
     const model = request.model ?? this.chatModel;
-    const response = await this.http.stream('POST', '/api/chat', toOllamaChatBody(request, model, true, this.name), {
+    const response = await this.http.stream('POST', '/api/chat', toOllamaChatBody(await this.withImageBytes(request), model, true, this.name), {
       signal: request.signal,
       model,
       headers: { accept: 'application/x-ndjson' },
