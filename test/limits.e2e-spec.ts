@@ -90,6 +90,23 @@ describe('per-tenant limit', () => {
     expect((await get(app, '/auth/context', bearer(jwtFor('south')))).statusCode).toBe(200);
   });
 
+  it('keeps the rate-limit headers on streamed answers of /openai/v1 and /v1', async () => {
+    const app = await apps.build(tenantYaml('{ tenant: { limit: 5, window: 60 } }', 'api: { auth: jwt }\n'));
+    const north = { ...bearer(jwtFor('north')), 'content-type': 'application/json' };
+    const chat = await app.inject({
+      method: 'POST',
+      url: '/openai/v1/chat/completions',
+      headers: north,
+      payload: { model: 'openai/gpt-test', messages: [{ role: 'user', content: 'Hi' }], stream: true },
+    });
+    expect(chat.statusCode).toBe(200);
+    expect(chat.body).toContain('data: [DONE]');
+    expect(chat.headers).toMatchObject({ 'ratelimit-limit': '5', 'ratelimit-remaining': '4', 'content-type': 'text/event-stream; charset=utf-8' });
+    const generate = await app.inject({ method: 'POST', url: '/v1/generate', headers: north, payload: { prompt: 'Hi', stream: true } });
+    expect(generate.statusCode).toBe(200);
+    expect(generate.headers).toMatchObject({ 'ratelimit-limit': '5', 'ratelimit-remaining': '3' });
+  });
+
   it('counts only authenticated requests with a tenant id; public routes stay open', async () => {
     const app = await apps.build(tenantYaml('{ tenant: { limit: 1, window: 60 } }'));
     for (let i = 0; i < 3; i++) {

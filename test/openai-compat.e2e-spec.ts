@@ -148,7 +148,13 @@ describe('official openai client', () => {
     expect(completion.choices[0].finish_reason).toBe('stop');
     expect(openaiUpstream.server.requests).toHaveLength(0);
     const [sent] = anthropicUpstream.server.requests;
-    expect(sent.body).toMatchObject({ model: 'claude-sonnet-4-5', system: 'You are terse.', max_tokens: 40, messages: [{ role: 'user', content: 'Hi there' }] });
+    // Text parts stay parts: Anthropic takes text blocks as they are.
+    expect(sent.body).toMatchObject({
+      model: 'claude-sonnet-4-5',
+      system: 'You are terse.',
+      max_tokens: 40,
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi ' }, { type: 'text', text: 'there' }] }],
+    });
   });
 
   it('a slash in a model name that is not a provider stays part of the model name on the default provider', async () => {

@@ -6,7 +6,7 @@
  * is one `data: {"error": ...}` event, which OpenAI's clients raise as an API error.
  */
 import { Logger } from '@nestjs/common';
-import type { ServerResponse } from 'node:http';
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { GenerateStreamEvent } from '../../client/ai-client';
 import { drainedOrClosed } from '../api-response';
@@ -31,8 +31,12 @@ export async function writeChatStream(
   // Errors before the first event propagate to the exception filter as a normal JSON error.
   let next = await iterator.next();
   const raw = reply.raw;
+  // Written to the raw response for speed; headers hooks and guards set on the reply (the rate-limit ones)
+  // would be lost with the hijack, so they go first.
+  const hookHeaders = reply.getHeaders() as OutgoingHttpHeaders;
   reply.hijack();
   raw.writeHead(200, {
+    ...hookHeaders,
     'x-request-id': String(request.id),
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache',
