@@ -3,7 +3,7 @@
  * strict embedding validation (never pad or truncate) and token usage read from an upstream answer.
  */
 import { isObject, numberOrUndefined } from '../../common/json-values';
-import { CapabilityNotSupportedError, ConnectionError, InvalidResponseError, TollgateError } from '../errors';
+import { CapabilityNotSupportedError, ConnectionError, InvalidRequestError, InvalidResponseError, TollgateError } from '../errors';
 import type { AiProvider, ChatMessage, HealthResult, ProviderCapabilities, ProviderSettings, TokenUsage } from './ai-provider.interface';
 
 /**
@@ -196,3 +196,19 @@ export function textOnlyMessages(messages: readonly ChatMessage[], provider: str
 
 /** The capabilities every adapter lacks until it translates them. */
 export const NO_MODEL_FEATURES = { tools: false, structuredOutput: false, vision: false } as const;
+
+/**
+ * A tool call's arguments, the JSON text the model wrote, as the object Anthropic, Gemini and Ollama take
+ * ("" means none). Anything else is refused naming `field` (`messages[1].tool_calls[0].function.arguments`).
+ */
+export function toolArgumentsObject(text: string, field: string, provider: string): Record<string, unknown> {
+  if (text.trim() === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new InvalidRequestError(`${provider}: ${field} is not valid JSON`, { provider });
+  }
+  if (!isObject(parsed)) throw new InvalidRequestError(`${provider}: ${field} is not a JSON object`, { provider });
+  return parsed;
+}

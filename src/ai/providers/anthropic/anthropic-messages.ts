@@ -3,9 +3,9 @@
  * become `tool_use` blocks (input is an object, parsed from the arguments text), and consecutive tool messages
  * become ONE user turn of `tool_result` blocks, as the API requires results to follow their `tool_use` turn.
  */
-import { isObject } from '../../../common/json-values';
 import { InvalidRequestError } from '../../errors';
 import type { ChatMessage, ContentPart } from '../ai-provider.interface';
+import { toolArgumentsObject } from '../provider-support';
 
 export type AnthropicImageSource =
   | { type: 'base64'; media_type: string; data: string }
@@ -40,30 +40,16 @@ function userContent(content: string | ContentPart[]): string | AnthropicContent
   return content.map((part) => (part.type === 'text' ? { type: 'text', text: part.text } : imageBlock(part)));
 }
 
-function toolUseInput(text: string, index: number, provider: string): Record<string, unknown> {
-  // Models write "" for a call without arguments; the API needs an object either way.
-  if (text.trim() === '') return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
-  if (!isObject(parsed)) {
-    throw new InvalidRequestError(`${provider}: messages[${index}] has tool call arguments that are not a JSON object`, { provider });
-  }
-  return parsed;
-}
-
 function assistantContent(message: Extract<ChatMessage, { role: 'assistant' }>, index: number, provider: string): string | AnthropicContentBlock[] {
   const calls = message.toolCalls ?? [];
   if (calls.length === 0) return message.content ?? '';
   const blocks: AnthropicContentBlock[] = [];
   // The API refuses empty text blocks, so a null or empty content adds none.
   if (message.content) blocks.push({ type: 'text', text: message.content });
-  for (const call of calls) {
-    blocks.push({ type: 'tool_use', id: call.id, name: call.name, input: toolUseInput(call.arguments, index, provider) });
-  }
+  calls.forEach((call, callIndex) => {
+    const input = toolArgumentsObject(call.arguments, `messages[${index}].tool_calls[${callIndex}].function.arguments`, provider);
+    blocks.push({ type: 'tool_use', id: call.id, name: call.name, input });
+  });
   return blocks;
 }
 

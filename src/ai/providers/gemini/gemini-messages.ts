@@ -1,6 +1,7 @@
 import { InvalidRequestError } from '../../errors';
-import type { ChatMessage, ContentPart, ToolCall } from '../ai-provider.interface';
+import type { ChatMessage, ContentPart } from '../ai-provider.interface';
 import type { FetchedImage } from '../image-fetch';
+import { toolArgumentsObject } from '../provider-support';
 import { THOUGHT_SIGNATURE_SEPARATOR, type GeminiContent, type GeminiGenerateBody, type GeminiPart } from './gemini-wire';
 
 /** Downloads an image given by URL; Gemini takes image bytes inline only (fileData is for its own File API). */
@@ -31,7 +32,7 @@ export async function convertGeminiMessages(
       const parts: GeminiPart[] = message.content ? [{ text: message.content }] : [];
       for (const [callIndex, call] of (message.toolCalls ?? []).entries()) {
         callNames.set(call.id, call.name);
-        const args = argumentsObject(call, `messages[${index}].tool_calls[${callIndex}].function.arguments`, invalid);
+        const args = toolArgumentsObject(call.arguments, `messages[${index}].tool_calls[${callIndex}].function.arguments`, provider);
         const signature = call.id.split(THOUGHT_SIGNATURE_SEPARATOR)[1];
         parts.push({ functionCall: { name: call.name, args }, ...(signature ? { thoughtSignature: signature } : {}) });
       }
@@ -75,19 +76,6 @@ async function userParts(
   }
   if (parts.length === 0) throw new InvalidRequestError(`${provider}: messages[${index}].content is empty`, { provider });
   return parts;
-}
-
-/** The arguments JSON text as the object Gemini wants; an empty text is no arguments. */
-function argumentsObject(call: ToolCall, field: string, invalid: (message: string) => Error): Record<string, unknown> {
-  if (call.arguments.trim() === '') return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(call.arguments);
-  } catch {
-    throw invalid(`${field} is not valid JSON`);
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw invalid(`${field} is not a JSON object`);
-  return parsed as Record<string, unknown>;
 }
 
 /** `response` must be an object: a result that is a JSON object goes as is, anything else as `{content: text}`. */

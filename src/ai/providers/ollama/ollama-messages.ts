@@ -5,6 +5,7 @@
  */
 import { InvalidRequestError } from '../../errors';
 import type { ChatMessage } from '../ai-provider.interface';
+import { toolArgumentsObject } from '../provider-support';
 
 export interface OllamaToolCall {
   function: { name: string; arguments: Record<string, unknown> };
@@ -29,7 +30,7 @@ export function toOllamaMessages(messages: readonly ChatMessage[], provider: str
         const converted: OllamaMessage = { role: 'assistant', content: message.content ?? '' };
         if (message.toolCalls?.length) {
           converted.tool_calls = message.toolCalls.map((call, callIndex) => ({
-            function: { name: call.name, arguments: argumentsObject(call.arguments, index, callIndex, provider) },
+            function: { name: call.name, arguments: toolArgumentsObject(call.arguments, `messages[${index}].tool_calls[${callIndex}].function.arguments`, provider) },
           }));
         }
         return converted;
@@ -58,24 +59,6 @@ function userMessage(content: Extract<ChatMessage, { role: 'user' }>['content'],
     }
   });
   return images.length > 0 ? { role: 'user', content: text.join(''), images } : { role: 'user', content: text.join('') };
-}
-
-/** Ollama wants the arguments as an object; the domain carries the JSON text the model wrote ("" means none). */
-function argumentsObject(text: string, index: number, callIndex: number, provider: string): Record<string, unknown> {
-  if (text.trim() === '') return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new InvalidRequestError(
-      `${provider}: messages[${index}].tool_calls[${callIndex}].function.arguments must be a JSON object`,
-      { provider },
-    );
-  }
-  return parsed as Record<string, unknown>;
 }
 
 /** The name of the call a tool result answers: the nearest earlier assistant call with that id. */
