@@ -99,12 +99,26 @@ describe('tollgate capabilities', () => {
     const run = await tollgate(['capabilities']);
     expect(run.status).toBe(0);
     expect(run.stdout).toBe(
-      'openai (openai): generate, embeddings, batch_embeddings, streaming, list_models\ndeepseek (deepseek): generate, streaming, list_models\n',
+      'openai (openai): generate, embeddings, batch_embeddings, streaming, list_models, tools, structured_output, vision\n' +
+        'deepseek (deepseek): generate, streaming, list_models, tools, structured_output\n',
     );
     const json = JSON.parse((await tollgate(['capabilities', '--provider', 'deepseek', '--json'])).stdout);
     expect(json).toEqual({
       providers: [
-        { provider: 'deepseek', kind: 'deepseek', capabilities: { generate: true, embeddings: false, batch_embeddings: false, streaming: true, list_models: true } },
+        {
+          provider: 'deepseek',
+          kind: 'deepseek',
+          capabilities: {
+            generate: true,
+            embeddings: false,
+            batch_embeddings: false,
+            streaming: true,
+            list_models: true,
+            tools: true,
+            structured_output: true,
+            vision: false,
+          },
+        },
       ],
     });
   });
