@@ -1,12 +1,10 @@
 import { AuthenticationError, ConnectionError, InvalidResponseError, ModelNotAvailableError, TimeoutError, TollgateError } from '../errors';
 import type { ModelInfo } from './ai-provider.interface';
 import {
-  NO_MODEL_FEATURES,
   checkEmbeddingDimensions,
   checkHealth,
   describeSettings,
   probeModelHealth,
-  textOnlyMessages,
   usageOf,
   validateEmbeddings,
 } from './provider-support';
@@ -41,7 +39,7 @@ describe('describeSettings', () => {
   it('drops credentials and query strings from the url and never includes the key', () => {
     const description = describeSettings(
       { name: 'n', kind: 'openai_compatible', url: 'https://user:pw@llm.example/v1?token=abc', apiKey: 'sk-1', timeoutMs: 5 } as never,
-      { generate: true, embeddings: true, batchEmbeddings: true, streaming: true, listModels: true, ...NO_MODEL_FEATURES },
+      { generate: true, embeddings: true, batchEmbeddings: true, streaming: true, listModels: true, tools: false, structuredOutput: false, vision: false },
     );
     expect(description.url).toBe('https://llm.example/v1');
     const text = JSON.stringify(description);

@@ -3,8 +3,8 @@
  * strict embedding validation (never pad or truncate) and token usage read from an upstream answer.
  */
 import { isObject, numberOrUndefined } from '../../common/json-values';
-import { CapabilityNotSupportedError, ConnectionError, InvalidRequestError, InvalidResponseError, TollgateError } from '../errors';
-import type { AiProvider, ChatMessage, HealthResult, ProviderCapabilities, ProviderSettings, TokenUsage } from './ai-provider.interface';
+import { ConnectionError, InvalidRequestError, InvalidResponseError, TollgateError } from '../errors';
+import type { AiProvider, HealthResult, ProviderCapabilities, ProviderSettings, TokenUsage } from './ai-provider.interface';
 
 /**
  * healthy: the model list answered and names every required model; unhealthy: it answered otherwise (or
@@ -164,38 +164,6 @@ export function usageOf(value: unknown, fields: { input: string; output: string;
   if (inputTokens === undefined && outputTokens === undefined && totalTokens === undefined) return undefined;
   return { inputTokens, outputTokens, totalTokens };
 }
-
-/** A message as an adapter that carries text only sends it. */
-export interface TextMessage {
-  role: 'system' | 'user' | 'assistant';
-  content: string;
-}
-
-/**
- * The messages of an adapter that does not translate tools or images yet, as plain text. The client refuses
- * a request needing a feature the provider lacks before it gets here, so a tool message or an image part
- * reaching this point is a bug, refused rather than dropped.
- */
-export function textOnlyMessages(messages: readonly ChatMessage[], provider: string): TextMessage[] {
-  return messages.map((message, index) => {
-    if (message.role === 'tool' || (message.role === 'assistant' && message.toolCalls?.length)) {
-      throw new CapabilityNotSupportedError(`${provider}: messages[${index}] carries tool calls, which this provider does not support`, { provider });
-    }
-    if (typeof message.content === 'string') return { role: message.role, content: message.content };
-    if (message.content === null) return { role: message.role, content: '' };
-    const text: string[] = [];
-    for (const part of message.content) {
-      if (part.type !== 'text') {
-        throw new CapabilityNotSupportedError(`${provider}: messages[${index}] holds an image, which this provider does not support`, { provider });
-      }
-      text.push(part.text);
-    }
-    return { role: message.role, content: text.join('') };
-  });
-}
-
-/** The capabilities every adapter lacks until it translates them. */
-export const NO_MODEL_FEATURES = { tools: false, structuredOutput: false, vision: false } as const;
 
 /**
  * A tool call's arguments, the JSON text the model wrote, as the object Anthropic, Gemini and Ollama take

@@ -1,11 +1,10 @@
 import { InvalidRequestError } from '../../errors';
 import type { ChatMessage, ContentPart } from '../ai-provider.interface';
-import type { FetchedImage } from '../image-fetch';
+import type { ImageFetcher } from '../image-fetch';
 import { toolArgumentsObject } from '../provider-support';
 import { THOUGHT_SIGNATURE_SEPARATOR, type GeminiContent, type GeminiGenerateBody, type GeminiPart } from './gemini-wire';
 
 /** Downloads an image given by URL; Gemini takes image bytes inline only (fileData is for its own File API). */
-export type GeminiImageFetcher = (url: string, signal: AbortSignal | undefined) => Promise<FetchedImage>;
 
 /**
  * System messages become `systemInstruction`; user turns `user` with text and `inlineData` parts; assistant
@@ -16,7 +15,7 @@ export type GeminiImageFetcher = (url: string, signal: AbortSignal | undefined) 
 export async function convertGeminiMessages(
   messages: readonly ChatMessage[],
   provider: string,
-  fetchImage: GeminiImageFetcher,
+  fetchImage: ImageFetcher,
   signal?: AbortSignal,
 ): Promise<Pick<GeminiGenerateBody, 'contents' | 'systemInstruction'>> {
   const invalid = (message: string) => new InvalidRequestError(`${provider}: ${message}`, { provider });
@@ -55,7 +54,7 @@ async function userParts(
   content: string | ContentPart[],
   index: number,
   provider: string,
-  fetchImage: GeminiImageFetcher,
+  fetchImage: ImageFetcher,
   signal: AbortSignal | undefined,
 ): Promise<GeminiPart[]> {
   if (typeof content === 'string') return [{ text: content }];

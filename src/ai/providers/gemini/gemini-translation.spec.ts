@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { InvalidRequestError, InvalidResponseError, ProviderError } from '../../errors';
 import type { ChatMessage, GenerateRequest } from '../ai-provider.interface';
 import { mapGeminiFinishReason } from './gemini-finish-reason';
-import { convertGeminiMessages, type GeminiImageFetcher } from './gemini-messages';
+import type { ImageFetcher } from '../image-fetch';
+import { convertGeminiMessages } from './gemini-messages';
 import { convertGeminiResponseFormat } from './gemini-response-format';
 import { convertGeminiResponse } from './gemini-response';
 import { GeminiStreamTranslator } from './gemini-stream';
@@ -19,7 +20,7 @@ const fixtureEvents = (name: string): Array<Record<string, unknown>> =>
     .filter((frame) => frame.startsWith('data: '))
     .map((frame) => JSON.parse(frame.slice('data: '.length)));
 
-const noFetch: GeminiImageFetcher = () => Promise.reject(new Error('no fetch expected'));
+const noFetch: ImageFetcher = () => Promise.reject(new Error('no fetch expected'));
 const CALL_ID = /^call_[0-9a-f]{24}$/;
 
 describe('convertGeminiMessages', () => {
@@ -93,7 +94,7 @@ describe('convertGeminiMessages', () => {
 
   it('inlines base64 images and fetches URL images through the image fetcher', async () => {
     const fetched: string[] = [];
-    const fetchImage: GeminiImageFetcher = async (url) => {
+    const fetchImage: ImageFetcher = async (url) => {
       fetched.push(url);
       return { mediaType: 'image/jpeg', data: '/9j/4AAQ' };
     };

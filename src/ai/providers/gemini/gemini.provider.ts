@@ -22,10 +22,10 @@ import type {
 } from '../ai-provider.interface';
 import { parseEventObject, readSseEvents } from '../../../upstream/stream-framing';
 import { UpstreamClient } from '../../../upstream/upstream-client';
-import { DEFAULT_MAX_IMAGE_BYTES, fetchImageAsBase64 } from '../image-fetch';
+import { type ImageFetcher, fetchImageWithDefaults } from '../image-fetch';
 import { checkEmbeddingDimensions, describeSettings, probeModelHealth, validateEmbeddings } from '../provider-support';
 import { mapGeminiError } from './gemini-errors';
-import { convertGeminiMessages, type GeminiImageFetcher } from './gemini-messages';
+import { convertGeminiMessages } from './gemini-messages';
 import { convertGeminiResponseFormat } from './gemini-response-format';
 import { convertGeminiResponse } from './gemini-response';
 import { GeminiStreamTranslator } from './gemini-stream';
@@ -44,8 +44,6 @@ const MAX_MODEL_PAGES = 10;
  */
 const FEATURED_MODEL = /^gemini-(1\.5|[2-9]|(flash|flash-lite|pro)-latest$)/;
 
-const fetchImageDefault: GeminiImageFetcher = (url, signal) => fetchImageAsBase64(url, { maxBytes: DEFAULT_MAX_IMAGE_BYTES, signal });
-
 /** Accepts `gemini-x` or `models/gemini-x`; paths and bodies use the bare id. */
 function bareModel(model: string): string {
   return model.startsWith('models/') ? model.slice('models/'.length) : model;
@@ -55,7 +53,7 @@ function bareModel(model: string): string {
  * Tools are checked before messages, so a refused request downloads no image. Penalties of 0 are the default
  * and send nothing; `seed` and non-zero penalties go into generationConfig.
  */
-async function toGeminiGenerateBody(request: GenerateRequest, provider: string, fetchImage: GeminiImageFetcher): Promise<GeminiGenerateBody> {
+async function toGeminiGenerateBody(request: GenerateRequest, provider: string, fetchImage: ImageFetcher): Promise<GeminiGenerateBody> {
   const tools = convertGeminiTools(request, provider);
   const body: GeminiGenerateBody = { ...(await convertGeminiMessages(request.messages, provider, fetchImage, request.signal)), ...tools };
   const config: GeminiGenerationConfig = {};
@@ -91,7 +89,7 @@ export class GeminiProvider implements AiProvider {
 
   constructor(
     private readonly settings: ProviderSettings,
-    private readonly fetchImage: GeminiImageFetcher = fetchImageDefault,
+    private readonly fetchImage: ImageFetcher = fetchImageWithDefaults,
   ) {
     if (!settings.apiKey) throw new TollgateError(`${settings.name}: an api_key is required for gemini`);
     this.name = settings.name;
