@@ -1,0 +1,19 @@
+/**
+ * Who a model call is made for, as governance (keys, ledger, budgets, limits, allow-lists) sees it: the
+ * verified identity every request already carries, from a JWT's claims, an API key or the shared API token.
+ */
+export type SubjectKind = 'user' | 'key' | 'token';
+
+export interface GovernanceIdentity {
+  /** Top-level tenant; null for the shared API token without a tenant. */
+  tenant: string | null;
+  /** Sub-tenant slug, when the caller is bound to one. */
+  subTenant: string | null;
+  /** The user id (JWT `sub`), the key id, or `api-token` for the shared token. */
+  subject: string;
+  subjectKind: SubjectKind;
+  /** Set when the caller authenticated with an API key. */
+  keyId?: string;
+  /** JWT roles; empty for keys and the shared token. */
+  roles: readonly string[];
+}
