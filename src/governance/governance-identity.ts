@@ -17,3 +17,17 @@ export interface GovernanceIdentity {
   /** JWT roles; empty for keys and the shared token. */
   roles: readonly string[];
 }
+
+/** What the API auth layer attaches to a request it authenticated: the identity and whether it may administer. */
+export interface GovernanceRequestState {
+  identity: GovernanceIdentity;
+  /** The admin token, or a JWT holding one of the configured admin roles. */
+  admin: boolean;
+}
+
+/** The request property (on Fastify's request) that holds {@link GovernanceRequestState}. */
+export const GOVERNANCE_REQUEST_KEY = 'tollgateGovernance';
+
+export function governanceOf(request: object): GovernanceRequestState | undefined {
+  return (request as Record<string, GovernanceRequestState | undefined>)[GOVERNANCE_REQUEST_KEY];
+}
