@@ -35,7 +35,7 @@ let closedUrl: string;
 beforeAll(async () => {
   [primary, backup, chatOnly] = await Promise.all([
     OpenAiEmulator.start({ apiKey: KEY }),
-    OpenAiEmulator.start({ flavour: 'compatible', chatModels: ['backup-chat'], embeddingModels: ['backup-embed'], dimensions: 3 }),
+    OpenAiEmulator.start({ flavour: 'compatible', chatModels: ['backup-chat', 'backup-large'], embeddingModels: ['backup-embed'], dimensions: 3 }),
     OpenAiEmulator.start({ flavour: 'deepseek', apiKey: KEY, chatModels: ['deepseek-chat'] }),
   ]);
   const closed = await startEmulator();
@@ -199,12 +199,32 @@ describe('fallback', () => {
     ]);
   });
 
-  it('falls back on provider 5xx in registration order and uses the fallback provider\'s own model', async () => {
+  it('a call naming no model falls back on provider 5xx in registration order, to the fallback provider\'s own model', async () => {
     const { client } = harness(['openai', 'backup']);
     primary.serverErrorNext(502);
-    const result = await client.generateResponse('hello', [], { model: 'gpt-test' });
+    const result = await client.generateResponse('hello');
     expect(result).toMatchObject({ provider: 'backup', model: 'backup-chat' });
     expect((backup.server.lastRequest!.body as { model: string }).model).toBe('backup-chat');
+  });
+
+  it('a call naming a model falls back only to its configured equivalents, with their models', async () => {
+    const aliased = harness(['openai', 'backup'], { modelAliases: { smart: ['openai/gpt-test', 'backup/backup-large'] } }).client;
+    primary.serverErrorNext(502);
+    const result = await aliased.generateResponse('hello', [], { model: 'gpt-test' });
+    expect(result).toMatchObject({ provider: 'backup', model: 'backup-large' });
+    expect((backup.server.lastRequest!.body as { model: string }).model).toBe('backup-large');
+    const plain = harness(['openai', 'backup']).client;
+    primary.serverErrorNext(502);
+    await expect(plain.generateResponse('hello', [], { model: 'gpt-test' })).rejects.toMatchObject({ type: 'provider_error' });
+    expect(chatCalls(backup)).toHaveLength(1);
+  });
+
+  it('a model no provider serves is model_not_found before any upstream call', async () => {
+    const { client } = harness(['openai', 'backup']);
+    await expect(client.generateResponse('hello', [], { model: 'gpt-unknown' })).rejects.toMatchObject({ type: 'model_not_found' });
+    await expect(client.generateEmbedding('x', { model: 'nosuchprovider/embed' })).rejects.toMatchObject({ type: 'model_not_found' });
+    expect(primary.server.requests).toHaveLength(0);
+    expect(backup.server.requests).toHaveLength(0);
   });
 
   it('follows fallback_providers when set, and a candidate\'s non-eligible error moves on to the next', async () => {

@@ -207,7 +207,7 @@ describe('/v1 API', () => {
       expectError(limited, 429, 'rate_limited');
       expect(limited.headers['retry-after']).toBe('7');
 
-      expectError(await post('/v1/generate', { prompt: 'x', model: 'no-such-model', enable_fallback: false }), 422, 'model_not_available', "model 'no-such-model'");
+      expectError(await post('/v1/generate', { prompt: 'x', model: 'openai/no-such-model', enable_fallback: false }), 422, 'model_not_available', "model 'no-such-model'");
 
       openai.server.failNext(401, { body: { error: { message: `bad key ${UPSTREAM_MARKER}`, type: 'invalid_request_error', code: 'invalid_api_key' } } });
       expectError(await post('/v1/generate', { prompt: 'x' }), 502, 'provider_authentication');
@@ -268,9 +268,15 @@ describe('/v1 API', () => {
       expect(response.headers.allow).toBe('POST');
     });
 
-    it('413 payload_too_large over the 1 MiB body limit', async () => {
-      const response = await post('/v1/generate', { prompt: 'x'.repeat(1024 * 1024) });
-      expectError(response, 413, 'payload_too_large');
+    it('413 payload_too_large over the 1 MiB body limit, and over the 20 MiB chat limit on /v1/generate', async () => {
+      expectError(await post('/v1/embeddings', { input: 'x'.repeat(1024 * 1024) }), 413, 'payload_too_large');
+      expectError(await post('/v1/generate', { prompt: 'x'.repeat(20 * 1024 * 1024) }), 413, 'payload_too_large');
+      expect(openai.server.requests).toHaveLength(0);
+    });
+
+    it('404 model_not_found for a model no provider serves, before any upstream call', async () => {
+      expectError(await post('/v1/generate', { prompt: 'x', model: 'no-such-model' }), 404, 'model_not_found', "model 'no-such-model' is not served");
+      expectError(await post('/v1/embeddings', { input: 'x', model: 'ghost/embed' }), 404, 'model_not_found', "model 'ghost/embed'");
       expect(openai.server.requests).toHaveLength(0);
     });
   });

@@ -157,13 +157,28 @@ describe('official openai client', () => {
     });
   });
 
-  it('a slash in a model name that is not a provider stays part of the model name on the default provider', async () => {
+  it.each(['meta-llama/Llama-3', 'nosuchprovider/x', 'gpt-unconfigured'])('%s, which no provider serves, is 404 model_not_found with no upstream call', async (model) => {
     const error = await officialClient()
-      .chat.completions.create({ model: 'meta-llama/Llama-3', messages: [{ role: 'user', content: 'x' }] })
+      .chat.completions.create({ model, messages: [{ role: 'user', content: 'x' }] })
       .catch((caught) => caught);
     expect(error).toBeInstanceOf(OpenAI.NotFoundError);
     expect(error.code).toBe('model_not_found');
     expect(error.param).toBe('model');
+    expect(error.message).toContain(`model '${model}' is not served by any configured provider`);
+    const streamed = await officialClient()
+      .chat.completions.create({ model, messages: [{ role: 'user', content: 'x' }], stream: true })
+      .catch((caught) => caught);
+    expect(streamed).toBeInstanceOf(OpenAI.NotFoundError);
+    expect(openaiUpstream.server.requests).toHaveLength(0);
+    expect(anthropicUpstream.server.requests).toHaveLength(0);
+  });
+
+  it('a slash after a registered provider stays part of the model name', async () => {
+    const error = await officialClient()
+      .chat.completions.create({ model: 'openai/meta-llama/Llama-3', messages: [{ role: 'user', content: 'x' }] })
+      .catch((caught) => caught);
+    // The emulator does not serve it: its 404 is the provider's answer, after the request went out as named.
+    expect(error).toBeInstanceOf(OpenAI.NotFoundError);
     expect(openaiUpstream.server.requests[0].body).toMatchObject({ model: 'meta-llama/Llama-3' });
   });
 
@@ -354,7 +369,9 @@ describe('streaming', () => {
 describe('the same AiClient underneath: retries, fallback, service.request events', () => {
   let fallbackURL: string;
   beforeAll(async () => {
-    ({ url: fallbackURL } = await startGateway('{ retry_attempts: 1, retry_delay: 0, default_provider: openai, fallback_providers: [anthropic] }'));
+    ({ url: fallbackURL } = await startGateway(
+      '{ retry_attempts: 1, retry_delay: 0, default_provider: openai, fallback_providers: [anthropic], model_aliases: { chat: [openai/gpt-test, anthropic/claude-sonnet-4-5] } }',
+    ));
   });
 
   /** Collects the `service.request` events published while `run` is under way. */
@@ -383,13 +400,49 @@ describe('the same AiClient underneath: retries, fallback, service.request event
     ]);
   });
 
-  it('a provider failure falls back; the response names the provider and model that answered', async () => {
+  it.each(['chat', 'openai/gpt-test'])('model %s: a provider failure falls back to the configured equivalent, which the response names', async (model) => {
     openaiUpstream.serverErrorNext(503);
-    const completion = await officialClient(TOKEN, fallbackURL).chat.completions.create({ model: 'openai/gpt-test', messages: [{ role: 'user', content: 'x' }] });
-    expect(completion.model).toBe('anthropic/claude-haiku-4-5');
+    const completion = await officialClient(TOKEN, fallbackURL).chat.completions.create({ model, messages: [{ role: 'user', content: 'x' }] });
+    expect(completion.model).toBe('anthropic/claude-sonnet-4-5');
     expect(completion.choices[0].message.content).toBe('Hello from Claude here');
-    // The requested model applies to the requested provider only; the fallback uses its configured one.
-    expect(anthropicUpstream.server.requests[0].body).toMatchObject({ model: 'claude-haiku-4-5' });
+    expect(openaiUpstream.server.requests[0].body).toMatchObject({ model: 'gpt-test' });
+    expect(anthropicUpstream.server.requests[0].body).toMatchObject({ model: 'claude-sonnet-4-5' });
+  });
+
+  it('a model without a configured equivalent never falls back to another model', async () => {
+    openaiUpstream.serverErrorNext(503);
+    const error = await officialClient(TOKEN, fallbackURL)
+      .chat.completions.create({ model: 'openai/gpt-other', messages: [{ role: 'user', content: 'x' }] })
+      .catch((caught) => caught);
+    expect(error).toBeInstanceOf(OpenAI.InternalServerError);
+    expect(anthropicUpstream.server.requests).toHaveLength(0);
+  });
+
+  it('GET /models lists the aliases; GET /models/{id} answers aliases and configured models from the configuration', async () => {
+    const models = await officialClient(TOKEN, fallbackURL).models.list();
+    expect(models.data).toContainEqual({ id: 'chat', object: 'model', created: 0, owned_by: 'tollgate' });
+    openaiUpstream.server.reset();
+    anthropicUpstream.server.reset();
+    expect(await officialClient(TOKEN, fallbackURL).models.retrieve('chat')).toEqual({ id: 'chat', object: 'model', created: 0, owned_by: 'tollgate' });
+    expect(await officialClient(TOKEN, fallbackURL).models.retrieve('claude-haiku-4-5')).toEqual({
+      id: 'claude-haiku-4-5',
+      object: 'model',
+      created: 0,
+      owned_by: 'anthropic',
+    });
+    expect(anthropicUpstream.server.requests).toHaveLength(0);
+    expect(openaiUpstream.server.requests).toHaveLength(0);
+  });
+
+  it('GET /models/{id}: another provider/model is looked up in that provider\'s listing; unknown ones are 404 model_not_found', async () => {
+    const found = await officialClient(TOKEN, fallbackURL).models.retrieve('openai/gpt-other');
+    expect(found).toMatchObject({ id: 'openai/gpt-other', object: 'model' });
+    expect(openaiUpstream.server.requests.map((request) => request.path)).toEqual([expect.stringMatching(/\/models$/)]);
+    for (const id of ['openai/gpt-missing', 'nosuchprovider/x', 'gpt-unconfigured']) {
+      const error = await officialClient(TOKEN, fallbackURL).models.retrieve(id).catch((caught) => caught);
+      expect(error).toBeInstanceOf(OpenAI.NotFoundError);
+      expect(error.code).toBe('model_not_found');
+    }
   });
 });
 
@@ -480,7 +533,7 @@ describe('HTTP details', () => {
     [{ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }], max_tokens: 0 }, 'max_tokens', 'invalid_value', '>= 1'],
     [{ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }], stop: ['a', 'b', 'c', 'd', 'e'] }, 'stop', 'invalid_value', 'at most 4'],
     [{ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }], max_tokens: 5, max_completion_tokens: 5 }, 'max_completion_tokens', null, 'not both'],
-    [{ model: 'openai/', messages: [{ role: 'user', content: 'x' }] }, 'model', null, "provider 'openai'"],
+    [{ model: 'openai/', messages: [{ role: 'user', content: 'x' }] }, 'model', 'invalid_request', "provider 'openai'"],
   ])('chat body %j: 400 naming %s', async (body, param, code, says) => {
     await expectOpenAiError(await post('/chat/completions', body), 400, { type: 'invalid_request_error', code, param, says });
     expect(openaiUpstream.server.requests).toHaveLength(0);
@@ -514,8 +567,8 @@ describe('HTTP details', () => {
     await expectOpenAiError(wrongMethod, 405, { type: 'invalid_request_error', code: 'method_not_allowed' });
   });
 
-  it('a body over server.body_limit is 413 payload_too_large; a base_path mounts the surface under it', async () => {
-    const { url } = await startGateway('{ retry_attempts: 0, enable_fallback: false }', ['server: { body_limit: 2048, base_path: /gw }']);
+  it('a body over server.chat_body_limit is 413 payload_too_large; a base_path mounts the surface under it', async () => {
+    const { url } = await startGateway('{ retry_attempts: 0, enable_fallback: false }', ['server: { body_limit: 1024, chat_body_limit: 2048, base_path: /gw }']);
     expect(url).toMatch(/\/openai\/v1$/);
     const mounted = url.replace(/\/openai\/v1$/, '/gw/openai/v1');
     const big = await fetch(`${mounted}/chat/completions`, {

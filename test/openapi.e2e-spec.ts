@@ -26,7 +26,8 @@ async function build(yaml: string): Promise<Built> {
   const routes: string[] = [];
   const fastify = app.getHttpAdapter().getInstance();
   fastify.addHook('onRoute', (route: { method: string | string[]; url: string }) => {
-    for (const method of [route.method].flat()) if (method !== 'HEAD') routes.push(`${method} ${route.url}`);
+    // A trailing wildcard is documented as the path parameter {path}, Nest's OpenAPI convention.
+    for (const method of [route.method].flat()) if (method !== 'HEAD') routes.push(`${method} ${route.url.replace(/\/\*$/, '/:path')}`);
   });
   await app.init();
   await fastify.ready();
@@ -140,7 +141,10 @@ describe('OpenAPI document', () => {
 
     const models = document.paths['/openai/v1/models'].get.responses['200'].content['application/json'].schema;
     expect(models.properties.data.items.required).toEqual(['id', 'object', 'created', 'owned_by']);
-    for (const operation of [chat, embeddings, document.paths['/openai/v1/models'].get]) expect(operation.security).toBeUndefined();
+    const model = document.paths['/openai/v1/models/{path}'].get;
+    expect(model.parameters).toEqual([expect.objectContaining({ name: 'path', in: 'path', required: true })]);
+    expect(model.responses['200'].content['application/json'].schema.required).toEqual(['id', 'object', 'created', 'owned_by']);
+    for (const operation of [chat, embeddings, document.paths['/openai/v1/models'].get, model]) expect(operation.security).toBeUndefined();
   });
 
   it('serves Swagger UI and only its own files, outside the API token and the JWT guard', async () => {

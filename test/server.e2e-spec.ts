@@ -187,6 +187,16 @@ describe('server without any configuration', () => {
     expect(at.headers.get('allow')).toBe('GET');
   });
 
+  it('reads a body over body_limit on the chat routes (base64 images), up to chat_body_limit', async () => {
+    const headers = { 'content-type': 'application/json' };
+    const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x'.repeat(2 * DEFAULT_SERVER_CONFIG.bodyLimit) }] });
+    // Read and parsed, then refused by the API guard (no token): the limit let it through.
+    expect((await fetch(`${server.url}/openai/v1/chat/completions`, { method: 'POST', headers, body })).status).toBe(401);
+    expect((await fetch(`${server.url}/v1/generate`, { method: 'POST', headers, body })).status).toBe(401);
+    expect((await fetch(`${server.url}/v1/embeddings`, { method: 'POST', headers, body })).status).toBe(413);
+    expect((await fetch(`${server.url}/openai/v1/embeddings`, { method: 'POST', headers, body })).status).toBe(413);
+  });
+
   it('answers 413 for an over-limit body sent without Content-Length (chunked), without waiting for its end', async () => {
     expect(await postUnfinishedChunkedBody(server.url, DEFAULT_SERVER_CONFIG.bodyLimit + 1)).toBe(413);
   });
@@ -199,6 +209,21 @@ describe('configuration of the server', () => {
       const body = JSON.stringify({ text: 'x'.repeat(2000) });
       const response = await fetch(`${server.url}/healthz`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
       expect(response.status).toBe(413);
+    } finally {
+      await stop(server);
+    }
+  });
+
+  it('TOLLGATE_CHAT_BODY_LIMIT sets the chat routes\' limit, also under a base path', async () => {
+    const server = await startServer({ TOLLGATE_BODY_LIMIT: '1024', TOLLGATE_CHAT_BODY_LIMIT: '4096', TOLLGATE_BASE_PATH: '/gw' });
+    try {
+      const headers = { 'content-type': 'application/json' };
+      const post = async (path: string, size: number) =>
+        (await fetch(`${server.url}/gw${path}`, { method: 'POST', headers, body: JSON.stringify({ prompt: 'x'.repeat(size) }) })).status;
+      expect(await post('/v1/generate', 3000)).toBe(401);
+      expect(await post('/openai/v1/chat/completions', 3000)).toBe(401);
+      expect(await post('/v1/generate', 5000)).toBe(413);
+      expect(await post('/v1/search', 3000)).toBe(413);
     } finally {
       await stop(server);
     }

@@ -20,8 +20,10 @@ export interface AiModuleOptions {
   retryDelayMs?: number;
   /** Default true; a call can still disable fallback for itself. */
   enableFallback?: boolean;
-  /** Ordered fallback candidates; default every registration in order. */
+  /** Ordered fallback candidates of a call that names no model; default every registration in order. */
   fallbackProviders?: string[];
+  /** Alias -> `provider/model` targets in fallback order (docs/decisions.md B13). */
+  modelAliases?: Record<string, string[]>;
   /** Added to api_key, password, token and secret. */
   sensitiveKeys?: string[];
   excludedContextFields?: string[];

@@ -31,6 +31,7 @@ export function toClientOptions(options: AiModuleOptions): AiClientOptions {
       baseDelayMs: options.retryDelayMs ?? AI_DEFAULTS.retryDelayMs,
     },
     fallback: { enabled: options.enableFallback ?? AI_DEFAULTS.enableFallback, providers: options.fallbackProviders },
+    ...(options.modelAliases ? { modelAliases: options.modelAliases } : {}),
     prompts: { ...DEFAULT_PROMPT_TEMPLATES, providers: {}, ...options.prompts },
     context: {
       excludedFields: options.excludedContextFields ?? DEFAULT_EXCLUDED_CONTEXT_FIELDS,

@@ -46,6 +46,11 @@ export class ModelNotAvailableError extends TollgateError {
   override readonly type: string = 'model_not_available';
 }
 
+/** The caller named a model no configured provider serves: refused before any upstream call. */
+export class ModelNotFoundError extends TollgateError {
+  override readonly type: string = 'model_not_found';
+}
+
 /** The provider answered with something that is not its documented shape. */
 export class InvalidResponseError extends TollgateError {
   override readonly type: string = 'invalid_provider_response';
@@ -68,6 +73,9 @@ export class ProviderError extends TollgateError {
 export class InvalidRequestError extends TollgateError {
   override readonly type: string = 'invalid_request';
 }
+
+/** A malformed `model` (`openai/` with nothing after the slash): OpenAI's shape names `model` as the parameter. */
+export class InvalidModelError extends InvalidRequestError {}
 
 export class UnknownProviderError extends TollgateError {
   override readonly type: string = 'unknown_provider';

@@ -53,6 +53,14 @@ export function toAiSettings(document: ConfigDocument, context: ConfigSource): A
   (ai.fallback_providers ?? []).forEach((name, index) => {
     if (!names.includes(name)) problems.push(`ai.fallback_providers[${index}]: '${name}' is not a registered provider`);
   });
+  for (const [alias, targets] of Object.entries(ai.model_aliases ?? {})) {
+    targets.forEach((target, index) => {
+      const provider = target.slice(0, target.indexOf('/'));
+      if (!names.includes(provider)) {
+        problems.push(`ai.model_aliases.${alias}[${index}]: '${provider}' in '${target}' is not a registered provider (registered: ${names.join(', ') || 'none'})`);
+      }
+    });
+  }
 
   const apiAuth = document.api?.auth ?? 'token';
   if (apiAuth === 'jwt' && !document.auth) {
@@ -70,6 +78,7 @@ export function toAiSettings(document: ConfigDocument, context: ConfigSource): A
     retryDelayMs: Math.round((ai.retry_delay ?? DEFAULT_AI_SETTINGS.retryDelaySeconds) * 1000),
     enableFallback: ai.enable_fallback ?? AI_DEFAULTS.enableFallback,
     ...(ai.fallback_providers ? { fallbackProviders: ai.fallback_providers } : {}),
+    ...(ai.model_aliases ? { modelAliases: ai.model_aliases } : {}),
     sensitiveKeys: ai.sensitive_keys ?? [],
     excludedContextFields: ai.excluded_context_fields ?? [...DEFAULT_EXCLUDED_CONTEXT_FIELDS],
     healthCacheMs: Math.round((ai.health_cache_ttl ?? DEFAULT_AI_SETTINGS.healthCacheSeconds) * 1000),
@@ -101,6 +110,7 @@ function toProviderSettings(name: string, section: ProviderSection, timeoutSecon
     ...(section.api_key !== undefined ? { apiKey: section.api_key } : {}),
     ...(chatModel !== undefined ? { chatModel } : {}),
     ...(section.embedding_model !== undefined ? { embeddingModel: section.embedding_model } : {}),
+    ...(section.models !== undefined ? { models: section.models } : {}),
     ...(section.embedding_dimensions !== undefined ? { embeddingDimensions: section.embedding_dimensions } : {}),
   };
 }

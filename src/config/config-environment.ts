@@ -11,6 +11,7 @@ export const ENVIRONMENT_BINDINGS: readonly EnvironmentBinding[] = [
   { variable: 'PORT', path: ['server', 'port'] },
   { variable: 'HOST', path: ['server', 'host'] },
   { variable: 'TOLLGATE_BODY_LIMIT', path: ['server', 'body_limit'] },
+  { variable: 'TOLLGATE_CHAT_BODY_LIMIT', path: ['server', 'chat_body_limit'] },
   { variable: 'TOLLGATE_BASE_PATH', path: ['server', 'base_path'] },
   { variable: 'TOLLGATE_SHUTDOWN_TIMEOUT', path: ['server', 'shutdown_timeout'] },
   { variable: 'JWT_SECRET', path: ['auth', 'jwt_secret'] },

@@ -43,6 +43,7 @@ describe('packaged configuration files', () => {
       port: server.port.default,
       host: server.host.default,
       bodyLimit: server.body_limit.default,
+      chatBodyLimit: server.chat_body_limit.default,
       basePath: server.base_path.default,
       shutdownTimeoutMs: server.shutdown_timeout.default * 1000,
     }).toEqual(DEFAULT_SERVER_CONFIG);

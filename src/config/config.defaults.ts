@@ -5,6 +5,7 @@ export const DEFAULT_SERVER_CONFIG: Readonly<ServerConfig> = Object.freeze({
   port: 3000,
   host: '127.0.0.1',
   bodyLimit: 1024 * 1024,
+  chatBodyLimit: 20 * 1024 * 1024,
   basePath: '',
   shutdownTimeoutMs: 25_000,
 });

@@ -134,6 +134,7 @@ export interface AiSection {
   retry_delay?: number;
   enable_fallback?: boolean;
   fallback_providers?: string[];
+  model_aliases?: Record<string, string[]>;
   sensitive_keys?: string[];
   excluded_context_fields?: string[];
   health_cache_ttl?: number;
@@ -142,6 +143,7 @@ export interface AiSection {
 
 /** One `providers:` entry (docs/configuration.md). */
 export interface ProviderSection {
+  models?: string[];
   kind?: ProviderKind;
   url?: string;
   api_key?: string;
@@ -172,6 +174,7 @@ export interface ServerSection {
   port?: number;
   host?: string;
   body_limit?: number;
+  chat_body_limit?: number;
   base_path?: string;
   shutdown_timeout?: number;
 }
@@ -228,6 +231,8 @@ export interface ServerConfig {
   host: string;
   /** Bytes. */
   bodyLimit: number;
+  /** Bytes, for the chat routes (`/v1/generate`, `/openai/v1/chat/completions`), which carry base64 images. */
+  chatBodyLimit: number;
   /** '' or a path starting with '/' and without a trailing slash. */
   basePath: string;
   /** How long in-flight requests may run after SIGTERM / SIGINT. */
@@ -248,6 +253,7 @@ export interface AiSettings {
   retryDelayMs: number;
   enableFallback: boolean;
   fallbackProviders?: string[];
+  modelAliases?: Record<string, string[]>;
   sensitiveKeys: string[];
   excludedContextFields: string[];
   healthCacheMs: number;

@@ -6,6 +6,7 @@ import {
   InvalidRequestError,
   InvalidResponseError,
   ModelNotAvailableError,
+  ModelNotFoundError,
   ProviderError,
   RateLimitError,
   TimeoutError,
@@ -40,6 +41,7 @@ function tollgateErrorStatus(error: TollgateError): number {
   if (error instanceof CapabilityNotSupportedError) return 400;
   if (error instanceof RateLimitError) return 429;
   if (error instanceof ModelNotAvailableError) return 422;
+  if (error instanceof ModelNotFoundError) return 404;
   if (error instanceof AuthenticationError) return 502;
   if (error instanceof ProviderError || error instanceof InvalidResponseError) return 502;
   if (error instanceof TimeoutError) return 504;

@@ -6,7 +6,7 @@ import { ApiExceptionFilter } from '../http/api-exception.filter';
 import { installRequestIdHeader, requestIdAdapterOptions } from '../http/request-id';
 import type { TollgateConfig } from '../config/config.types';
 import { installGracefulShutdown } from './graceful-shutdown';
-import { useDepthLimitedJsonParser } from './json-body-parser';
+import { useChatBodyLimit, useDepthLimitedJsonParser } from './json-body-parser';
 import { installHttpMetrics } from '../observability/http-metrics';
 import { defaultLogLevel, ServerLogging, type LogOutput } from '../observability/logging';
 import { MetricsService } from '../observability/metrics.service';
@@ -40,6 +40,7 @@ export async function createHttpApp(config: TollgateConfig, logs: LogOutput = {}
   }
   installRequestIdHeader(fastify);
   useDepthLimitedJsonParser(app, config.server.bodyLimit);
+  useChatBodyLimit(app, config.server.chatBodyLimit);
   if (metrics.enabled) installHttpMetrics(fastify, app.get(MetricsService));
   app.useGlobalFilters(new ApiExceptionFilter());
   if (config.server.basePath) app.setGlobalPrefix(config.server.basePath);

@@ -90,3 +90,20 @@ export function useDepthLimitedJsonParser(app: NestFastifyApplication, bodyLimit
     parseJson(request, body as unknown as string, done);
   });
 }
+
+/** The routes whose bodies carry base64 images, as path suffixes under any `base_path`. */
+const CHAT_ROUTE_SUFFIXES = ['/v1/generate', '/openai/v1/chat/completions'];
+
+/**
+ * Gives the chat routes their own body limit (`server.chat_body_limit`); every other route keeps the parser's.
+ * A route's own bodyLimit wins over the parser's in Fastify, so this must run before Nest registers routes.
+ */
+export function useChatBodyLimit(app: NestFastifyApplication, chatBodyLimit: number): void {
+  app
+    .getHttpAdapter()
+    .getInstance()
+    .addHook('onRoute', (route) => {
+      const methods = Array.isArray(route.method) ? route.method : [route.method];
+      if (methods.includes('POST') && CHAT_ROUTE_SUFFIXES.some((suffix) => route.url.endsWith(suffix))) route.bodyLimit = chatBodyLimit;
+    });
+}

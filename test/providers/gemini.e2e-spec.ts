@@ -546,7 +546,7 @@ describe('GeminiProvider against the Gemini emulator', () => {
     it('refuses parallel_tool_calls false and a model family without tools, without calling upstream', async () => {
       const refused = await expectSanitized(client().generateMessages(question, { tools: [weather], parallelToolCalls: false }), InvalidRequestError, secrets);
       expect(refused.message).toContain('parallel_tool_calls');
-      await expectSanitized(client().generateMessages(question, { tools: [weather], model: 'gemini-1.0-pro' }), CapabilityNotSupportedError, secrets);
+      await expectSanitized(client().generateMessages(question, { tools: [weather], model: 'gemini/gemini-1.0-pro' }), CapabilityNotSupportedError, secrets);
       expect(suite.emulator.server.requests).toHaveLength(0);
     });
 

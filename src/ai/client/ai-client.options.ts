@@ -1,5 +1,6 @@
 import type { ContextRenderingOptions } from '../prompts/context-rendering';
 import type { PromptTemplateSet } from '../prompts/prompt-templates';
+import type { ModelAliases } from './model-routing';
 import type { RetryPolicy } from './retry';
 
 /** Everything the client needs besides the providers themselves. */
@@ -13,6 +14,8 @@ export interface AiClientOptions {
     /** Ordered candidates; unset means every registered provider in registration order. */
     providers?: string[];
   };
+  /** `ai.model_aliases`: names callers may use, each standing for `provider/model` targets in fallback order. */
+  modelAliases?: ModelAliases;
   prompts: PromptTemplateSet;
   context: ContextRenderingOptions;
   /** Added to the built-in sensitive keys when provider information is shown. */

@@ -28,6 +28,7 @@ import { BUILT_IN_SENSITIVE_KEYS, type ContextItem, redactSensitive, renderConte
 import { buildMessages, templatesFor } from '../prompts/prompt-templates';
 import type { AiClientOptions } from './ai-client.options';
 import type { ProviderRegistry } from './provider-registry';
+import { type ModelRoute, ModelRouter, type ModelTarget } from './model-routing';
 import { callWithRetry, type Sleep } from './retry';
 import { type EventSink, publishProviderFallback, type ServiceOperation, ServiceRequestPublisher } from './service-request.events';
 
@@ -56,14 +57,17 @@ export type GenerationParameters = Pick<
 >;
 
 export interface GenerateOptions extends CallOptions, GenerationParameters {
-  /** Model for the named (or default) provider; fallback providers use their own configured model. */
+  /**
+   * An alias, `provider/model`, or a model a provider's configuration names (docs/decisions.md B13); without
+   * it, the named (or default) provider's configured model, and fallback uses each candidate's own.
+   */
   model?: string;
   /** Replaces the configured system prompt for this call. */
   systemPrompt?: string;
 }
 
 export interface EmbeddingOptions extends CallOptions {
-  /** Model for the named (or default) provider; fallback providers use their own configured model. */
+  /** As {@link GenerateOptions.model}. */
   model?: string;
 }
 
@@ -124,6 +128,7 @@ interface OpenedStream {
 
 export class AiClient {
   private readonly publisher: ServiceRequestPublisher;
+  private readonly router: ModelRouter;
   private healthCache?: { at: number; results: Promise<HealthResult[]> };
 
   constructor(
@@ -135,6 +140,25 @@ export class AiClient {
     if (registry.names().length > 0) registry.get(options.defaultProvider);
     for (const name of options.fallback.providers ?? []) registry.get(name);
     this.publisher = new ServiceRequestPublisher(events);
+    this.router = new ModelRouter(registry, options.defaultProvider, options.modelAliases);
+  }
+
+  /** Which provider and model a call with these options goes to, and its fallback equivalents; throws `model_not_found`. */
+  routeModel(options: { provider?: string; model?: string }): ModelRoute {
+    return this.router.route(options.provider, options.model);
+  }
+
+  /** Whether the registration's configuration names `model` (its chat or embedding model, or its `models`). */
+  servesModel(provider: string, model: string): boolean {
+    return this.router.servesModel(provider, model);
+  }
+
+  /** The configured aliases, each with its targets as `provider/model`. */
+  modelAliases(): Array<{ alias: string; targets: string[] }> {
+    return this.router.aliasNames().map((alias) => ({
+      alias,
+      targets: (this.router.aliasTargets(alias) ?? []).map((target) => `${target.provider}/${target.model}`),
+    }));
   }
 
   get defaultProvider(): string {
@@ -147,7 +171,8 @@ export class AiClient {
 
   /** Whether the named (or default) provider translates `feature` for `model` (its configured model when omitted). */
   supportsFeature(feature: ModelFeature, options: { provider?: string; model?: string } = {}): boolean {
-    return hasFeature(this.registry.get(options.provider ?? this.options.defaultProvider), feature, options.model);
+    const { target } = this.router.route(options.provider, options.model);
+    return hasFeature(this.registry.get(target.provider), feature, target.model);
   }
 
   /** Text generation with the prompt templates of whichever provider answers. */
@@ -177,8 +202,8 @@ export class AiClient {
     messagesFor: (candidate: AiProvider) => ChatMessage[],
     callerMessages: readonly ChatMessage[] = [],
   ): Promise<GenerateResponse> {
-    const { result, provider } = await this.withFallback('generate', 'generate', options, (candidate, primary) =>
-      candidate.generate(generateRequest(options, messagesFor(candidate), primary)),
+    const { result, provider } = await this.withFallback('generate', 'generate', options, (candidate, model) =>
+      candidate.generate(generateRequest(options, messagesFor(candidate), model)),
     requiredFeatures(options, callerMessages));
     return {
       response: result.text,
@@ -302,8 +327,8 @@ export class AiClient {
     messagesFor: (candidate: AiProvider) => ChatMessage[],
     callerMessages: readonly ChatMessage[] = [],
   ): AsyncGenerator<GenerateStreamEvent> {
-    const { result, provider } = await this.withFallback('streaming', 'generate', options, (candidate, primary) =>
-      openStream(candidate, generateRequest(options, messagesFor(candidate), primary)),
+    const { result, provider } = await this.withFallback('streaming', 'generate', options, (candidate, model) =>
+      openStream(candidate, generateRequest(options, messagesFor(candidate), model)),
     requiredFeatures(options, callerMessages));
     const { rest } = result;
     try {
@@ -328,47 +353,50 @@ export class AiClient {
   }
 
   private async embed(texts: readonly string[], options: EmbeddingOptions): Promise<BatchEmbeddingResponse> {
-    const { result, provider } = await this.withFallback('embeddings', 'embed', options, (candidate, primary) =>
-      candidate.embed({ inputs: [...texts], model: primary ? options.model : undefined, signal: options.signal }),
+    const { result, provider } = await this.withFallback('embeddings', 'embed', options, (candidate, model) =>
+      candidate.embed({ inputs: [...texts], model, signal: options.signal }),
     );
     return { embeddings: result.embeddings, provider: provider.name, model: result.model, dimensions: result.embeddings[0].length };
   }
 
   /**
-   * Tries the requested provider (with retries), then, on a fallback-eligible error, each candidate that has
-   * the capability. A candidate's own failure of any kind moves on to the next; when every one fails, the
-   * requested provider's error is the one reported.
+   * Tries the routed provider (with retries), then, on a fallback-eligible error, each candidate that has
+   * the capability: the route's equivalents, or the configured fallback providers when the caller named no
+   * model. A candidate's own failure of any kind moves on to the next; when every one fails, the first
+   * provider's error is the one reported.
    */
   private async withFallback<T>(
     capability: Capability,
     operation: ServiceOperation,
     options: CallOptions & { model?: string },
-    call: (provider: AiProvider, primary: boolean) => Promise<T>,
+    call: (provider: AiProvider, model: string | undefined) => Promise<T>,
     features: readonly ModelFeature[] = [],
   ): Promise<{ result: T; provider: AiProvider }> {
-    const primary = this.registry.get(options.provider ?? this.options.defaultProvider);
+    const route = this.router.route(options.provider, options.model);
+    const primary = this.registry.get(route.target.provider);
+    const requestedModel = route.target.model;
     if (!primary.capabilities[capability]) {
       throw new CapabilityNotSupportedError(`${primary.name}: ${primary.kind} does not support ${capabilityLabel(capability)}`, {
         provider: primary.name,
       });
     }
-    const missing = features.find((feature) => !hasFeature(primary, feature, options.model));
+    const missing = features.find((feature) => !hasFeature(primary, feature, requestedModel));
     if (missing !== undefined) {
-      const model = options.model ?? primary.describe().chatModel;
+      const model = requestedModel ?? primary.describe().chatModel;
       throw new CapabilityNotSupportedError(
         `${primary.name}: ${primary.kind}${typeof model === 'string' ? ` model ${model}` : ''} does not support ${FEATURE_LABELS[missing]}`,
         { provider: primary.name },
       );
     }
     try {
-      return { result: await this.retrying(primary, operation, options.signal, () => call(primary, true)), provider: primary };
+      return { result: await this.retrying(primary, operation, options.signal, () => call(primary, requestedModel)), provider: primary };
     } catch (error) {
       if (options.enableFallback === false || !this.options.fallback.enabled || !isFallbackEligible(error)) throw error;
-      for (const candidate of this.fallbackCandidates(primary, capability, features)) {
+      for (const { provider: candidate, model } of this.fallbackCandidates(route, capability, features)) {
         if (options.signal?.aborted) break;
         publishProviderFallback(primary.name, candidate.name, operation);
         try {
-          return { result: await this.retrying(candidate, operation, options.signal, () => call(candidate, false)), provider: candidate };
+          return { result: await this.retrying(candidate, operation, options.signal, () => call(candidate, model)), provider: candidate };
         } catch {
           // Any failure of a fallback candidate moves on to the next one (docs/decisions.md B2).
         }
@@ -377,13 +405,14 @@ export class AiClient {
     }
   }
 
-  /** Candidates with the capability and every feature the request needs, judged on their own default model. */
-  private fallbackCandidates(primary: AiProvider, capability: Capability, features: readonly ModelFeature[]): AiProvider[] {
-    const names = this.options.fallback.providers ?? this.registry.names();
-    return names
-      .filter((name) => name !== primary.name)
-      .map((name) => this.registry.get(name))
-      .filter((provider) => provider.capabilities[capability] && features.every((feature) => hasFeature(provider, feature, undefined)));
+  /** Candidates with the capability and every feature the request needs, judged on the model each would be asked for. */
+  private fallbackCandidates(route: ModelRoute, capability: Capability, features: readonly ModelFeature[]): Array<{ provider: AiProvider; model?: string }> {
+    const targets: ModelTarget[] =
+      route.equivalents ??
+      (this.options.fallback.providers ?? this.registry.names()).filter((name) => name !== route.target.provider).map((name) => ({ provider: name }));
+    return targets
+      .map((target) => ({ provider: this.registry.get(target.provider), model: target.model }))
+      .filter(({ provider, model }) => provider.capabilities[capability] && features.every((feature) => hasFeature(provider, feature, model)));
   }
 
   private retrying<T>(provider: AiProvider, operation: ServiceOperation, signal: AbortSignal | undefined, call: () => Promise<T>): Promise<T> {
@@ -501,11 +530,11 @@ async function openStream(provider: AiProvider, request: GenerateRequest): Promi
   return { first: first.value, rest };
 }
 
-/** One candidate's request: the primary gets the caller's model, a fallback uses its own default. */
-function generateRequest(options: GenerateOptions, messages: ChatMessage[], primary: boolean): GenerateRequest {
+/** One candidate's request, for the model routing chose for it (undefined: the provider's configured one). */
+function generateRequest(options: GenerateOptions, messages: ChatMessage[], model: string | undefined): GenerateRequest {
   return {
     messages,
-    model: primary ? options.model : undefined,
+    model,
     maxTokens: options.maxTokens,
     temperature: options.temperature,
     topP: options.topP,

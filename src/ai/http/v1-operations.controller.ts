@@ -38,7 +38,8 @@ export class V1OperationsController {
       throw new InvalidRequestError('context, documents and system_prompt go with prompt; with messages, put them in the messages');
     }
     const options: GenerateOptions = {
-      ...this.providerAndModel(body.provider, body.model),
+      provider: body.provider,
+      model: body.model,
       maxTokens: body.max_tokens,
       temperature: body.temperature,
       topP: body.top_p,
@@ -66,19 +67,6 @@ export class V1OperationsController {
     if (body.stream === true) return writeGenerateStream(request, reply, this.client.streamResponse(prompt, items, options));
     const result = await this.client.generateResponse(prompt, items, options);
     reply.send(apiBody(request, { ...result }));
-  }
-
-  /**
-   * `model: "anthropic/claude-x"` without `provider` selects the registered provider `anthropic`; any other
-   * slash (`meta-llama/Llama-3`) is part of the model name, as on /openai/v1.
-   */
-  private providerAndModel(provider: string | undefined, model: string | undefined): { provider?: string; model?: string } {
-    const slash = model?.indexOf('/') ?? -1;
-    if (provider !== undefined || model === undefined || slash <= 0) return { provider, model };
-    const named = model.slice(0, slash);
-    if (!this.client.providerNames().includes(named)) return { model };
-    if (slash === model.length - 1) throw new InvalidRequestError(`model names provider '${named}' but no model after the '/'`);
-    return { provider: named, model: model.slice(slash + 1) };
   }
 
   @Post('embeddings')

@@ -23,6 +23,8 @@ export interface ProviderSettings {
   apiKey?: string;
   chatModel?: string;
   embeddingModel?: string;
+  /** Further models this registration serves by their bare name (docs/decisions.md B13). */
+  models?: string[];
   /** Milliseconds. */
   timeoutMs: number;
   /** When set, every returned vector must have exactly this length. */

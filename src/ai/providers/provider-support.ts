@@ -89,6 +89,7 @@ export function describeSettings(
     ...(settings.url ? { url: safeUrl(settings.url) } : {}),
     ...(settings.chatModel ? { chatModel: settings.chatModel } : {}),
     ...(settings.embeddingModel ? { embeddingModel: settings.embeddingModel } : {}),
+    ...(settings.models?.length ? { models: [...settings.models] } : {}),
     ...(settings.embeddingDimensions ? { embeddingDimensions: settings.embeddingDimensions } : {}),
     timeoutMs: settings.timeoutMs,
     capabilities: { ...capabilities },

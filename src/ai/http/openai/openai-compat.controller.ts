@@ -6,20 +6,20 @@ import type { AiModuleOptions } from '../../ai-module-options.interface';
 import { AiClient, type GenerateOptions } from '../../client/ai-client';
 import { ApiAuthGuard } from '../../../http/api-auth.guard';
 import { disconnectSignal } from '../api-response';
-import { ApiChatCompletionDocs, ApiEmbeddingsDocs, ApiModelsDocs } from './openai-docs';
+import { ApiChatCompletionDocs, ApiEmbeddingsDocs, ApiModelDocs, ApiModelsDocs } from './openai-docs';
 import { OpenAiExceptionFilter } from './openai-exception.filter';
 import {
   chatMessages,
   OpenAiRequestError,
   parseChatRequest,
   parseEmbeddingsRequest,
-  resolveModel,
   responseFormat,
   stopSequences,
   toolChoice,
   toolDefinitions,
 } from './openai-requests';
-import { chatCompletionBody, embeddingsBody, modelsBody, qualifiedModel } from './openai-responses';
+import { ModelNotFoundError } from '../../errors';
+import { chatCompletionBody, embeddingsBody, modelObject, modelsBody, qualifiedModel } from './openai-responses';
 import { writeChatStream } from './openai-stream';
 
 /**
@@ -31,15 +31,12 @@ import { writeChatStream } from './openai-stream';
 @UseGuards(ApiAuthGuard)
 @UseFilters(OpenAiExceptionFilter)
 export class OpenAiCompatController {
-  /** Registration names, fixed at start: `model` is read as `provider/model` only for these. */
-  private readonly providers: ReadonlySet<string>;
   private readonly maxBatchInputs: number;
 
   constructor(
     @Inject(AiClient) private readonly client: AiClient,
     @Inject(AI_MODULE_OPTIONS) options: AiModuleOptions,
   ) {
-    this.providers = new Set(client.providerNames());
     this.maxBatchInputs = options.maxBatchInputs ?? AI_DEFAULTS.maxBatchInputs;
   }
 
@@ -49,10 +46,8 @@ export class OpenAiCompatController {
   @ApiChatCompletionDocs()
   async chatCompletions(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @Body() body: unknown): Promise<void> {
     const chat = parseChatRequest(body);
-    const { provider, model } = resolveModel(chat.model, this.providers);
     const options: GenerateOptions = {
-      provider,
-      model,
+      model: chat.model,
       maxTokens: chat.max_completion_tokens ?? chat.max_tokens,
       temperature: chat.temperature,
       topP: chat.top_p,
@@ -68,7 +63,8 @@ export class OpenAiCompatController {
     };
     const messages = chatMessages(chat.messages);
     if (chat.stream === true) {
-      const requested = qualifiedModel(provider ?? this.client.defaultProvider, model);
+      const { target } = this.client.routeModel(options);
+      const requested = target.model === undefined ? chat.model : qualifiedModel(target.provider, target.model);
       const includeUsage = chat.stream_options?.include_usage === true;
       return writeChatStream(request, reply, this.client.streamMessages(messages, options), requested, includeUsage);
     }
@@ -94,16 +90,37 @@ export class OpenAiCompatController {
     if (inputs.length > this.maxBatchInputs) {
       throw new OpenAiRequestError(`Invalid value for 'input': at most ${this.maxBatchInputs} inputs per request.`, 'input', 'invalid_value');
     }
-    const { provider, model } = resolveModel(embed.model, this.providers);
-    const result = await this.client.generateEmbeddings(inputs, { provider, model, signal: disconnectSignal(reply) });
+    const result = await this.client.generateEmbeddings(inputs, { model: embed.model, signal: disconnectSignal(reply) });
     return embeddingsBody(result.embeddings, result.provider, result.model, embed.encoding_format ?? 'float');
   }
 
-  /** Every provider's models as `provider/model` ids; a provider whose listing fails is left out. */
+  /** Every provider's models as `provider/model` ids, then the aliases; a provider whose listing fails is left out. */
   @Get('models')
   @ApiModelsDocs()
   async models(@Res({ passthrough: true }) reply: FastifyReply) {
     const listing = await this.client.listModels(undefined, disconnectSignal(reply));
-    return modelsBody(listing.models);
+    return modelsBody(
+      listing.models,
+      this.client.modelAliases().map(({ alias }) => alias),
+    );
+  }
+
+  /**
+   * One model by any name `model` takes. An alias or a configured model answers without an upstream call; a
+   * `provider/model` the configuration does not name is looked up in that provider's listing.
+   */
+  @Get('models/*')
+  @ApiModelDocs()
+  async model(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
+    // Read from the request, not @Param('*'), so the OpenAPI document has only the {path} parameter.
+    const id = (request.params as Record<string, string>)['*'];
+    if (this.client.modelAliases().some(({ alias }) => alias === id)) return modelObject(id, 'tollgate');
+    const { target } = this.client.routeModel({ model: id });
+    const model = target.model as string;
+    if (this.client.servesModel(target.provider, model)) return modelObject(id, target.provider);
+    const listing = await this.client.listModels(target.provider, disconnectSignal(reply));
+    const found = listing.models.find((entry) => entry.id === model);
+    if (!found) throw new ModelNotFoundError(`model '${id}' does not exist: ${target.provider} does not list '${model}'`);
+    return modelObject(id, found.ownedBy ?? found.provider);
   }
 }

@@ -3,7 +3,7 @@
  * with (openai-requests.ts), rewritten for OpenAPI 3.0; answers are the shapes openai-responses.ts builds.
  */
 import { applyDecorators } from '@nestjs/common';
-import { ApiBody, ApiDefaultResponse, ApiOkResponse, ApiOperation, ApiProduces } from '@nestjs/swagger';
+import { ApiBody, ApiDefaultResponse, ApiOkResponse, ApiOperation, ApiParam, ApiProduces } from '@nestjs/swagger';
 import { CHAT_SCHEMA, EMBEDDINGS_SCHEMA } from './openai-requests';
 
 type Schema = Record<string, unknown>;
@@ -82,24 +82,23 @@ const EMBEDDINGS = {
   },
 };
 
+const MODEL = {
+  type: 'object',
+  required: ['id', 'object', 'created', 'owned_by'],
+  properties: {
+    id: { ...MODEL_ID, description: '`provider/model` or an alias: the value `model` takes' },
+    object: { type: 'string', enum: ['model'] },
+    created: { type: 'integer', description: '0: providers do not all report one' },
+    owned_by: { type: 'string', description: 'The provider; `tollgate` for an alias' },
+  },
+};
+
 const MODELS = {
   type: 'object',
   required: ['object', 'data'],
   properties: {
     object: { type: 'string', enum: ['list'] },
-    data: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['id', 'object', 'created', 'owned_by'],
-        properties: {
-          id: { ...MODEL_ID, description: '`provider/model`, the value `model` takes' },
-          object: { type: 'string', enum: ['model'] },
-          created: { type: 'integer', description: '0: providers do not all report one' },
-          owned_by: { type: 'string' },
-        },
-      },
-    },
+    data: { type: 'array', items: MODEL },
   },
 };
 
@@ -124,7 +123,7 @@ const ERROR_RESPONSE = ApiDefaultResponse({ description: "An error in OpenAI's s
 
 export function ApiChatCompletionDocs(): MethodDecorator {
   return applyDecorators(
-    ApiOperation({ summary: 'OpenAI chat completions; `model` is `provider/model` or a model of the default provider' }),
+    ApiOperation({ summary: 'OpenAI chat completions; `model` is an alias, `provider/model`, or a model a provider is configured with' }),
     ApiBody({ schema: toOpenApi30(CHAT_SCHEMA) }),
     ApiProduces('application/json', 'text/event-stream'),
     ApiOkResponse({
@@ -140,7 +139,7 @@ export function ApiChatCompletionDocs(): MethodDecorator {
 
 export function ApiEmbeddingsDocs(): MethodDecorator {
   return applyDecorators(
-    ApiOperation({ summary: 'OpenAI embeddings; `model` is `provider/model` or a model of the default provider' }),
+    ApiOperation({ summary: 'OpenAI embeddings; `model` is an alias, `provider/model`, or a model a provider is configured with' }),
     ApiBody({ schema: toOpenApi30(EMBEDDINGS_SCHEMA) }),
     ApiOkResponse({ description: 'One embedding per input, in input order', content: { 'application/json': { schema: EMBEDDINGS } } }),
     ERROR_RESPONSE,
@@ -149,8 +148,18 @@ export function ApiEmbeddingsDocs(): MethodDecorator {
 
 export function ApiModelsDocs(): MethodDecorator {
   return applyDecorators(
-    ApiOperation({ summary: "Every provider's models as provider/model ids (a provider whose listing fails is left out)" }),
+    ApiOperation({ summary: "Every provider's models as provider/model ids, then the aliases (a provider whose listing fails is left out)" }),
     ApiOkResponse({ description: 'The model list', content: { 'application/json': { schema: MODELS } } }),
+    ERROR_RESPONSE,
+  );
+}
+
+export function ApiModelDocs(): MethodDecorator {
+  return applyDecorators(
+    ApiOperation({ summary: 'One model: an alias, a configured model, or provider/model (looked up in that provider\'s listing); 404 model_not_found otherwise' }),
+    // Nest's document writes the route's trailing wildcard as {path}.
+    ApiParam({ name: 'path', description: 'The model id, slashes included (e.g. openai/gpt-4o)' }),
+    ApiOkResponse({ description: "OpenAI's model object", content: { 'application/json': { schema: MODEL } } }),
     ERROR_RESPONSE,
   );
 }

@@ -3,6 +3,7 @@
  * status and the message come from the one mapping of the /v1 API (api-error.ts), so both surfaces agree
  * on what is whose fault and neither shows upstream text; only the wording of `type` and `code` differs.
  */
+import { InvalidModelError } from '../../errors';
 import { type ApiErrorResponse, toApiError } from '../../../http/api-error';
 import { OpenAiRequestError } from './openai-requests';
 
@@ -32,7 +33,7 @@ export function isOpenAiPath(url: string): boolean {
 }
 
 /** Types whose cause is the `model` the caller chose. */
-const MODEL_TYPES = new Set(['unknown_provider', 'capability_not_supported', 'model_not_available']);
+const MODEL_TYPES = new Set(['unknown_provider', 'capability_not_supported', 'model_not_available', 'model_not_found']);
 
 export function toOpenAiError(exception: unknown): OpenAiErrorResponse {
   if (exception instanceof OpenAiRequestError) {
@@ -43,7 +44,9 @@ export function toOpenAiError(exception: unknown): OpenAiErrorResponse {
       unexpected: false,
     };
   }
-  return fromApiError(toApiError(exception));
+  const answer = fromApiError(toApiError(exception));
+  if (exception instanceof InvalidModelError) answer.body.error.param = 'model';
+  return answer;
 }
 
 /** The /v1 API's answer to an error, reworded for OpenAI clients. */

@@ -1,4 +1,4 @@
-import { chatMessages, OpenAiRequestError, parseChatRequest, parseEmbeddingsRequest, resolveModel, stopSequences } from './openai-requests';
+import { chatMessages, OpenAiRequestError, parseChatRequest, parseEmbeddingsRequest, stopSequences } from './openai-requests';
 
 function refusal(call: () => unknown): OpenAiRequestError {
   try {
@@ -105,24 +105,5 @@ describe('stopSequences', () => {
     expect(stopSequences(['a', 'b'])).toEqual(['a', 'b']);
     expect(stopSequences(null)).toBeUndefined();
     expect(stopSequences(undefined)).toBeUndefined();
-  });
-});
-
-describe('resolveModel', () => {
-  const providers = new Set(['openai', 'anthropic']);
-
-  it('a registered provider before the first slash selects it', () => {
-    expect(resolveModel('anthropic/claude-x', providers)).toEqual({ provider: 'anthropic', model: 'claude-x' });
-    expect(resolveModel('openai/org/model', providers)).toEqual({ provider: 'openai', model: 'org/model' });
-  });
-
-  it('anything else is a model on the default provider', () => {
-    expect(resolveModel('gpt-4o', providers)).toEqual({ model: 'gpt-4o' });
-    expect(resolveModel('meta-llama/Llama-3', providers)).toEqual({ model: 'meta-llama/Llama-3' });
-    expect(resolveModel('/x', providers)).toEqual({ model: '/x' });
-  });
-
-  it('a provider with nothing after the slash is refused naming model', () => {
-    expect(refusal(() => resolveModel('openai/', providers)).param).toBe('model');
   });
 });

@@ -1,7 +1,6 @@
 /**
  * Request bodies of the OpenAI-compatible surface: JSON Schemas compiled once with ajv (no per-request
- * copy of a valid body), messages that name the offending parameter the way OpenAI does, and the
- * `provider/model` reading of `model`.
+ * copy of a valid body) and messages that name the offending parameter the way OpenAI does.
  */
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import type { ChatMessage, ContentPart, ResponseFormat, ToolChoice, ToolDefinition } from '../../providers/ai-provider.interface';
@@ -330,26 +329,6 @@ export function responseFormat(format: ChatCompletionRequest['response_format'])
 export function stopSequences(stop: ChatCompletionRequest['stop']): string[] | undefined {
   if (stop === undefined || stop === null) return undefined;
   return typeof stop === 'string' ? [stop] : stop;
-}
-
-export interface ModelRef {
-  /** Undefined: the default provider. */
-  provider?: string;
-  model: string;
-}
-
-/**
- * `anthropic/claude-x` selects provider `anthropic` when that is a registered name; anything else, slashes
- * included (`meta-llama/Llama-3`), is a model name on the default provider.
- */
-export function resolveModel(model: string, providers: ReadonlySet<string>): ModelRef {
-  const slash = model.indexOf('/');
-  if (slash > 0 && providers.has(model.slice(0, slash))) {
-    const name = model.slice(slash + 1);
-    if (name === '') throw new OpenAiRequestError(`'model' names provider '${model.slice(0, slash)}' but no model after the '/'.`, 'model');
-    return { provider: model.slice(0, slash), model: name };
-  }
-  return { model };
 }
 
 function checked<T>(validate: ValidateFunction<T>, body: unknown): T {

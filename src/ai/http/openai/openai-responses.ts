@@ -159,15 +159,18 @@ export function embeddingsBody(
   };
 }
 
-export function modelsBody(models: readonly ModelInfo[]) {
+/** OpenAI's model object; `created` 0 says "unknown": providers do not all report a creation time. */
+export function modelObject(id: string, ownedBy: string) {
+  return { id, object: 'model' as const, created: 0, owned_by: ownedBy };
+}
+
+/** Provider models as `provider/model`, then the configured aliases (owned by `tollgate`). */
+export function modelsBody(models: readonly ModelInfo[], aliases: readonly string[] = []) {
   return {
     object: 'list' as const,
-    data: models.map((model) => ({
-      id: qualifiedModel(model.provider, model.id),
-      object: 'model' as const,
-      // Providers do not all report a creation time; 0 says "unknown" without inventing one.
-      created: 0,
-      owned_by: model.ownedBy ?? model.provider,
-    })),
+    data: [
+      ...models.map((model) => modelObject(qualifiedModel(model.provider, model.id), model.ownedBy ?? model.provider)),
+      ...aliases.map((alias) => modelObject(alias, 'tollgate')),
+    ],
   };
 }
