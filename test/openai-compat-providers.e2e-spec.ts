@@ -1,0 +1,431 @@
+/**
+ * Tools, structured output, images, streaming, finish reasons and usage through /openai/v1, driven by the
+ * official `openai` client and the Vercel AI SDK, with the Anthropic, Gemini and Ollama emulators behind the
+ * gateway. Each flow runs once per provider; a small per-provider adapter scripts the emulator's tool calls and
+ * asserts what reached the upstream in that provider's NATIVE format.
+ */
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { generateObject, generateText, stepCountIs, streamText, tool } from 'ai';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo, LookupFunction } from 'node:net';
+import OpenAI from 'openai';
+import { zodResponseFormat } from 'openai/helpers/zod';
+import { z } from 'zod';
+import * as imageFetch from '../src/ai/providers/image-fetch';
+import { publicOnlyLookup } from '../src/ai/tools/tool-url-guard';
+import { ANTHROPIC_EMULATOR_KEY, type AnthropicEmulator, startAnthropicEmulator } from './emulators/anthropic-emulator';
+import type { LoggedRequest } from './emulators/emulator-server';
+import { GEMINI_EMULATOR_KEY, type GeminiEmulator, startGeminiEmulator } from './emulators/gemini-emulator';
+import { type OllamaEmulator, startOllamaEmulator } from './emulators/ollama-emulator';
+import { TestApps } from './support/test-apps';
+
+const TOKEN = 'api-token-for-openai-providers';
+/** A 1x1 PNG. */
+const PNG_BASE64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
+/** The bytes the image server serves, distinct from the data: URL's so a test can tell them apart upstream. */
+const SERVED_PNG = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
+/** Stands for a public image host: resolves to the loopback image server; every other name meets the real guard. */
+const IMAGE_HOST = 'images.test';
+
+type Json = Record<string, any>;
+interface ScriptedCall {
+  name: string;
+  args: Record<string, unknown>;
+}
+
+/** What a test needs to know about one provider behind the gateway. */
+interface ProviderCase {
+  name: string;
+  /** `registration/model`, as /openai/v1 clients name it. */
+  model: string;
+  /** A model of the provider that takes images. */
+  visionModel: string;
+  /** Makes the next tool turn call exactly these tools with these arguments. */
+  scriptCalls(calls: ScriptedCall[]): void;
+  /** The answer text after tool results. */
+  textAfterTools(results: string[]): string;
+  /** The plain answer, and the JSON object the emulator writes for `{city: string, population: number}`. */
+  reply: string;
+  cityObject: { city: string; population: number };
+  /** Bodies of the chat requests that reached the emulator, in order. */
+  chatRequests(): LoggedRequest[];
+  /** The tools as the provider declares them; `tool_choice: auto` as the provider says it (or nothing, its default). */
+  expectToolsOffered(body: Json, tools: OpenAI.ChatCompletionFunctionTool[]): void;
+  /** A `tool_choice` naming one tool, natively; undefined when the provider cannot force a tool (a 400 then). */
+  expectNamedToolChoice?: (body: Json, name: string) => void;
+  /** The second request of a loop carries the assistant's calls and the tool results, natively. */
+  expectToolRoundTrip(body: Json, calls: Array<{ id: string; name: string; args: Record<string, unknown> }>, results: string[]): void;
+  expectStructuredOutput(body: Json, name: string): void;
+  /** `imageUrl` is the served image: `inlined` when the provider takes bytes only. */
+  expectImages(body: Json, imageUrl: string): void;
+  expectStreamed(request: LoggedRequest): void;
+  expectMaxTokens(body: Json, maxTokens: number): void;
+  /** Usage as the emulator reports it for a text answer to `body`. */
+  usageOf(body: Json, answer: string): { prompt_tokens: number; completion_tokens: number };
+}
+
+const weatherTool: OpenAI.ChatCompletionFunctionTool = {
+  type: 'function',
+  function: { name: 'get_weather', description: 'Weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+};
+const timeTool: OpenAI.ChatCompletionFunctionTool = { type: 'function', function: { name: 'get_time', parameters: { type: 'object', properties: {} } } };
+const twoCalls: ScriptedCall[] = [
+  { name: 'get_weather', args: { city: 'Paris' } },
+  { name: 'get_time', args: {} },
+];
+const City = z.object({ city: z.string(), population: z.number() });
+
+let anthropic: AnthropicEmulator;
+let gemini: GeminiEmulator;
+let ollama: OllamaEmulator;
+let imageServer: Server;
+let imageRequests: string[];
+let apps: TestApps;
+let baseURL: string;
+
+const anthropicCase: ProviderCase = {
+  name: 'anthropic',
+  model: 'anthropic/claude-sonnet-4-5',
+  visionModel: 'anthropic/claude-sonnet-4-5',
+  scriptCalls: (calls) => {
+    anthropic.options.toolInputs = Object.fromEntries(calls.map((c) => [c.name, c.args]));
+  },
+  textAfterTools: (results) => `Tool results: ${results.join(' | ')}`,
+  reply: 'Hello from the Anthropic emulator',
+  // A forced tool's input, made by the emulator from the schema.
+  cityObject: { city: 'city-1', population: 1 },
+  chatRequests: () => anthropic.server.requestsTo('/v1/messages'),
+  expectToolsOffered: (body, tools) => {
+    expect(body.tools).toEqual(
+      tools.map(({ function: f }) => ({ name: f.name, ...(f.description ? { description: f.description } : {}), input_schema: f.parameters })),
+    );
+    expect(body.tool_choice ?? { type: 'auto' }).toEqual({ type: 'auto' });
+  },
+  expectNamedToolChoice: (body, name) => expect(body.tool_choice).toEqual({ type: 'tool', name }),
+  expectToolRoundTrip: (body, calls, results) => {
+    expect(body.messages.slice(1)).toEqual([
+      {
+        role: 'assistant',
+        content: [
+          ...(body.messages[1].content[0].type === 'text' ? [{ type: 'text', text: 'Let me call a tool.' }] : []),
+          ...calls.map((c) => ({ type: 'tool_use', id: c.id, name: c.name, input: c.args })),
+        ],
+      },
+      { role: 'user', content: calls.map((c, i) => ({ type: 'tool_result', tool_use_id: c.id, content: results[i] })) },
+    ]);
+  },
+  expectStructuredOutput: (body, name) => {
+    expect(body.tools).toEqual([{ name, description: expect.any(String), input_schema: expect.objectContaining({ type: 'object', required: ['city', 'population'] }) }]);
+    expect(body.tool_choice).toEqual({ type: 'tool', name });
+  },
+  expectImages: (body, imageUrl) => {
+    expect(body.messages[0].content).toEqual([
+      { type: 'text', text: 'Describe' },
+      { type: 'image', source: { type: 'url', url: imageUrl } },
+      { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG_BASE64 } },
+    ]);
+  },
+  expectStreamed: (request) => expect(request.body).toMatchObject({ stream: true }),
+  expectMaxTokens: (body, maxTokens) => expect(body.max_tokens).toBe(maxTokens),
+  usageOf: (body, answer) => ({
+    prompt_tokens: JSON.stringify(body.messages).length,
+    completion_tokens: JSON.stringify([{ type: 'text', text: answer }]).split(' ').length,
+  }),
+};
+
+const geminiCase: ProviderCase = {
+  name: 'gemini',
+  model: 'gemini/gemini-2.5-flash',
+  visionModel: 'gemini/gemini-2.5-flash',
+  scriptCalls: (calls) => {
+    gemini.options.functionCalls = calls;
+  },
+  textAfterTools: () => 'Hello from the Gemini emulator',
+  reply: 'Hello from the Gemini emulator',
+  cityObject: { city: 'emulated', population: 1 },
+  chatRequests: () => gemini.server.requests.filter((r) => /:(stream)?generateContent$/i.test(r.path)),
+  expectToolsOffered: (body, tools) => {
+    expect(body.tools).toEqual([
+      {
+        functionDeclarations: tools.map(({ function: f }) => ({
+          name: f.name,
+          ...(f.description ? { description: f.description } : {}),
+          parametersJsonSchema: f.parameters,
+        })),
+      },
+    ]);
+    expect(body.toolConfig ?? { functionCallingConfig: { mode: 'AUTO' } }).toEqual({ functionCallingConfig: { mode: 'AUTO' } });
+  },
+  expectNamedToolChoice: (body, name) => expect(body.toolConfig).toEqual({ functionCallingConfig: { mode: 'ANY', allowedFunctionNames: [name] } }),
+  expectToolRoundTrip: (body, calls, results) => {
+    expect(body.contents.slice(1)).toEqual([
+      { role: 'model', parts: calls.map((c) => ({ functionCall: { name: c.name, args: c.args } })) },
+      { role: 'user', parts: calls.map((c, i) => ({ functionResponse: { name: c.name, response: { content: results[i] } } })) },
+    ]);
+  },
+  expectStructuredOutput: (body) => {
+    expect(body.generationConfig).toMatchObject({
+      responseMimeType: 'application/json',
+      responseJsonSchema: expect.objectContaining({ type: 'object', required: ['city', 'population'] }),
+    });
+    expect(body.tools).toBeUndefined();
+  },
+  expectImages: (body) => {
+    expect(body.contents[0].parts).toEqual([
+      { text: 'Describe' },
+      { inlineData: { mimeType: 'image/png', data: SERVED_PNG.toString('base64') } },
+      { inlineData: { mimeType: 'image/png', data: PNG_BASE64 } },
+    ]);
+  },
+  expectStreamed: (request) => {
+    expect(request.path).toMatch(/:streamGenerateContent$/);
+    expect(request.query.get('alt')).toBe('sse');
+  },
+  expectMaxTokens: (body, maxTokens) => expect(body.generationConfig.maxOutputTokens).toBe(maxTokens),
+  usageOf: (body, answer) => ({ prompt_tokens: JSON.stringify(body.contents).length, completion_tokens: answer.split(' ').length }),
+};
+
+const ollamaCase: ProviderCase = {
+  name: 'ollama',
+  model: 'ollama/llama3.2',
+  visionModel: 'ollama/llava',
+  scriptCalls: (calls) => {
+    ollama.options.toolCalls = calls.map((c) => ({ name: c.name, arguments: c.args }));
+  },
+  textAfterTools: (results) => `Tool results: ${results.join(' | ')}`,
+  reply: 'Hello from the Ollama emulator',
+  cityObject: { city: 'ollama', population: 3 },
+  chatRequests: () => ollama.server.requestsTo('/api/chat'),
+  expectToolsOffered: (body, tools) => {
+    expect(body.tools).toEqual(
+      tools.map(({ function: f }) => ({ type: 'function', function: { name: f.name, ...(f.description ? { description: f.description } : {}), parameters: f.parameters } })),
+    );
+    // Ollama has no tool_choice: auto is its only behaviour.
+    expect(body).not.toHaveProperty('tool_choice');
+  },
+  expectToolRoundTrip: (body, calls, results) => {
+    expect(body.messages.slice(1)).toEqual([
+      { role: 'assistant', content: '', tool_calls: calls.map((c) => ({ function: { name: c.name, arguments: c.args } })) },
+      ...calls.map((c, i) => ({ role: 'tool', content: results[i], tool_name: c.name })),
+    ]);
+  },
+  expectStructuredOutput: (body) => {
+    expect(body.format).toEqual(expect.objectContaining({ type: 'object', required: ['city', 'population'] }));
+  },
+  expectImages: (body) => {
+    expect(body.messages[0]).toEqual({ role: 'user', content: 'Describe', images: [SERVED_PNG.toString('base64'), PNG_BASE64] });
+  },
+  expectStreamed: (request) => expect((request.body as Json).stream).not.toBe(false),
+  expectMaxTokens: (body, maxTokens) => expect(body.options.num_predict).toBe(maxTokens),
+  usageOf: (body, answer) => ({ prompt_tokens: JSON.stringify(body.messages).length, completion_tokens: answer.split(' ').length }),
+};
+
+/** `images.test` resolves to the loopback image server; any other name goes through the guard's own DNS step. */
+const imageLookup = ((hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
+  if (hostname !== IMAGE_HOST) return (publicOnlyLookup as LookupFunction)(hostname, options, callback as never);
+  return options.all ? callback(null, [{ address: '127.0.0.1', family: 4 }]) : callback(null, '127.0.0.1', 4);
+}) as LookupFunction;
+
+beforeAll(async () => {
+  imageRequests = [];
+  imageServer = createServer((req, res) => {
+    imageRequests.push(req.url ?? '');
+    res.writeHead(200, { 'content-type': 'image/png', 'content-length': SERVED_PNG.length }).end(SERVED_PNG);
+  });
+  await new Promise<void>((resolve) => imageServer.listen(0, '127.0.0.1', resolve));
+  // The adapters' image fetcher, with the real URL guard, size cap and download; only the DNS answer for the
+  // test host is local. Installed before the gateway builds its adapters, which take the fetcher then.
+  jest
+    .spyOn(imageFetch, 'fetchImageWithDefaults')
+    .mockImplementation((url, signal) => imageFetch.fetchImageAsBase64(url, { maxBytes: imageFetch.DEFAULT_MAX_IMAGE_BYTES, signal, lookup: imageLookup }));
+
+  [anthropic, gemini, ollama] = await Promise.all([
+    startAnthropicEmulator(),
+    startGeminiEmulator(),
+    startOllamaEmulator({ models: ['llama3.2:latest', 'llava:latest'] }),
+  ]);
+  apps = new TestApps('tollgate-openai-providers-', { API_TOKEN: TOKEN });
+  const { origin } = await apps.listen(
+    [
+      'version: 1',
+      'ai: { retry_attempts: 0, enable_fallback: false, default_provider: anthropic }',
+      'providers:',
+      `  anthropic: { url: "${anthropic.url}", api_key: "${ANTHROPIC_EMULATOR_KEY}", chat_model: claude-sonnet-4-5, timeout: 5 }`,
+      `  gemini: { url: "${gemini.url}", api_key: "${GEMINI_EMULATOR_KEY}", chat_model: gemini-2.5-flash, timeout: 5 }`,
+      `  ollama: { url: "${ollama.url}", chat_model: llama3.2, timeout: 5 }`,
+      '',
+    ].join('\n'),
+  );
+  baseURL = `${origin}/openai/v1`;
+});
+
+afterAll(async () => {
+  await apps?.close();
+  await Promise.all([anthropic?.close(), gemini?.close(), ollama?.close()]);
+  await new Promise<void>((resolve) => (imageServer ? imageServer.close(() => resolve()) : resolve()));
+  jest.restoreAllMocks();
+});
+
+beforeEach(() => {
+  for (const emulator of [anthropic, gemini, ollama]) emulator.server.reset();
+  anthropic.options.toolInputs = undefined;
+  gemini.options.functionCalls = undefined;
+  ollama.options.toolCalls = undefined;
+  imageRequests.length = 0;
+});
+
+const client = () => new OpenAI({ apiKey: TOKEN, baseURL, maxRetries: 0 });
+const bodies = (p: ProviderCase) => p.chatRequests().map((r) => r.body as Json);
+const functionCalls = (message: OpenAI.ChatCompletionMessage) =>
+  (message.tool_calls ?? []).map((c) => (c.type === 'function' ? { id: c.id, name: c.function.name, args: JSON.parse(c.function.arguments) as Record<string, unknown> } : undefined));
+
+describe.each([anthropicCase, geminiCase, ollamaCase])('/openai/v1 in front of $name', (provider) => {
+  describe('official openai client', () => {
+    it('a two-step tool loop: two tool calls in one turn (finish tool_calls), then the answer (finish stop)', async () => {
+      provider.scriptCalls(twoCalls);
+      const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Weather in Paris and the time?' }];
+      const first = await client().chat.completions.create({ model: provider.model, messages, tools: [weatherTool, timeTool], tool_choice: 'auto' });
+      expect(first.choices[0].finish_reason).toBe('tool_calls');
+      const calls = functionCalls(first.choices[0].message);
+      expect(calls).toEqual(twoCalls.map((c) => ({ ...c, id: expect.any(String) })));
+      expect(new Set(calls.map((c) => c!.id)).size).toBe(2);
+
+      const results = ['sunny', 'noon'];
+      messages.push(first.choices[0].message, ...calls.map((c, i) => ({ role: 'tool' as const, tool_call_id: c!.id, content: results[i] })));
+      const second = await client().chat.completions.create({ model: provider.model, messages, tools: [weatherTool, timeTool] });
+      expect(second.choices[0]).toMatchObject({ finish_reason: 'stop', message: { content: provider.textAfterTools(results) } });
+      expect(second.choices[0].message.tool_calls ?? []).toEqual([]);
+
+      const [firstBody, secondBody] = bodies(provider);
+      provider.expectToolsOffered(firstBody, [weatherTool, timeTool]);
+      provider.expectToolRoundTrip(secondBody, calls.map((c) => c!), results);
+    });
+
+    it('streams tool calls that finalChatCompletion() assembles, with usage', async () => {
+      provider.scriptCalls(twoCalls);
+      const stream = client().chat.completions.stream({
+        model: provider.model,
+        messages: [{ role: 'user', content: 'Weather in Paris and the time?' }],
+        tools: [weatherTool, timeTool],
+        stream_options: { include_usage: true },
+      });
+      const final = await stream.finalChatCompletion();
+      expect(final.choices[0].finish_reason).toBe('tool_calls');
+      expect(functionCalls(final.choices[0].message)).toEqual(twoCalls.map((c) => ({ ...c, id: expect.any(String) })));
+      expect(final.usage).toMatchObject({ prompt_tokens: expect.any(Number), completion_tokens: expect.any(Number) });
+      expect(final.usage!.total_tokens).toBe(final.usage!.prompt_tokens + final.usage!.completion_tokens);
+      const [request] = provider.chatRequests();
+      provider.expectStreamed(request);
+      provider.expectToolsOffered(request.body as Json, [weatherTool, timeTool]);
+    });
+
+    it('tool_choice naming one tool: only that tool is called, or a 400 naming tool_choice where the provider cannot force one', async () => {
+      const request = {
+        model: provider.model,
+        messages: [{ role: 'user' as const, content: 'What time is it?' }],
+        tools: [weatherTool, timeTool],
+        tool_choice: { type: 'function' as const, function: { name: 'get_time' } },
+      };
+      if (!provider.expectNamedToolChoice) {
+        const error = await client().chat.completions.create(request).then(() => undefined, (e: unknown) => e);
+        expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+        expect((error as InstanceType<typeof OpenAI.BadRequestError>).message).toMatch(/tool_choice/);
+        expect(provider.chatRequests()).toHaveLength(0);
+        return;
+      }
+      const completion = await client().chat.completions.create(request);
+      expect(completion.choices[0].finish_reason).toBe('tool_calls');
+      expect(functionCalls(completion.choices[0].message).map((c) => c?.name)).toEqual(['get_time']);
+      provider.expectNamedToolChoice(bodies(provider)[0], 'get_time');
+    });
+
+    it('chat.completions.parse with zodResponseFormat: the schema reaches the upstream natively, the answer parses', async () => {
+      const completion = await client().chat.completions.parse({
+        model: provider.model,
+        messages: [{ role: 'user', content: 'Biggest city in France?' }],
+        response_format: zodResponseFormat(City, 'city'),
+      });
+      expect(completion.choices[0].finish_reason).toBe('stop');
+      expect(completion.choices[0].message.parsed).toEqual(provider.cityObject);
+      provider.expectStructuredOutput(bodies(provider)[0], 'city');
+    });
+
+    it('image input: a base64 data: URL and an http URL (inlined where the provider takes bytes only)', async () => {
+      const imageUrl = `http://${IMAGE_HOST}:${(imageServer.address() as AddressInfo).port}/cat.png`;
+      const completion = await client().chat.completions.create({
+        model: provider.visionModel,
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'Describe' },
+              { type: 'image_url', image_url: { url: imageUrl } },
+              { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG_BASE64}` } },
+            ],
+          },
+        ],
+      });
+      expect(completion.choices[0].finish_reason).toBe('stop');
+      expect(completion.choices[0].message.content).toContain(provider.reply);
+      provider.expectImages(bodies(provider)[0], imageUrl);
+      expect(imageRequests).toEqual(provider.name === 'anthropic' ? [] : ['/cat.png']);
+    });
+
+    it('max_tokens below the answer length: finish reason length, streamed or not', async () => {
+      const request = { model: provider.model, messages: [{ role: 'user' as const, content: 'Say hello' }], max_tokens: 2 };
+      const completion = await client().chat.completions.create(request);
+      const truncated = provider.reply.split(' ').slice(0, 2).join(' ');
+      expect(completion.choices[0]).toMatchObject({ finish_reason: 'length', message: { content: truncated } });
+      const streamed = await client().chat.completions.stream(request).finalChatCompletion();
+      expect(streamed.choices[0]).toMatchObject({ finish_reason: 'length', message: { content: truncated } });
+      for (const body of bodies(provider)) provider.expectMaxTokens(body, 2);
+    });
+
+    it('usage is what the upstream reported, the same streamed and not', async () => {
+      const request = { model: provider.model, messages: [{ role: 'user' as const, content: 'Say hello' }] };
+      const completion = await client().chat.completions.create(request);
+      const expected = provider.usageOf(bodies(provider)[0], provider.reply);
+      expect(completion.usage).toMatchObject({ ...expected, total_tokens: expected.prompt_tokens + expected.completion_tokens });
+      const streamed = await client().chat.completions.stream({ ...request, stream_options: { include_usage: true } }).finalChatCompletion();
+      expect(streamed.usage).toMatchObject(completion.usage!);
+    });
+  });
+
+  describe('Vercel AI SDK', () => {
+    const model = () => createOpenAICompatible({ name: 'tollgate', baseURL, apiKey: TOKEN, supportsStructuredOutputs: true })(provider.model);
+    const weather = tool({
+      description: 'Weather in a city',
+      inputSchema: z.object({ city: z.string() }),
+      execute: async ({ city }) => `sunny in ${city}`,
+    });
+
+    it('generateText with tools runs the loop to the text answer (stopWhen: stepCountIs)', async () => {
+      provider.scriptCalls([{ name: 'weather', args: { city: 'Paris' } }]);
+      const result = await generateText({ model: model(), prompt: 'Weather in Paris?', tools: { weather }, stopWhen: stepCountIs(3) });
+      expect(result.steps.map((s) => s.finishReason)).toEqual(['tool-calls', 'stop']);
+      expect(result.text).toBe(provider.textAfterTools(['sunny in Paris']));
+      const [call] = result.steps[0].toolCalls;
+      expect([call.toolName, call.input]).toEqual(['weather', { city: 'Paris' }]);
+      expect(result.totalUsage.inputTokens).toBeGreaterThan(0);
+      provider.expectToolRoundTrip(bodies(provider)[1], [{ id: call.toolCallId, name: 'weather', args: { city: 'Paris' } }], ['sunny in Paris']);
+    });
+
+    it('streamText assembles streamed tool calls and finishes the loop', async () => {
+      provider.scriptCalls([{ name: 'weather', args: { city: 'Paris' } }]);
+      const result = streamText({ model: model(), prompt: 'Weather in Paris?', tools: { weather }, stopWhen: stepCountIs(3) });
+      expect(await result.text).toBe(provider.textAfterTools(['sunny in Paris']));
+      const steps = await result.steps;
+      expect(steps[0].toolCalls.map((c) => [c.toolName, c.input])).toEqual([['weather', { city: 'Paris' }]]);
+      expect(steps.map((s) => s.finishReason)).toEqual(['tool-calls', 'stop']);
+      for (const request of provider.chatRequests()) provider.expectStreamed(request);
+      provider.expectToolRoundTrip(provider.chatRequests()[1].body as Json, [{ id: steps[0].toolCalls[0].toolCallId, name: 'weather', args: { city: 'Paris' } }], ['sunny in Paris']);
+    });
+
+    it('generateObject with a zod schema', async () => {
+      const { object, finishReason } = await generateObject({ model: model(), prompt: 'A city', schema: City });
+      expect(finishReason).toBe('stop');
+      expect(object).toEqual(provider.cityObject);
+      provider.expectStructuredOutput(bodies(provider)[0], 'response');
+    });
+  });
+});
