@@ -15,7 +15,7 @@ import * as imageFetch from '../src/ai/providers/image-fetch';
 import { publicOnlyLookup } from '../src/ai/tools/tool-url-guard';
 import { ANTHROPIC_EMULATOR_KEY, type AnthropicEmulator, startAnthropicEmulator } from './emulators/anthropic-emulator';
 import type { LoggedRequest } from './emulators/emulator-server';
-import { GEMINI_EMULATOR_KEY, type GeminiEmulator, startGeminiEmulator } from './emulators/gemini-emulator';
+import { EMULATOR_THOUGHT_SIGNATURE, GEMINI_EMULATOR_KEY, type GeminiEmulator, startGeminiEmulator } from './emulators/gemini-emulator';
 import { type OllamaEmulator, startOllamaEmulator } from './emulators/ollama-emulator';
 import { TestApps } from './support/test-apps';
 
@@ -40,6 +40,8 @@ interface ProviderCase {
   model: string;
   /** A model of the provider that takes images. */
   visionModel: string;
+  /** True where the API takes image bytes only, so the gateway downloads image URLs itself. */
+  fetchesImageUrls: boolean;
   /** Makes the next tool turn call exactly these tools with these arguments. */
   scriptCalls(calls: ScriptedCall[]): void;
   /** The answer text after tool results. */
@@ -60,8 +62,10 @@ interface ProviderCase {
   expectImages(body: Json, imageUrl: string): void;
   expectStreamed(request: LoggedRequest): void;
   expectMaxTokens(body: Json, maxTokens: number): void;
-  /** Usage as the emulator reports it for a text answer to `body`. */
-  usageOf(body: Json, answer: string): { prompt_tokens: number; completion_tokens: number };
+  /** Makes the emulator report cached-prompt and reasoning tokens where the provider has such counts. */
+  reportUsageDetails(): void;
+  /** OpenAI's usage for what the emulator reports for a text answer to `body` (after reportUsageDetails). */
+  usageOf(body: Json, answer: string): OpenAI.CompletionUsage;
 }
 
 const weatherTool: OpenAI.ChatCompletionFunctionTool = {
@@ -87,6 +91,7 @@ const anthropicCase: ProviderCase = {
   name: 'anthropic',
   model: 'anthropic/claude-sonnet-4-5',
   visionModel: 'anthropic/claude-sonnet-4-5',
+  fetchesImageUrls: false,
   scriptCalls: (calls) => {
     anthropic.options.toolInputs = Object.fromEntries(calls.map((c) => [c.name, c.args]));
   },
@@ -127,16 +132,22 @@ const anthropicCase: ProviderCase = {
   },
   expectStreamed: (request) => expect(request.body).toMatchObject({ stream: true }),
   expectMaxTokens: (body, maxTokens) => expect(body.max_tokens).toBe(maxTokens),
-  usageOf: (body, answer) => ({
-    prompt_tokens: JSON.stringify(body.messages).length,
-    completion_tokens: JSON.stringify([{ type: 'text', text: answer }]).split(' ').length,
-  }),
+  reportUsageDetails: () => {
+    anthropic.options.cacheReadTokens = 40;
+  },
+  usageOf: (body, answer) => {
+    // input_tokens leaves the cache reads out; OpenAI's prompt_tokens counts them.
+    const prompt = JSON.stringify(body.messages).length + 40;
+    const completion = JSON.stringify([{ type: 'text', text: answer }]).split(' ').length;
+    return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, prompt_tokens_details: { cached_tokens: 40 } };
+  },
 };
 
 const geminiCase: ProviderCase = {
   name: 'gemini',
   model: 'gemini/gemini-2.5-flash',
   visionModel: 'gemini/gemini-2.5-flash',
+  fetchesImageUrls: true,
   scriptCalls: (calls) => {
     gemini.options.functionCalls = calls;
   },
@@ -182,13 +193,29 @@ const geminiCase: ProviderCase = {
     expect(request.query.get('alt')).toBe('sse');
   },
   expectMaxTokens: (body, maxTokens) => expect(body.generationConfig.maxOutputTokens).toBe(maxTokens),
-  usageOf: (body, answer) => ({ prompt_tokens: JSON.stringify(body.contents).length, completion_tokens: answer.split(' ').length }),
+  reportUsageDetails: () => {
+    gemini.options.thoughtsTokens = 6;
+    gemini.options.cachedTokens = 4;
+  },
+  usageOf: (body, answer) => {
+    // Thinking is billed as output but left out of candidatesTokenCount.
+    const prompt = JSON.stringify(body.contents).length;
+    const completion = answer.split(' ').length + 6;
+    return {
+      prompt_tokens: prompt,
+      completion_tokens: completion,
+      total_tokens: prompt + completion,
+      prompt_tokens_details: { cached_tokens: 4 },
+      completion_tokens_details: { reasoning_tokens: 6 },
+    };
+  },
 };
 
 const ollamaCase: ProviderCase = {
   name: 'ollama',
   model: 'ollama/llama3.2',
   visionModel: 'ollama/llava',
+  fetchesImageUrls: true,
   scriptCalls: (calls) => {
     ollama.options.toolCalls = calls.map((c) => ({ name: c.name, arguments: c.args }));
   },
@@ -217,7 +244,13 @@ const ollamaCase: ProviderCase = {
   },
   expectStreamed: (request) => expect((request.body as Json).stream).not.toBe(false),
   expectMaxTokens: (body, maxTokens) => expect(body.options.num_predict).toBe(maxTokens),
-  usageOf: (body, answer) => ({ prompt_tokens: JSON.stringify(body.messages).length, completion_tokens: answer.split(' ').length }),
+  // Ollama counts no cached or reasoning tokens: none may be made up.
+  reportUsageDetails: () => undefined,
+  usageOf: (body, answer) => {
+    const prompt = JSON.stringify(body.messages).length;
+    const completion = answer.split(' ').length;
+    return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+  },
 };
 
 /** `images.test` resolves to the loopback image server; any other name goes through the guard's own DNS step. */
@@ -269,7 +302,10 @@ afterAll(async () => {
 beforeEach(() => {
   for (const emulator of [anthropic, gemini, ollama]) emulator.server.reset();
   anthropic.options.toolInputs = undefined;
+  anthropic.options.cacheReadTokens = undefined;
   gemini.options.functionCalls = undefined;
+  gemini.options.thoughtsTokens = undefined;
+  gemini.options.cachedTokens = undefined;
   ollama.options.toolCalls = undefined;
   imageRequests.length = 0;
 });
@@ -339,36 +375,61 @@ describe.each([anthropicCase, geminiCase, ollamaCase])('/openai/v1 in front of $
       provider.expectNamedToolChoice(bodies(provider)[0], 'get_time');
     });
 
-    it('chat.completions.parse with zodResponseFormat: the schema reaches the upstream natively, the answer parses', async () => {
-      const completion = await client().chat.completions.parse({
+    it('chat.completions.parse with zodResponseFormat, and its streamed twin: the schema reaches the upstream natively, the answer parses', async () => {
+      const request = {
         model: provider.model,
-        messages: [{ role: 'user', content: 'Biggest city in France?' }],
+        messages: [{ role: 'user' as const, content: 'Biggest city in France?' }],
         response_format: zodResponseFormat(City, 'city'),
-      });
+      };
+      const completion = await client().chat.completions.parse(request);
       expect(completion.choices[0].finish_reason).toBe('stop');
       expect(completion.choices[0].message.parsed).toEqual(provider.cityObject);
-      provider.expectStructuredOutput(bodies(provider)[0], 'city');
+      const streamed = await client().chat.completions.stream(request).finalChatCompletion();
+      expect(streamed.choices[0].finish_reason).toBe('stop');
+      expect(streamed.choices[0].message.parsed).toEqual(provider.cityObject);
+      const [plain, stream] = provider.chatRequests();
+      provider.expectStructuredOutput(plain.body as Json, 'city');
+      provider.expectStructuredOutput(stream.body as Json, 'city');
+      provider.expectStreamed(stream);
     });
 
-    it('image input: a base64 data: URL and an http URL (inlined where the provider takes bytes only)', async () => {
-      const imageUrl = `http://${IMAGE_HOST}:${(imageServer.address() as AddressInfo).port}/cat.png`;
-      const completion = await client().chat.completions.create({
-        model: provider.visionModel,
-        messages: [
-          {
-            role: 'user',
-            content: [
-              { type: 'text', text: 'Describe' },
-              { type: 'image_url', image_url: { url: imageUrl } },
-              { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG_BASE64}` } },
-            ],
-          },
+    const describeImages = (imageUrl: string): OpenAI.ChatCompletionMessageParam[] => [
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Describe' },
+          { type: 'image_url', image_url: { url: imageUrl } },
+          { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG_BASE64}` } },
         ],
-      });
+      },
+    ];
+
+    it('image input, streamed and not: a base64 data: URL and an http URL (downloaded where the provider takes bytes only)', async () => {
+      const imageUrl = `http://${IMAGE_HOST}:${(imageServer.address() as AddressInfo).port}/cat.png`;
+      const request = { model: provider.visionModel, messages: describeImages(imageUrl) };
+      const completion = await client().chat.completions.create(request);
       expect(completion.choices[0].finish_reason).toBe('stop');
       expect(completion.choices[0].message.content).toContain(provider.reply);
-      provider.expectImages(bodies(provider)[0], imageUrl);
-      expect(imageRequests).toEqual(provider.name === 'anthropic' ? [] : ['/cat.png']);
+      const streamed = await client().chat.completions.stream(request).finalChatCompletion();
+      expect(streamed.choices[0].message.content).toBe(completion.choices[0].message.content);
+
+      for (const body of bodies(provider)) provider.expectImages(body, imageUrl);
+      expect(imageRequests).toEqual(provider.fetchesImageUrls ? ['/cat.png', '/cat.png'] : []);
+    });
+
+    it('an image URL on a private address: refused with 400 naming its host before any upstream call, where the gateway downloads it', async () => {
+      const request = client().chat.completions.create({ model: provider.visionModel, messages: describeImages('http://10.1.2.3/secret.png') });
+      if (!provider.fetchesImageUrls) {
+        await request;
+        expect(provider.chatRequests()).toHaveLength(1);
+        return;
+      }
+      const streamed = client().chat.completions.stream({ model: provider.visionModel, messages: describeImages('http://10.1.2.3/secret.png') }).finalChatCompletion();
+      for (const error of await Promise.all([request, streamed].map((p) => p.then(() => undefined, (e: unknown) => e)))) {
+        expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+        expect((error as Error).message).toMatch(/image at 10\.1\.2\.3: is a loopback, private or link-local address/);
+      }
+      expect(provider.chatRequests()).toHaveLength(0);
     });
 
     it('max_tokens below the answer length: finish reason length, streamed or not', async () => {
@@ -381,13 +442,14 @@ describe.each([anthropicCase, geminiCase, ollamaCase])('/openai/v1 in front of $
       for (const body of bodies(provider)) provider.expectMaxTokens(body, 2);
     });
 
-    it('usage is what the upstream reported, the same streamed and not', async () => {
+    it('usage is what the upstream reported, cached and reasoning tokens included, the same streamed and not', async () => {
+      provider.reportUsageDetails();
       const request = { model: provider.model, messages: [{ role: 'user' as const, content: 'Say hello' }] };
       const completion = await client().chat.completions.create(request);
       const expected = provider.usageOf(bodies(provider)[0], provider.reply);
-      expect(completion.usage).toMatchObject({ ...expected, total_tokens: expected.prompt_tokens + expected.completion_tokens });
+      expect(completion.usage).toEqual(expected);
       const streamed = await client().chat.completions.stream({ ...request, stream_options: { include_usage: true } }).finalChatCompletion();
-      expect(streamed.usage).toMatchObject(completion.usage!);
+      expect(streamed.usage).toEqual(expected);
     });
   });
 
@@ -427,5 +489,41 @@ describe.each([anthropicCase, geminiCase, ollamaCase])('/openai/v1 in front of $
       expect(object).toEqual(provider.cityObject);
       provider.expectStructuredOutput(bodies(provider)[0], 'response');
     });
+  });
+});
+
+describe('Gemini 3 thought signatures survive a client tool loop through /openai/v1', () => {
+  // A Gemini 3 model signs its first functionCall part and refuses (400) a replayed call turn without the signature.
+  beforeEach(() => {
+    gemini.options.signFunctionCalls = true;
+  });
+  afterEach(() => {
+    gemini.options.signFunctionCalls = undefined;
+  });
+
+  it('the openai client replays the call ids it got, and the signature reaches Gemini on the first call part', async () => {
+    geminiCase.scriptCalls(twoCalls);
+    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Weather in Paris and the time?' }];
+    const first = await client().chat.completions.create({ model: geminiCase.model, messages, tools: [weatherTool, timeTool] });
+    const calls = functionCalls(first.choices[0].message);
+    messages.push(first.choices[0].message, ...calls.map((c, i) => ({ role: 'tool' as const, tool_call_id: c!.id, content: ['sunny', 'noon'][i] })));
+    const second = await client().chat.completions.create({ model: geminiCase.model, messages, tools: [weatherTool, timeTool] });
+
+    expect(second.choices[0]).toMatchObject({ finish_reason: 'stop', message: { content: geminiCase.reply } });
+    const callParts = bodies(geminiCase)[1].contents[1].parts;
+    expect(callParts[0]).toEqual({ functionCall: { name: 'get_weather', args: { city: 'Paris' } }, thoughtSignature: EMULATOR_THOUGHT_SIGNATURE });
+    expect(callParts[1]).toEqual({ functionCall: { name: 'get_time', args: {} } });
+  });
+
+  it('the AI SDK (streamed) replays them too', async () => {
+    geminiCase.scriptCalls([{ name: 'weather', args: { city: 'Paris' } }]);
+    const model = createOpenAICompatible({ name: 'tollgate', baseURL, apiKey: TOKEN })(geminiCase.model);
+    const weather = tool({ inputSchema: z.object({ city: z.string() }), execute: async ({ city }) => `sunny in ${city}` });
+    const result = streamText({ model, prompt: 'Weather in Paris?', tools: { weather }, stopWhen: stepCountIs(3) });
+
+    expect(await result.text).toBe(geminiCase.reply);
+    expect(bodies(geminiCase)[1].contents[1].parts).toEqual([
+      { functionCall: { name: 'weather', args: { city: 'Paris' } }, thoughtSignature: EMULATOR_THOUGHT_SIGNATURE },
+    ]);
   });
 });

@@ -23,13 +23,15 @@ export interface AnthropicEmulatorOptions {
   streamError?: string;
   /** The input a scripted `tool_use` block gives a tool, by tool name; a tool not named gets input made from its schema. */
   toolInputs?: Record<string, Record<string, unknown>>;
+  /** Prompt tokens reported as read from the prompt cache (`cache_read_input_tokens`, beside the uncached `input_tokens`). */
+  cacheReadTokens?: number;
 }
 
 export interface AnthropicEmulator {
   server: EmulatorServer;
   url: string;
   /** Live settings: tests may change them between requests. */
-  options: AnthropicEmulatorOptions & Required<Omit<AnthropicEmulatorOptions, 'streamError' | 'toolInputs'>>;
+  options: AnthropicEmulatorOptions & Required<Omit<AnthropicEmulatorOptions, 'streamError' | 'toolInputs' | 'cacheReadTokens'>>;
   close(): Promise<void>;
 }
 
@@ -71,6 +73,7 @@ export async function startAnthropicEmulator(options: AnthropicEmulatorOptions =
     reply: options.reply ?? 'Hello from the Anthropic emulator',
     streamError: options.streamError,
     toolInputs: options.toolInputs,
+    cacheReadTokens: options.cacheReadTokens,
   };
   const server = await startEmulator();
   let messageCount = 0;
@@ -96,12 +99,15 @@ export async function startAnthropicEmulator(options: AnthropicEmulatorOptions =
     if (!settings.models.includes(model)) return fail('not_found_error', `model: ${model}`);
     messageCount += 1;
     const id = `msg_emulator_${messageCount}`;
-    const inputTokens = JSON.stringify(body.messages).length;
+    const input = {
+      input_tokens: JSON.stringify(body.messages).length,
+      ...(settings.cacheReadTokens !== undefined ? { cache_read_input_tokens: settings.cacheReadTokens } : {}),
+    };
     const { content, truncated } = withinMaxTokens(answerBlocks(body, settings, messageCount), body.max_tokens as number);
     const outputTokens = JSON.stringify(content).split(' ').length;
     const stopReason = truncated ? 'max_tokens' : content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn';
     if (body.stream === true) {
-      const reply = streamReply(id, model, content, stopReason, inputTokens, outputTokens);
+      const reply = streamReply(id, model, content, stopReason, input, outputTokens);
       if (settings.streamError)
         reply.chunks = [reply.chunks![0], sse('error', anthropicError(settings.streamError, 'stream failed'))];
       return reply;
@@ -116,7 +122,7 @@ export async function startAnthropicEmulator(options: AnthropicEmulatorOptions =
         content,
         stop_reason: stopReason,
         stop_sequence: null,
-        usage: { input_tokens: inputTokens, output_tokens: outputTokens },
+        usage: { ...input, output_tokens: outputTokens },
       },
     };
   });
@@ -345,7 +351,7 @@ function streamReply(
   model: string,
   content: Block[],
   stopReason: string,
-  inputTokens: number,
+  input: Record<string, number>,
   outputTokens: number,
 ): EmulatorReply {
   const blockEvents = content.flatMap((block, index) => {
@@ -377,7 +383,7 @@ function streamReply(
         content: [],
         stop_reason: null,
         stop_sequence: null,
-        usage: { input_tokens: inputTokens, output_tokens: 1 },
+        usage: { ...input, output_tokens: 1 },
       },
     }),
     ...blockEvents,

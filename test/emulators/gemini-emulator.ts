@@ -32,6 +32,10 @@ export interface GeminiEmulatorOptions {
    * replayed model turn whose first functionCall part lacks it is a 400.
    */
   signFunctionCalls?: boolean;
+  /** Reported as `thoughtsTokenCount` (thinking, billed as output, not in candidatesTokenCount). */
+  thoughtsTokens?: number;
+  /** Reported as `cachedContentTokenCount` (the part of the prompt served from a context cache). */
+  cachedTokens?: number;
 }
 
 export interface GeminiEmulator {
@@ -39,7 +43,7 @@ export interface GeminiEmulator {
   /** Base URL including the API version, as an adapter expects it. */
   url: string;
   /** Live settings: tests may change them between requests. */
-  options: GeminiEmulatorOptions & Required<Omit<GeminiEmulatorOptions, 'streamErrorCode' | 'functionCalls' | 'signFunctionCalls'>>;
+  options: GeminiEmulatorOptions & Required<Omit<GeminiEmulatorOptions, 'streamErrorCode' | 'functionCalls' | 'signFunctionCalls' | 'thoughtsTokens' | 'cachedTokens'>>;
   close(): Promise<void>;
 }
 
@@ -70,6 +74,8 @@ export async function startGeminiEmulator(options: GeminiEmulatorOptions = {}): 
     streamErrorCode: options.streamErrorCode,
     functionCalls: options.functionCalls,
     signFunctionCalls: options.signFunctionCalls,
+    thoughtsTokens: options.thoughtsTokens,
+    cachedTokens: options.cachedTokens,
   };
   const server = await startEmulator();
   const allModels = () => [...settings.chatModels, ...settings.embeddingModels];
@@ -374,7 +380,9 @@ function generateContent(body: unknown, model: string, settings: GeminiEmulator[
       usageMetadata: {
         promptTokenCount,
         candidatesTokenCount,
-        totalTokenCount: promptTokenCount + candidatesTokenCount,
+        ...(settings.thoughtsTokens !== undefined ? { thoughtsTokenCount: settings.thoughtsTokens } : {}),
+        ...(settings.cachedTokens !== undefined ? { cachedContentTokenCount: settings.cachedTokens } : {}),
+        totalTokenCount: promptTokenCount + candidatesTokenCount + (settings.thoughtsTokens ?? 0),
       },
       modelVersion: model,
       responseId: 'emulator-response',
