@@ -62,6 +62,8 @@ interface ProviderCase {
   expectImages(body: Json, imageUrl: string): void;
   expectStreamed(request: LoggedRequest): void;
   expectMaxTokens(body: Json, maxTokens: number): void;
+  /** temperature 0.5, top_p 0.9, stop ['END'], seed 4, penalties 0.5 and 0.25 natively; undefined where seed and penalties are refused. */
+  expectSampling?: (body: Json) => void;
   /** Makes the emulator report cached-prompt and reasoning tokens where the provider has such counts. */
   reportUsageDetails(): void;
   /** OpenAI's usage for what the emulator reports for a text answer to `body` (after reportUsageDetails). */
@@ -193,6 +195,8 @@ const geminiCase: ProviderCase = {
     expect(request.query.get('alt')).toBe('sse');
   },
   expectMaxTokens: (body, maxTokens) => expect(body.generationConfig.maxOutputTokens).toBe(maxTokens),
+  expectSampling: (body) =>
+    expect(body.generationConfig).toEqual({ temperature: 0.5, topP: 0.9, stopSequences: ['END'], seed: 4, presencePenalty: 0.5, frequencyPenalty: 0.25 }),
   reportUsageDetails: () => {
     gemini.options.thoughtsTokens = 6;
     gemini.options.cachedTokens = 4;
@@ -244,6 +248,8 @@ const ollamaCase: ProviderCase = {
   },
   expectStreamed: (request) => expect((request.body as Json).stream).not.toBe(false),
   expectMaxTokens: (body, maxTokens) => expect(body.options.num_predict).toBe(maxTokens),
+  expectSampling: (body) =>
+    expect(body.options).toEqual({ temperature: 0.5, top_p: 0.9, stop: ['END'], seed: 4, presence_penalty: 0.5, frequency_penalty: 0.25 }),
   // Ollama counts no cached or reasoning tokens: none may be made up.
   reportUsageDetails: () => undefined,
   usageOf: (body, answer) => {
@@ -440,6 +446,25 @@ describe.each([anthropicCase, geminiCase, ollamaCase])('/openai/v1 in front of $
       const streamed = await client().chat.completions.stream(request).finalChatCompletion();
       expect(streamed.choices[0]).toMatchObject({ finish_reason: 'length', message: { content: truncated } });
       for (const body of bodies(provider)) provider.expectMaxTokens(body, 2);
+    });
+
+    it('sampling parameters reach the upstream in its own words; seed and penalties are refused naming them where it has none', async () => {
+      const sampling = { temperature: 0.5, top_p: 0.9, stop: ['END'] };
+      const ask = { model: provider.model, messages: [{ role: 'user' as const, content: 'Say hello' }] };
+      const extras = { seed: 4, presence_penalty: 0.5, frequency_penalty: 0.25 };
+      if (!provider.expectSampling) {
+        for (const [name, value] of Object.entries(extras)) {
+          const error = await client().chat.completions.create({ ...ask, ...sampling, [name]: value }).then(() => undefined, (e: unknown) => e);
+          expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+          expect((error as Error).message).toContain(name);
+        }
+        expect(provider.chatRequests()).toHaveLength(0);
+        await client().chat.completions.create({ ...ask, ...sampling, presence_penalty: 0, frequency_penalty: 0 });
+        expect(bodies(provider)[0]).toMatchObject({ temperature: 0.5, top_p: 0.9, stop_sequences: ['END'] });
+        return;
+      }
+      await client().chat.completions.create({ ...ask, ...sampling, ...extras });
+      provider.expectSampling(bodies(provider)[0]);
     });
 
     it('usage is what the upstream reported, cached and reasoning tokens included, the same streamed and not', async () => {
