@@ -62,7 +62,10 @@ interface ProviderCase {
   expectImages(body: Json, imageUrl: string): void;
   expectStreamed(request: LoggedRequest): void;
   expectMaxTokens(body: Json, maxTokens: number): void;
-  /** temperature 0.5, top_p 0.9, stop ['END'], seed 4, penalties 0.5 and 0.25 natively; undefined where seed and penalties are refused. */
+  /**
+   * temperature 0.5, top_p 0.9, stop ['END'], seed 4, penalties 0.5 and 0.25 natively; undefined where seed,
+   * penalties and OpenAI's temperatures above 1 are refused.
+   */
   expectSampling?: (body: Json) => void;
   /** Makes the emulator report cached-prompt and reasoning tokens where the provider has such counts. */
   reportUsageDetails(): void;
@@ -448,12 +451,12 @@ describe.each([anthropicCase, geminiCase, ollamaCase])('/openai/v1 in front of $
       for (const body of bodies(provider)) provider.expectMaxTokens(body, 2);
     });
 
-    it('sampling parameters reach the upstream in its own words; seed and penalties are refused naming them where it has none', async () => {
+    it('sampling parameters reach the upstream in its own words; what it cannot take is refused naming the parameter', async () => {
       const sampling = { temperature: 0.5, top_p: 0.9, stop: ['END'] };
       const ask = { model: provider.model, messages: [{ role: 'user' as const, content: 'Say hello' }] };
       const extras = { seed: 4, presence_penalty: 0.5, frequency_penalty: 0.25 };
       if (!provider.expectSampling) {
-        for (const [name, value] of Object.entries(extras)) {
+        for (const [name, value] of Object.entries({ ...extras, temperature: 1.5 })) {
           const error = await client().chat.completions.create({ ...ask, ...sampling, [name]: value }).then(() => undefined, (e: unknown) => e);
           expect(error).toBeInstanceOf(OpenAI.BadRequestError);
           expect((error as Error).message).toContain(name);
@@ -552,3 +555,4 @@ describe('Gemini 3 thought signatures survive a client tool loop through /openai
     ]);
   });
 });
+
