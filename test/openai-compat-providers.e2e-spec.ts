@@ -5,11 +5,11 @@
  * asserts what reached the upstream in that provider's NATIVE format.
  */
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import { generateObject, generateText, stepCountIs, streamText, tool } from 'ai';
+import { generateObject, generateText, stepCountIs, streamObject, streamText, tool } from 'ai';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, LookupFunction } from 'node:net';
 import OpenAI from 'openai';
-import { zodResponseFormat } from 'openai/helpers/zod';
+import { zodFunction, zodResponseFormat } from 'openai/helpers/zod';
 import { z } from 'zod';
 import * as imageFetch from '../src/ai/providers/image-fetch';
 import { publicOnlyLookup } from '../src/ai/tools/tool-url-guard';
@@ -107,7 +107,7 @@ const anthropicCase: ProviderCase = {
   chatRequests: () => anthropic.server.requestsTo('/v1/messages'),
   expectToolsOffered: (body, tools) => {
     expect(body.tools).toEqual(
-      tools.map(({ function: f }) => ({ name: f.name, ...(f.description ? { description: f.description } : {}), input_schema: f.parameters })),
+      tools.map(({ function: f }) => ({ name: f.name, ...(f.description !== undefined ? { description: f.description } : {}), input_schema: f.parameters })),
     );
     expect(body.tool_choice ?? { type: 'auto' }).toEqual({ type: 'auto' });
   },
@@ -165,7 +165,7 @@ const geminiCase: ProviderCase = {
       {
         functionDeclarations: tools.map(({ function: f }) => ({
           name: f.name,
-          ...(f.description ? { description: f.description } : {}),
+          ...(f.description !== undefined ? { description: f.description } : {}),
           parametersJsonSchema: f.parameters,
         })),
       },
@@ -232,7 +232,7 @@ const ollamaCase: ProviderCase = {
   chatRequests: () => ollama.server.requestsTo('/api/chat'),
   expectToolsOffered: (body, tools) => {
     expect(body.tools).toEqual(
-      tools.map(({ function: f }) => ({ type: 'function', function: { name: f.name, ...(f.description ? { description: f.description } : {}), parameters: f.parameters } })),
+      tools.map(({ function: f }) => ({ type: 'function', function: { name: f.name, ...(f.description !== undefined ? { description: f.description } : {}), parameters: f.parameters } })),
     );
     // Ollama has no tool_choice: auto is its only behaviour.
     expect(body).not.toHaveProperty('tool_choice');
@@ -344,6 +344,23 @@ describe.each([anthropicCase, geminiCase, ollamaCase])('/openai/v1 in front of $
       const [firstBody, secondBody] = bodies(provider);
       provider.expectToolsOffered(firstBody, [weatherTool, timeTool]);
       provider.expectToolRoundTrip(secondBody, calls.map((c) => c!), results);
+    });
+
+    it('runTools with a zodFunction (a strict tool) runs the loop to the answer, streamed and not', async () => {
+      const weather = zodFunction({ name: 'get_weather', parameters: z.object({ city: z.string() }), function: ({ city }) => `sunny in ${city}` });
+      for (const stream of [false, true]) {
+        provider.scriptCalls([twoCalls[0]]);
+        const before = provider.chatRequests().length;
+        const body = { model: provider.model, messages: [{ role: 'user' as const, content: 'Weather in Paris?' }], tools: [weather] };
+        const runner = stream ? client().chat.completions.runTools({ ...body, stream }) : client().chat.completions.runTools(body);
+        expect(await runner.finalContent()).toBe(provider.textAfterTools(['sunny in Paris']));
+        const [call] = functionCalls(runner.messages.find((m) => m.role === 'assistant') as OpenAI.ChatCompletionMessage);
+        const [first, second] = provider.chatRequests().slice(before);
+        if (stream) provider.expectStreamed(first);
+        // The runner sends a missing description as "", and strict: true, which each provider takes or documents as without effect.
+        provider.expectToolsOffered(first.body as Json, [{ type: 'function', function: { name: 'get_weather', description: '', parameters: weather.function.parameters } }]);
+        provider.expectToolRoundTrip(second.body as Json, [{ ...call!, args: { city: 'Paris' } }], ['sunny in Paris']);
+      }
     });
 
     it('streams tool calls that finalChatCompletion() assembles, with usage', async () => {
@@ -517,6 +534,17 @@ describe.each([anthropicCase, geminiCase, ollamaCase])('/openai/v1 in front of $
       expect(object).toEqual(provider.cityObject);
       provider.expectStructuredOutput(bodies(provider)[0], 'response');
     });
+
+    it('streamObject with a zod schema: partial objects, then the whole', async () => {
+      const result = streamObject({ model: model(), prompt: 'A city', schema: City });
+      const partials: unknown[] = [];
+      for await (const partial of result.partialObjectStream) partials.push(partial);
+      expect(await result.object).toEqual(provider.cityObject);
+      expect(partials.at(-1)).toEqual(provider.cityObject);
+      const [request] = provider.chatRequests();
+      provider.expectStreamed(request);
+      provider.expectStructuredOutput(request.body as Json, 'response');
+    });
   });
 });
 
@@ -555,4 +583,5 @@ describe('Gemini 3 thought signatures survive a client tool loop through /openai
     ]);
   });
 });
+
 
