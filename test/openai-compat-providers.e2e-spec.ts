@@ -42,6 +42,8 @@ interface ProviderCase {
   visionModel: string;
   /** True where the API takes image bytes only, so the gateway downloads image URLs itself. */
   fetchesImageUrls: boolean;
+  /** True where the provider documents its image types, so others are refused before the request. */
+  checksImageTypes: boolean;
   /** Makes the next tool turn call exactly these tools with these arguments. */
   scriptCalls(calls: ScriptedCall[]): void;
   /** The answer text after tool results. */
@@ -97,6 +99,7 @@ const anthropicCase: ProviderCase = {
   model: 'anthropic/claude-sonnet-4-5',
   visionModel: 'anthropic/claude-sonnet-4-5',
   fetchesImageUrls: false,
+  checksImageTypes: true,
   scriptCalls: (calls) => {
     anthropic.options.toolInputs = Object.fromEntries(calls.map((c) => [c.name, c.args]));
   },
@@ -153,6 +156,7 @@ const geminiCase: ProviderCase = {
   model: 'gemini/gemini-2.5-flash',
   visionModel: 'gemini/gemini-2.5-flash',
   fetchesImageUrls: true,
+  checksImageTypes: true,
   scriptCalls: (calls) => {
     gemini.options.functionCalls = calls;
   },
@@ -223,6 +227,7 @@ const ollamaCase: ProviderCase = {
   model: 'ollama/llama3.2',
   visionModel: 'ollama/llava',
   fetchesImageUrls: true,
+  checksImageTypes: false,
   scriptCalls: (calls) => {
     ollama.options.toolCalls = calls.map((c) => ({ name: c.name, arguments: c.args }));
   },
@@ -443,6 +448,23 @@ describe.each([anthropicCase, geminiCase, ollamaCase])('/openai/v1 in front of $
       expect(imageRequests).toEqual(provider.fetchesImageUrls ? ['/cat.png', '/cat.png'] : []);
     });
 
+    it('an image detail other than auto, or an image type the provider does not take: 400 naming the part, no upstream call', async () => {
+      const refusal = (image_url: OpenAI.ChatCompletionContentPartImage.ImageURL) =>
+        client()
+          .chat.completions.create({ model: provider.visionModel, messages: [{ role: 'user', content: [{ type: 'text', text: 'Describe' }, { type: 'image_url', image_url }] }] })
+          .then(() => undefined, (e: unknown) => e);
+      const detail = await refusal({ url: `data:image/png;base64,${PNG_BASE64}`, detail: 'high' });
+      expect(detail).toBeInstanceOf(OpenAI.BadRequestError);
+      expect((detail as Error).message).toContain(`messages[0].content[1].image_url.detail 'high' is not supported by ${provider.name}`);
+      if (provider.checksImageTypes) {
+        const svg = await refusal({ url: 'data:image/svg+xml;base64,PHN2Zz4=' });
+        expect(svg).toBeInstanceOf(OpenAI.BadRequestError);
+        expect((svg as Error).message).toContain('messages[0].content[1].image_url: ');
+        expect((svg as Error).message).toContain('not image/svg+xml');
+      }
+      expect(provider.chatRequests()).toHaveLength(0);
+    });
+
     it('an image URL on a private address: refused with 400 naming its host before any upstream call, where the gateway downloads it', async () => {
       const request = client().chat.completions.create({ model: provider.visionModel, messages: describeImages('http://10.1.2.3/secret.png') });
       if (!provider.fetchesImageUrls) {
@@ -583,5 +605,6 @@ describe('Gemini 3 thought signatures survive a client tool loop through /openai
     ]);
   });
 });
+
 
 

@@ -26,6 +26,19 @@ function translateAll(sse: string, jsonTool?: string): GenerateStreamChunk[] {
 }
 
 describe('Anthropic messages', () => {
+  it('refuses an image detail other than auto and an image type the API does not take, naming the part', () => {
+    const image = (mediaType: string) => ({ kind: 'base64' as const, mediaType, data: 'AAAA' });
+    expect(() => toAnthropicConversation([{ role: 'user', content: [{ type: 'image', image: image('image/png'), detail: 'high' }] }], 'a')).toThrow(
+      new InvalidRequestError("a: messages[0].content[0].image_url.detail 'high' is not supported by anthropic"),
+    );
+    expect(() => toAnthropicConversation([{ role: 'user', content: [{ type: 'text', text: 'x' }, { type: 'image', image: image('image/svg+xml') }] }], 'a')).toThrow(
+      new InvalidRequestError('a: messages[0].content[1].image_url: anthropic takes images of type image/jpeg, image/png, image/gif, image/webp, not image/svg+xml'),
+    );
+    expect(toAnthropicConversation([{ role: 'user', content: [{ type: 'image', image: image('image/gif'), detail: 'auto' }] }], 'a').messages).toEqual([
+      { role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/gif', data: 'AAAA' } }] },
+    ]);
+  });
+
   it('turns assistant tool calls into tool_use blocks and consecutive tool results into one user turn', () => {
     const converted = toAnthropicConversation(
       [
