@@ -4,7 +4,8 @@
  * `/v1/models` with cursor pagination, and the `anthropic-ratelimit-*` headers. Tool use is scripted: with tools
  * and a last user turn that is not tool results, the answer calls the tools (two `tool_use` blocks when two or
  * more tools are offered; the forced one under `tool_choice` `tool`), streamed as `input_json_delta` pieces;
- * after tool results the answer is text quoting them. Image blocks are validated and counted in the reply.
+ * after tool results the answer is text quoting them. Image blocks are validated and counted in the reply. Text
+ * is cut at `max_tokens` (one word per token) with stop reason `max_tokens`.
  */
 import { EmulatorReply, EmulatorRequest, EmulatorServer, startEmulator } from './emulator-server';
 
@@ -20,13 +21,17 @@ export interface AnthropicEmulatorOptions {
   reply?: string;
   /** When set, streamed answers fail after their first event with this error type (as the API does mid-stream). */
   streamError?: string;
+  /** The input a scripted `tool_use` block gives a tool, by tool name; a tool not named gets input made from its schema. */
+  toolInputs?: Record<string, Record<string, unknown>>;
+  /** Prompt tokens reported as read from the prompt cache (`cache_read_input_tokens`, beside the uncached `input_tokens`). */
+  cacheReadTokens?: number;
 }
 
 export interface AnthropicEmulator {
   server: EmulatorServer;
   url: string;
   /** Live settings: tests may change them between requests. */
-  options: AnthropicEmulatorOptions & Required<Omit<AnthropicEmulatorOptions, 'streamError'>>;
+  options: AnthropicEmulatorOptions & Required<Omit<AnthropicEmulatorOptions, 'streamError' | 'toolInputs' | 'cacheReadTokens'>>;
   close(): Promise<void>;
 }
 
@@ -67,6 +72,8 @@ export async function startAnthropicEmulator(options: AnthropicEmulatorOptions =
     models: options.models ?? ['claude-sonnet-4-5', 'claude-haiku-4-5', 'claude-opus-4-1'],
     reply: options.reply ?? 'Hello from the Anthropic emulator',
     streamError: options.streamError,
+    toolInputs: options.toolInputs,
+    cacheReadTokens: options.cacheReadTokens,
   };
   const server = await startEmulator();
   let messageCount = 0;
@@ -92,12 +99,15 @@ export async function startAnthropicEmulator(options: AnthropicEmulatorOptions =
     if (!settings.models.includes(model)) return fail('not_found_error', `model: ${model}`);
     messageCount += 1;
     const id = `msg_emulator_${messageCount}`;
-    const inputTokens = JSON.stringify(body.messages).length;
-    const content = answerBlocks(body, settings.reply, messageCount);
+    const input = {
+      input_tokens: JSON.stringify(body.messages).length,
+      ...(settings.cacheReadTokens !== undefined ? { cache_read_input_tokens: settings.cacheReadTokens } : {}),
+    };
+    const { content, truncated } = withinMaxTokens(answerBlocks(body, settings, messageCount), body.max_tokens as number);
     const outputTokens = JSON.stringify(content).split(' ').length;
-    const stopReason = content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn';
+    const stopReason = truncated ? 'max_tokens' : content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn';
     if (body.stream === true) {
-      const reply = streamReply(id, model, content, stopReason, inputTokens, outputTokens);
+      const reply = streamReply(id, model, content, stopReason, input, outputTokens);
       if (settings.streamError)
         reply.chunks = [reply.chunks![0], sse('error', anthropicError(settings.streamError, 'stream failed'))];
       return reply;
@@ -112,7 +122,7 @@ export async function startAnthropicEmulator(options: AnthropicEmulatorOptions =
         content,
         stop_reason: stopReason,
         stop_sequence: null,
-        usage: { input_tokens: inputTokens, output_tokens: outputTokens },
+        usage: { ...input, output_tokens: outputTokens },
       },
     };
   });
@@ -270,7 +280,7 @@ function scriptedInput(schema: Block | undefined, call: number): Block {
 }
 
 /** The scripted answer's content blocks for a request. */
-function answerBlocks(body: Record<string, unknown>, reply: string, messageCount: number): Block[] {
+function answerBlocks(body: Record<string, unknown>, settings: AnthropicEmulator['options'], messageCount: number): Block[] {
   const messages = body.messages as Array<Record<string, unknown>>;
   const last = messages[messages.length - 1];
   const lastBlocks = Array.isArray(last.content) ? (last.content as Block[]) : [];
@@ -291,12 +301,35 @@ function answerBlocks(body: Record<string, unknown>, reply: string, messageCount
         type: 'tool_use',
         id: `toolu_emulator_${messageCount}_${i}`,
         name: tool.name,
-        input: scriptedInput(tool.input_schema as Block, i + 1),
+        input: settings.toolInputs?.[tool.name as string] ?? scriptedInput(tool.input_schema as Block, i + 1),
       })),
     ];
   }
   const images = messages.flatMap((m) => (Array.isArray(m.content) ? (m.content as Block[]) : [])).filter((b) => b.type === 'image');
-  return [{ type: 'text', text: images.length > 0 ? `${reply} (images seen: ${images.length})` : reply }];
+  return [{ type: 'text', text: images.length > 0 ? `${settings.reply} (images seen: ${images.length})` : settings.reply }];
+}
+
+/**
+ * The answer as a model with a `max_tokens` budget writes it, one word per token: text cut at the budget
+ * (and later blocks dropped), which the API reports as stop reason `max_tokens`.
+ */
+function withinMaxTokens(blocks: Block[], maxTokens: number): { content: Block[]; truncated: boolean } {
+  const content: Block[] = [];
+  let left = maxTokens;
+  for (const block of blocks) {
+    if (block.type !== 'text') {
+      content.push(block);
+      continue;
+    }
+    const words = (block.text as string).split(' ');
+    if (words.length > left) {
+      if (left > 0) content.push({ ...block, text: words.slice(0, left).join(' ') });
+      return { content, truncated: true };
+    }
+    left -= words.length;
+    content.push(block);
+  }
+  return { content, truncated: false };
 }
 
 /** A JSON text cut in three pieces, as the API streams tool input in several partial_json deltas. */
@@ -318,7 +351,7 @@ function streamReply(
   model: string,
   content: Block[],
   stopReason: string,
-  inputTokens: number,
+  input: Record<string, number>,
   outputTokens: number,
 ): EmulatorReply {
   const blockEvents = content.flatMap((block, index) => {
@@ -350,7 +383,7 @@ function streamReply(
         content: [],
         stop_reason: null,
         stop_sequence: null,
-        usage: { input_tokens: inputTokens, output_tokens: 1 },
+        usage: { ...input, output_tokens: 1 },
       },
     }),
     ...blockEvents,

@@ -6,7 +6,8 @@
  * (`parameters` or `parametersJsonSchema`, not both), `toolConfig.functionCallingConfig`, `functionCall` parts in
  * model turns answered by as many `functionResponse` parts in the user turn right after; with tools it answers
  * with functionCall parts (finishReason still STOP), after function responses with text. `inlineData` images,
- * JSON answers shaped by `responseJsonSchema` / `responseSchema`.
+ * JSON answers shaped by `responseJsonSchema` / `responseSchema`. Text is cut at `maxOutputTokens` (one word per
+ * token) with finishReason MAX_TOKENS.
  */
 import { EmulatorReply, EmulatorRequest, EmulatorServer, startEmulator } from './emulator-server';
 
@@ -31,6 +32,10 @@ export interface GeminiEmulatorOptions {
    * replayed model turn whose first functionCall part lacks it is a 400.
    */
   signFunctionCalls?: boolean;
+  /** Reported as `thoughtsTokenCount` (thinking, billed as output, not in candidatesTokenCount). */
+  thoughtsTokens?: number;
+  /** Reported as `cachedContentTokenCount` (the part of the prompt served from a context cache). */
+  cachedTokens?: number;
 }
 
 export interface GeminiEmulator {
@@ -38,7 +43,7 @@ export interface GeminiEmulator {
   /** Base URL including the API version, as an adapter expects it. */
   url: string;
   /** Live settings: tests may change them between requests. */
-  options: GeminiEmulatorOptions & Required<Omit<GeminiEmulatorOptions, 'streamErrorCode' | 'functionCalls' | 'signFunctionCalls'>>;
+  options: GeminiEmulatorOptions & Required<Omit<GeminiEmulatorOptions, 'streamErrorCode' | 'functionCalls' | 'signFunctionCalls' | 'thoughtsTokens' | 'cachedTokens'>>;
   close(): Promise<void>;
 }
 
@@ -69,6 +74,8 @@ export async function startGeminiEmulator(options: GeminiEmulatorOptions = {}): 
     streamErrorCode: options.streamErrorCode,
     functionCalls: options.functionCalls,
     signFunctionCalls: options.signFunctionCalls,
+    thoughtsTokens: options.thoughtsTokens,
+    cachedTokens: options.cachedTokens,
   };
   const server = await startEmulator();
   const allModels = () => [...settings.chatModels, ...settings.embeddingModels];
@@ -145,7 +152,7 @@ export async function startGeminiEmulator(options: GeminiEmulatorOptions = {}): 
  * (CRLF framed, as Google sends them); otherwise one JSON array.
  */
 function streamAnswer(full: Record<string, unknown>, sse: boolean, errorCode?: number): EmulatorReply {
-  const [candidate] = full.candidates as Array<{ content: { parts: Array<Record<string, unknown>> } }>;
+  const [candidate] = full.candidates as Array<{ content: { parts: Array<Record<string, unknown>> }; finishReason: string }>;
   const pieces: Array<Record<string, unknown>> = candidate.content.parts.flatMap((part) =>
     typeof part.text === 'string' ? part.text.split(' ').map((word, i) => ({ text: i === 0 ? word : ` ${word}` })) : [part],
   );
@@ -154,7 +161,7 @@ function streamAnswer(full: Record<string, unknown>, sse: boolean, errorCode?: n
     modelVersion: full.modelVersion,
   }));
   const last = partials[partials.length - 1] as { candidates: Array<Record<string, unknown>> };
-  last.candidates[0].finishReason = 'STOP';
+  last.candidates[0].finishReason = candidate.finishReason;
   Object.assign(last, { usageMetadata: full.usageMetadata });
   if (errorCode !== undefined)
     partials.splice(1, partials.length, geminiError(errorCode, 'UNAVAILABLE', 'stream failed'));
@@ -360,15 +367,22 @@ function generateContent(body: unknown, model: string, settings: GeminiEmulator[
   } else {
     parts = [{ text: settings.reply }];
   }
+  // One word per token: text longer than maxOutputTokens is cut there, which Gemini reports as MAX_TOKENS.
+  const words = parts.length === 1 && typeof parts[0].text === 'string' ? parts[0].text.split(' ') : [];
+  const budget = typeof config.maxOutputTokens === 'number' ? config.maxOutputTokens : Infinity;
+  const truncated = words.length > budget;
+  if (truncated) parts = [{ text: words.slice(0, budget).join(' ') }];
   const promptTokenCount = JSON.stringify(b.contents).length;
   const candidatesTokenCount = settings.reply.split(' ').length;
   return {
     body: {
-      candidates: [{ content: { parts, role: 'model' }, finishReason: 'STOP', index: 0 }],
+      candidates: [{ content: { parts, role: 'model' }, finishReason: truncated ? 'MAX_TOKENS' : 'STOP', index: 0 }],
       usageMetadata: {
         promptTokenCount,
         candidatesTokenCount,
-        totalTokenCount: promptTokenCount + candidatesTokenCount,
+        ...(settings.thoughtsTokens !== undefined ? { thoughtsTokenCount: settings.thoughtsTokens } : {}),
+        ...(settings.cachedTokens !== undefined ? { cachedContentTokenCount: settings.cachedTokens } : {}),
+        totalTokenCount: promptTokenCount + candidatesTokenCount + (settings.thoughtsTokens ?? 0),
       },
       modelVersion: model,
       responseId: 'emulator-response',

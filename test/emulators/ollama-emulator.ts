@@ -6,6 +6,8 @@
  * [{function:{index, name, arguments: {...}}}]` out (no ids, as servers before 0.12 send them; streamed whole,
  * each in its own line before the final one), tool results as `{role:'tool', content, tool_name}`, `format`
  * "json" or a schema object, and base64 `images` on a message (400 "illegal base64 data" otherwise).
+ * Answers: after tool messages, text quoting their contents (never more calls); under `format`, JSON (matching
+ * the schema object); text is cut at `options.num_predict` (one word per token) with done_reason `length`.
  */
 import { EmulatorReply, EmulatorServer, startEmulator } from './emulator-server';
 
@@ -87,17 +89,19 @@ export async function startOllamaEmulator(options: OllamaEmulatorOptions = {}): 
       return fail(400, 'invalid format');
     }
     const toolNames = Array.isArray(tools) ? tools.map((t) => (t as { function: { name: string } }).function.name) : [];
-    const calls = toolNames.length > 0 ? (settings.toolCalls ?? []) : [];
+    const toolResults = trailingToolResults(messages);
+    const calls = toolNames.length > 0 && toolResults.length === 0 ? (settings.toolCalls ?? []) : [];
     if (calls.some((c) => !toolNames.includes(c.name))) return fail(500, 'model called an undefined tool');
     const toolCalls = calls.map((c, index) => ({ function: { index, name: c.name, arguments: c.arguments } }));
     const model = checked.model!;
-    const stats = { prompt_eval_count: JSON.stringify(messages).length, eval_count: settings.reply.split(' ').length };
+    const { text: reply, truncated } = withinNumPredict(answerText(body.format, toolResults, settings.reply), body.options);
+    const stats = { prompt_eval_count: JSON.stringify(messages).length, eval_count: reply.split(' ').length };
     const final = {
       model,
       created_at: new Date().toISOString(),
       message: { role: 'assistant', content: '' },
       done: true,
-      done_reason: settings.doneReason ?? 'stop',
+      done_reason: settings.doneReason ?? (truncated ? 'length' : 'stop'),
       total_duration: 1000,
       load_duration: 10,
       ...stats,
@@ -105,13 +109,13 @@ export async function startOllamaEmulator(options: OllamaEmulatorOptions = {}): 
     if (body.stream === false) {
       const message = toolCalls.length > 0
         ? { role: 'assistant', content: '', tool_calls: toolCalls }
-        : { role: 'assistant', content: settings.reply };
+        : { role: 'assistant', content: reply };
       return { body: { ...final, message } };
     }
     // Without "stream": false Ollama answers with NDJSON: one object per piece, then the final statistics.
     const line = (message: Record<string, unknown>) =>
       JSON.stringify({ model, created_at: final.created_at, message: { role: 'assistant', ...message }, done: false }) + '\n';
-    const pieces = settings.reply.split(' ').map((word, i) => (i === 0 ? word : ` ${word}`));
+    const pieces = reply.split(' ').map((word, i) => (i === 0 ? word : ` ${word}`));
     const lines =
       toolCalls.length > 0
         ? toolCalls.map((call) => line({ content: '', tool_calls: [call] }))
@@ -153,6 +157,48 @@ export async function startOllamaEmulator(options: OllamaEmulatorOptions = {}): 
   }));
 
   return { server, url: server.url, options: settings, close: () => server.close() };
+}
+
+/** The contents of the tool messages that end the conversation: results the model answers in text. */
+function trailingToolResults(messages: Array<Record<string, unknown>>): string[] {
+  let start = messages.length;
+  while (start > 0 && messages[start - 1].role === 'tool') start -= 1;
+  return messages.slice(start).map((m) => String(m.content));
+}
+
+/** Text quoting tool results; JSON under `format` (matching a schema object); else the configured reply. */
+function answerText(format: unknown, toolResults: string[], reply: string): string {
+  if (toolResults.length > 0) return `Tool results: ${toolResults.join(' | ')}`;
+  if (format === 'json') return JSON.stringify({ reply });
+  if (typeof format === 'object') return JSON.stringify(sampleFor(format));
+  return reply;
+}
+
+/** A value matching a simple JSON schema, so structured answers parse. */
+function sampleFor(schema: unknown): unknown {
+  const s = (schema ?? {}) as { type?: unknown; properties?: Record<string, unknown>; items?: unknown; enum?: unknown[] };
+  if (Array.isArray(s.enum) && s.enum.length > 0) return s.enum[0];
+  switch (Array.isArray(s.type) ? s.type[0] : s.type) {
+    case 'string':
+      return 'ollama';
+    case 'number':
+    case 'integer':
+      return 3;
+    case 'boolean':
+      return true;
+    case 'array':
+      return [sampleFor(s.items)];
+    default:
+      return Object.fromEntries(Object.entries(s.properties ?? {}).map(([key, value]) => [key, sampleFor(value)]));
+  }
+}
+
+/** One word per token: text longer than `options.num_predict` is cut there, which Ollama reports as done_reason `length`. */
+function withinNumPredict(text: string, options: unknown): { text: string; truncated: boolean } {
+  const limit = (options as { num_predict?: unknown } | undefined)?.num_predict;
+  const words = text.split(' ');
+  if (typeof limit !== 'number' || limit < 0 || words.length <= limit) return { text, truncated: false };
+  return { text: words.slice(0, limit).join(' '), truncated: true };
 }
 
 function isBase64(value: unknown): boolean {

@@ -27,17 +27,30 @@ export interface AnthropicConversation {
   messages: AnthropicMessage[];
 }
 
-function imageBlock(part: Extract<ContentPart, { type: 'image' }>): AnthropicContentBlock {
-  const image = part.image;
-  if (image.kind === 'base64') {
-    return { type: 'image', source: { type: 'base64', media_type: image.mediaType, data: image.data } };
+/** The image types the Messages API documents; anything else it answers with a 400 the caller would see as a 502. */
+export const ANTHROPIC_IMAGE_MEDIA_TYPES: readonly string[] = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'];
+
+/** `at` names the part in the caller's request, e.g. `messages[0].content[1]`. */
+function imageBlock(part: Extract<ContentPart, { type: 'image' }>, at: string, provider: string): AnthropicContentBlock {
+  // Anthropic has no per-image resolution setting: only the default passes, never silently dropped.
+  if (part.detail !== undefined && part.detail !== 'auto') {
+    throw new InvalidRequestError(`${provider}: ${at}.image_url.detail '${part.detail}' is not supported by anthropic`, { provider });
   }
-  return { type: 'image', source: { type: 'url', url: image.url } };
+  const image = part.image;
+  if (image.kind === 'url') return { type: 'image', source: { type: 'url', url: image.url } };
+  if (!ANTHROPIC_IMAGE_MEDIA_TYPES.includes(image.mediaType)) {
+    throw new InvalidRequestError(`${provider}: ${at}.image_url: anthropic takes images of type ${ANTHROPIC_IMAGE_MEDIA_TYPES.join(', ')}, not ${image.mediaType}`, {
+      provider,
+    });
+  }
+  return { type: 'image', source: { type: 'base64', media_type: image.mediaType, data: image.data } };
 }
 
-function userContent(content: string | ContentPart[]): string | AnthropicContentBlock[] {
+function userContent(content: string | ContentPart[], index: number, provider: string): string | AnthropicContentBlock[] {
   if (typeof content === 'string') return content;
-  return content.map((part) => (part.type === 'text' ? { type: 'text', text: part.text } : imageBlock(part)));
+  return content.map((part, partIndex) =>
+    part.type === 'text' ? { type: 'text', text: part.text } : imageBlock(part, `messages[${index}].content[${partIndex}]`, provider),
+  );
 }
 
 function assistantContent(message: Extract<ChatMessage, { role: 'assistant' }>, index: number, provider: string): string | AnthropicContentBlock[] {
@@ -70,7 +83,7 @@ export function toAnthropicConversation(messages: readonly ChatMessage[], provid
     }
     toolResults = undefined;
     if (message.role === 'system') system.push(message.content);
-    else if (message.role === 'user') turns.push({ role: 'user', content: userContent(message.content) });
+    else if (message.role === 'user') turns.push({ role: 'user', content: userContent(message.content, index, provider) });
     else turns.push({ role: 'assistant', content: assistantContent(message, index, provider) });
   });
   if (turns.length === 0) {

@@ -4,6 +4,7 @@ import { InvalidRequestError, InvalidResponseError, ProviderError } from '../../
 import type { GenerateStreamChunk } from '../ai-provider.interface';
 import { toAnthropicConversation } from './anthropic-messages';
 import { fromAnthropicMessage } from './anthropic-response';
+import { toAnthropicSampling } from './anthropic-sampling';
 import { mapAnthropicStopReason } from './anthropic-stop-reason';
 import { AnthropicStreamTranslator } from './anthropic-stream';
 import { jsonOutputTool, toAnthropicToolFields } from './anthropic-tools';
@@ -25,6 +26,19 @@ function translateAll(sse: string, jsonTool?: string): GenerateStreamChunk[] {
 }
 
 describe('Anthropic messages', () => {
+  it('refuses an image detail other than auto and an image type the API does not take, naming the part', () => {
+    const image = (mediaType: string) => ({ kind: 'base64' as const, mediaType, data: 'AAAA' });
+    expect(() => toAnthropicConversation([{ role: 'user', content: [{ type: 'image', image: image('image/png'), detail: 'high' }] }], 'a')).toThrow(
+      new InvalidRequestError("a: messages[0].content[0].image_url.detail 'high' is not supported by anthropic"),
+    );
+    expect(() => toAnthropicConversation([{ role: 'user', content: [{ type: 'text', text: 'x' }, { type: 'image', image: image('image/svg+xml') }] }], 'a')).toThrow(
+      new InvalidRequestError('a: messages[0].content[1].image_url: anthropic takes images of type image/jpeg, image/png, image/gif, image/webp, not image/svg+xml'),
+    );
+    expect(toAnthropicConversation([{ role: 'user', content: [{ type: 'image', image: image('image/gif'), detail: 'auto' }] }], 'a').messages).toEqual([
+      { role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/gif', data: 'AAAA' } }] },
+    ]);
+  });
+
   it('turns assistant tool calls into tool_use blocks and consecutive tool results into one user turn', () => {
     const converted = toAnthropicConversation(
       [
@@ -154,6 +168,33 @@ describe('Anthropic tools and JSON output', () => {
   it('refuses JSON output with tools, and a tool choice without tools', () => {
     expect(() => toAnthropicToolFields({ ...ask, tools, responseFormat: { type: 'json_object' } }, 'anthropic')).toThrow('response_format');
     expect(() => toAnthropicToolFields({ ...ask, toolChoice: 'required' }, 'anthropic')).toThrow(InvalidRequestError);
+  });
+});
+
+describe('Anthropic sampling parameters', () => {
+  const messages = [{ role: 'user' as const, content: 'Hi' }];
+
+  it('sends what was given in the API\'s words, and nothing otherwise', () => {
+    expect(toAnthropicSampling({ messages, temperature: 1, topP: 0.9, stop: ['END'], presencePenalty: 0, frequencyPenalty: 0 }, 'a')).toEqual({
+      temperature: 1,
+      top_p: 0.9,
+      stop_sequences: ['END'],
+    });
+    expect(toAnthropicSampling({ messages, stop: [] }, 'a')).toEqual({});
+  });
+
+  it('refuses an OpenAI temperature above Anthropic\'s maximum of 1, naming it, instead of letting the API answer 400', () => {
+    expect(() => toAnthropicSampling({ messages, temperature: 1.5 }, 'claude')).toThrow(
+      new InvalidRequestError('claude: anthropic takes temperature from 0 to 1, not 1.5'),
+    );
+  });
+
+  it.each([
+    ['seed', { seed: 4 }],
+    ['frequency_penalty', { frequencyPenalty: 0.5 }],
+    ['presence_penalty', { presencePenalty: -1 }],
+  ])('refuses %s, which it has no counterpart for', (name, given) => {
+    expect(() => toAnthropicSampling({ messages, ...given }, 'a')).toThrow(`a: anthropic does not support ${name}`);
   });
 });
 

@@ -4,7 +4,7 @@
  * is generation-only and says so in its capabilities.
  */
 import { isObject } from '../../../common/json-values';
-import { CapabilityNotSupportedError, InvalidRequestError, InvalidResponseError, TollgateError } from '../../errors';
+import { CapabilityNotSupportedError, InvalidResponseError, TollgateError } from '../../errors';
 import type {
   AiProvider,
   EmbedResult,
@@ -23,6 +23,7 @@ import { describeSettings, probeModelHealth } from '../provider-support';
 import { mapAnthropicError } from './anthropic-errors';
 import { toAnthropicConversation, type AnthropicMessage } from './anthropic-messages';
 import { fromAnthropicMessage } from './anthropic-response';
+import { toAnthropicSampling, type AnthropicSamplingFields } from './anthropic-sampling';
 import { AnthropicStreamTranslator } from './anthropic-stream';
 import { jsonOutputTool, toAnthropicToolFields, type AnthropicToolFields } from './anthropic-tools';
 
@@ -39,46 +40,24 @@ export const ANTHROPIC_DEFAULT_MAX_TOKENS = 1024;
 const MODELS_PAGE_SIZE = 1000;
 const MAX_MODEL_PAGES = 10;
 
-interface AnthropicMessagesBody extends AnthropicToolFields {
+interface AnthropicMessagesBody extends AnthropicToolFields, AnthropicSamplingFields {
   model: string;
   max_tokens: number;
   messages: AnthropicMessage[];
   system?: string;
-  temperature?: number;
-  top_p?: number;
-  stop_sequences?: string[];
   stream?: boolean;
-}
-
-/** Parameters the Messages API lacks: accepted only at their no-op value, refused otherwise, never dropped. */
-function refuseUnsupported(request: GenerateRequest, provider: string): void {
-  const unsupported: Array<[string, number | undefined, number | undefined]> = [
-    ['seed', request.seed, undefined],
-    ['frequency_penalty', request.frequencyPenalty, 0],
-    ['presence_penalty', request.presencePenalty, 0],
-  ];
-  for (const [name, value, noOp] of unsupported) {
-    if (value !== undefined && value !== noOp) {
-      throw new InvalidRequestError(`${provider}: anthropic does not support ${name}`, { provider });
-    }
-  }
 }
 
 /** Maps Tollgate's request to the Messages API body; system messages move to the top-level `system` field. */
 function toAnthropicMessagesBody(request: GenerateRequest, model: string, provider: string): AnthropicMessagesBody {
-  refuseUnsupported(request, provider);
-  const conversation = toAnthropicConversation(request.messages, provider);
-  const body: AnthropicMessagesBody = {
+  const sampling = toAnthropicSampling(request, provider);
+  return {
     model,
     max_tokens: request.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS,
-    ...conversation,
+    ...toAnthropicConversation(request.messages, provider),
     ...toAnthropicToolFields(request, provider),
+    ...sampling,
   };
-  // Sampling parameters are sent only when given: the API's defaults apply otherwise.
-  if (request.temperature !== undefined) body.temperature = request.temperature;
-  if (request.topP !== undefined) body.top_p = request.topP;
-  if (request.stop !== undefined && request.stop.length > 0) body.stop_sequences = request.stop;
-  return body;
 }
 
 /** Claude 1, 2 and Instant ids predate tool use and image input; every Claude 3+ family has all three features. */

@@ -4,6 +4,12 @@ import type { ImageFetcher } from '../image-fetch';
 import { toolArgumentsObject } from '../provider-support';
 import { THOUGHT_SIGNATURE_SEPARATOR, type GeminiContent, type GeminiGenerateBody, type GeminiPart } from './gemini-wire';
 
+/**
+ * The image types Gemini documents (no GIF, which a downloaded image may be); anything else it answers with a
+ * 400 the caller would see as a 502.
+ */
+export const GEMINI_IMAGE_MEDIA_TYPES: readonly string[] = ['image/png', 'image/jpeg', 'image/webp', 'image/heic', 'image/heif'];
+
 /** Downloads an image given by URL; Gemini takes image bytes inline only (fileData is for its own File API). */
 
 /**
@@ -71,6 +77,12 @@ async function userParts(
       });
     }
     const image = part.image.kind === 'base64' ? { mediaType: part.image.mediaType, data: part.image.data } : await fetchImage(part.image.url, signal);
+    if (!GEMINI_IMAGE_MEDIA_TYPES.includes(image.mediaType)) {
+      throw new InvalidRequestError(
+        `${provider}: messages[${index}].content[${partIndex}].image_url: gemini takes images of type ${GEMINI_IMAGE_MEDIA_TYPES.join(', ')}, not ${image.mediaType}`,
+        { provider },
+      );
+    }
     parts.push({ inlineData: { mimeType: image.mediaType, data: image.data } });
   }
   if (parts.length === 0) throw new InvalidRequestError(`${provider}: messages[${index}].content is empty`, { provider });

@@ -127,6 +127,17 @@ describe('convertGeminiMessages', () => {
     ];
     await expect(convertGeminiMessages(messages, 'gemini', noFetch)).rejects.toThrow(/messages\[0\]\.content\[0\]\.image_url\.detail 'high'/);
   });
+
+  it('refuses an image type Gemini does not take (a data: URL or a downloaded GIF), naming the part', async () => {
+    const svg: ChatMessage[] = [{ role: 'user', content: [{ type: 'text', text: 'x' }, { type: 'image', image: { kind: 'base64', mediaType: 'image/svg+xml', data: 'PHN2Zz4=' } }] }];
+    await expect(convertGeminiMessages(svg, 'gemini', noFetch)).rejects.toThrow(
+      new InvalidRequestError('gemini: messages[0].content[1].image_url: gemini takes images of type image/png, image/jpeg, image/webp, image/heic, image/heif, not image/svg+xml'),
+    );
+    const gif: ChatMessage[] = [{ role: 'user', content: [{ type: 'image', image: { kind: 'url', url: 'https://example.com/a.gif' } }] }];
+    await expect(convertGeminiMessages(gif, 'gemini', async () => ({ mediaType: 'image/gif', data: 'R0lGODlh' }))).rejects.toThrow(/not image\/gif/);
+    const heic: ChatMessage[] = [{ role: 'user', content: [{ type: 'image', image: { kind: 'base64', mediaType: 'image/heic', data: 'AAAA' } }] }];
+    await expect(convertGeminiMessages(heic, 'gemini', noFetch)).resolves.toMatchObject({ contents: [{ parts: [{ inlineData: { mimeType: 'image/heic' } }] }] });
+  });
 });
 
 describe('convertGeminiTools', () => {

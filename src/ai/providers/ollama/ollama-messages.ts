@@ -48,6 +48,11 @@ function userMessage(content: Extract<ChatMessage, { role: 'user' }>['content'],
   content.forEach((part, partIndex) => {
     if (part.type === 'text') {
       text.push(part.text);
+    } else if (part.detail !== undefined && part.detail !== 'auto') {
+      // Ollama has no per-image resolution setting: only the default passes, never silently dropped.
+      throw new InvalidRequestError(`${provider}: messages[${index}].content[${partIndex}].image_url.detail '${part.detail}' is not supported by ollama`, {
+        provider,
+      });
     } else if (part.image.kind === 'base64') {
       images.push(part.image.data);
     } else {

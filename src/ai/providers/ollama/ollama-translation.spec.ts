@@ -63,6 +63,16 @@ describe('Ollama response translation', () => {
 });
 
 describe('Ollama request translation', () => {
+  it('refuses an image detail other than auto, naming the part, rather than dropping it', () => {
+    const image = { kind: 'base64' as const, mediaType: 'image/png', data: 'iVBORw0KGgo=' };
+    expect(() => toOllamaMessages([{ role: 'user', content: [{ type: 'image', image, detail: 'low' }] }], 'ollama')).toThrow(
+      new InvalidRequestError("ollama: messages[0].content[0].image_url.detail 'low' is not supported by ollama"),
+    );
+    expect(toOllamaMessages([{ role: 'user', content: [{ type: 'text', text: 'x' }, { type: 'image', image, detail: 'auto' }] }], 'ollama')).toEqual([
+      { role: 'user', content: 'x', images: ['iVBORw0KGgo='] },
+    ]);
+  });
+
   const conversation: ChatMessage[] = [
     { role: 'system', content: 'Use tools.' },
     { role: 'user', content: 'Weather and time in Paris?' },
