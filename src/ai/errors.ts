@@ -72,10 +72,14 @@ export class ProviderError extends TollgateError {
 /** The caller's request is wrong (a field, a bound). */
 export class InvalidRequestError extends TollgateError {
   override readonly type: string = 'invalid_request';
-}
+  /** The request field at fault, for surfaces that name it beside the message (OpenAI's `param`). */
+  readonly param?: string;
 
-/** A malformed `model` (`openai/` with nothing after the slash): OpenAI's shape names `model` as the parameter. */
-export class InvalidModelError extends InvalidRequestError {}
+  constructor(message: string, options?: { provider?: string; cause?: unknown; param?: string }) {
+    super(message, options);
+    this.param = options?.param;
+  }
+}
 
 export class UnknownProviderError extends TollgateError {
   override readonly type: string = 'unknown_provider';

@@ -1,4 +1,4 @@
-import { InvalidModelError, ModelNotFoundError, TollgateError, UnknownProviderError } from '../errors';
+import { InvalidRequestError, ModelNotFoundError, TollgateError, UnknownProviderError } from '../errors';
 import type { ProviderSettings } from '../providers/ai-provider.interface';
 import { ModelRouter } from './model-routing';
 import { ProviderRegistry } from './provider-registry';
@@ -74,7 +74,7 @@ describe('ModelRouter', () => {
   });
 
   it('a provider with nothing after the slash is refused', () => {
-    expect(thrown(() => router.route(undefined, 'openai/'))).toBeInstanceOf(InvalidModelError);
+    expect(thrown(() => router.route(undefined, 'openai/'))).toMatchObject({ type: 'invalid_request', param: 'model' });
   });
 
   it('an alias target on an unregistered provider fails at construction, naming the key', () => {

@@ -2,7 +2,7 @@
  * Which provider serves the model a caller names, and which configured equivalents fallback may move the
  * request to (docs/decisions.md B13). Decided before any upstream call, once for every surface.
  */
-import { InvalidModelError, ModelNotFoundError, TollgateError } from '../errors';
+import { InvalidRequestError, ModelNotFoundError, TollgateError } from '../errors';
 import type { AiProvider } from '../providers/ai-provider.interface';
 import type { ProviderRegistry } from './provider-registry';
 
@@ -92,7 +92,7 @@ export class ModelRouter {
     const slash = model.indexOf('/');
     if (slash <= 0 || !this.registry.has(model.slice(0, slash))) return undefined;
     const name = model.slice(slash + 1);
-    if (name === '') throw new InvalidModelError(`model names provider '${model.slice(0, slash)}' but no model after the '/'`);
+    if (name === '') throw new InvalidRequestError(`model names provider '${model.slice(0, slash)}' but no model after the '/'`, { param: 'model' });
     return { provider: model.slice(0, slash), model: name };
   }
 

@@ -1,5 +1,5 @@
 import { HttpException, NotFoundException, UnauthorizedException } from '@nestjs/common';
-import { CapabilityNotSupportedError, ConnectionError, ModelNotAvailableError, ProviderError, RateLimitError, TimeoutError } from '../../errors';
+import { CapabilityNotSupportedError, ConnectionError, InvalidRequestError, ModelNotAvailableError, ModelNotFoundError, ProviderError, RateLimitError, TimeoutError } from '../../errors';
 import { toOpenAiError } from './openai-errors';
 import { OpenAiRequestError } from './openai-requests';
 
@@ -22,6 +22,8 @@ describe('toOpenAiError', () => {
     [new ConnectionError('openai: cannot connect'), 503, 'server_error', 'connection_error', null],
     [new TimeoutError('openai: timed out'), 504, 'server_error', 'timeout', null],
     [new NotFoundException(), 404, 'invalid_request_error', 'not_found', null],
+    [new InvalidRequestError('anthropic: anthropic does not support seed', { param: 'seed' }), 400, 'invalid_request_error', 'invalid_request', 'seed'],
+    [new ModelNotFoundError("model 'gpt-9' is not served by any configured provider"), 404, 'invalid_request_error', 'model_not_found', 'model'],
   ])('%s -> %i %s %s', (error, status, type, code, param) => {
     const mapped = toOpenAiError(error);
     expect(mapped.status).toBe(status);

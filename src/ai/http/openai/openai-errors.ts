@@ -3,7 +3,7 @@
  * status and the message come from the one mapping of the /v1 API (api-error.ts), so both surfaces agree
  * on what is whose fault and neither shows upstream text; only the wording of `type` and `code` differs.
  */
-import { InvalidModelError } from '../../errors';
+import { InvalidRequestError } from '../../errors';
 import { type ApiErrorResponse, toApiError } from '../../../http/api-error';
 import { OpenAiRequestError } from './openai-requests';
 
@@ -45,7 +45,7 @@ export function toOpenAiError(exception: unknown): OpenAiErrorResponse {
     };
   }
   const answer = fromApiError(toApiError(exception));
-  if (exception instanceof InvalidModelError) answer.body.error.param = 'model';
+  if (exception instanceof InvalidRequestError && exception.param !== undefined) answer.body.error.param = exception.param;
   return answer;
 }
 

@@ -19,7 +19,7 @@ export interface AnthropicSamplingFields {
 export function toAnthropicSampling(request: GenerateRequest, provider: string): AnthropicSamplingFields {
   refuseUnsupported(request, provider);
   if (request.temperature !== undefined && request.temperature > ANTHROPIC_MAX_TEMPERATURE) {
-    throw new InvalidRequestError(`${provider}: anthropic takes temperature from 0 to ${ANTHROPIC_MAX_TEMPERATURE}, not ${request.temperature}`, { provider });
+    throw new InvalidRequestError(`${provider}: anthropic takes temperature from 0 to ${ANTHROPIC_MAX_TEMPERATURE}, not ${request.temperature}`, { provider, param: 'temperature' });
   }
   return {
     ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
@@ -37,7 +37,7 @@ function refuseUnsupported(request: GenerateRequest, provider: string): void {
   ];
   for (const [name, value, noOp] of unsupported) {
     if (value !== undefined && value !== noOp) {
-      throw new InvalidRequestError(`${provider}: anthropic does not support ${name}`, { provider });
+      throw new InvalidRequestError(`${provider}: anthropic does not support ${name}`, { provider, param: name });
     }
   }
 }

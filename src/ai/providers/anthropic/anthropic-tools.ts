@@ -65,7 +65,7 @@ export function toAnthropicToolFields(request: GenerateRequest, provider: string
   if (format !== undefined && format.type !== 'text') {
     // The JSON answer is itself a forced tool call, so it cannot share the request with the caller's tools.
     if (request.tools?.length || request.toolChoice !== undefined) {
-      throw new InvalidRequestError(`${provider}: response_format ${format.type} cannot be combined with tools or tool_choice`, { provider });
+      throw new InvalidRequestError(`${provider}: response_format ${format.type} cannot be combined with tools or tool_choice`, { provider, param: 'response_format' });
     }
     const tool = jsonTool(format);
     return { tools: [tool], tool_choice: { type: 'tool', name: tool.name } };
@@ -73,7 +73,7 @@ export function toAnthropicToolFields(request: GenerateRequest, provider: string
   const tools = request.tools?.map(toAnthropicTool);
   const choice = toAnthropicToolChoice(request.toolChoice, request.parallelToolCalls);
   if (choice !== undefined && choice.type !== 'none' && !tools?.length) {
-    throw new InvalidRequestError(`${provider}: tool_choice or parallel_tool_calls needs tools`, { provider });
+    throw new InvalidRequestError(`${provider}: tool_choice or parallel_tool_calls needs tools`, { provider, param: 'tool_choice' });
   }
   return {
     ...(tools?.length ? { tools } : {}),

@@ -13,6 +13,7 @@ import type { GeminiGenerateBody } from './gemini-wire';
 export function convertGeminiTools(request: GenerateRequest, provider: string): Pick<GeminiGenerateBody, 'tools' | 'toolConfig'> {
   if (request.parallelToolCalls === false) {
     throw new InvalidRequestError(`${provider}: parallel_tool_calls false is not supported by gemini (it cannot limit a turn to one call)`, {
+      param: 'parallel_tool_calls',
       provider,
     });
   }
@@ -21,7 +22,7 @@ export function convertGeminiTools(request: GenerateRequest, provider: string): 
   if (tools.length === 0) {
     // Without tools nothing can be called, which is what auto and none mean then.
     if (choice === undefined || choice === 'auto' || choice === 'none') return {};
-    throw new InvalidRequestError(`${provider}: tool_choice requires a tool call but no tools were given`, { provider });
+    throw new InvalidRequestError(`${provider}: tool_choice requires a tool call but no tools were given`, { provider, param: 'tool_choice' });
   }
   const functionDeclarations = tools.map((tool) => ({
     name: tool.name,
@@ -35,7 +36,7 @@ export function convertGeminiTools(request: GenerateRequest, provider: string): 
   else if (choice === 'required') body.toolConfig = { functionCallingConfig: { mode: 'ANY' } };
   else {
     if (!tools.some((tool) => tool.name === choice.name)) {
-      throw new InvalidRequestError(`${provider}: tool_choice names '${choice.name}', which is not among the tools`, { provider });
+      throw new InvalidRequestError(`${provider}: tool_choice names '${choice.name}', which is not among the tools`, { provider, param: 'tool_choice' });
     }
     body.toolConfig = { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: [choice.name] } };
   }

@@ -26,11 +26,12 @@ export function toOllamaTools(request: GenerateRequest, provider: string): Ollam
   if (choice !== undefined && choice !== 'auto' && choice !== 'none') {
     const what = typeof choice === 'string' ? `'${choice}'` : 'a named tool';
     throw new InvalidRequestError(`${provider}: tool_choice ${what} is not supported by Ollama (only auto or none)`, {
+      param: 'tool_choice',
       provider,
     });
   }
   if (request.parallelToolCalls === false) {
-    throw new InvalidRequestError(`${provider}: parallel_tool_calls false is not supported by Ollama`, { provider });
+    throw new InvalidRequestError(`${provider}: parallel_tool_calls false is not supported by Ollama`, { provider, param: 'parallel_tool_calls' });
   }
   if (!request.tools?.length || choice === 'none') return undefined;
   return request.tools.map((tool) => ({
