@@ -445,7 +445,7 @@ describe('GeminiProvider against the Gemini emulator', () => {
           ],
         },
         { role: 'tool', toolCallId: 'call_1', content: '{"temperature":21}' },
-        { role: 'tool', toolCallId: 'call_2', content: 'error: clock offline' },
+        { role: 'tool', toolCallId: 'call_2', content: 'error: clock offline', isError: true },
       ];
       const answer = await client().generateMessages(messages, { tools: [weather, clock] });
       expect(upstreamBody().contents).toEqual([
@@ -455,7 +455,7 @@ describe('GeminiProvider against the Gemini emulator', () => {
           role: 'user',
           parts: [
             { functionResponse: { name: 'get_weather', response: { temperature: 21 } } },
-            { functionResponse: { name: 'get_time', response: { content: 'error: clock offline' } } },
+            { functionResponse: { name: 'get_time', response: { error: 'error: clock offline' } } },
           ],
         },
       ]);

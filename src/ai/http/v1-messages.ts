@@ -35,12 +35,17 @@ export function toDomainMessages(messages: unknown[]): ChatMessage[] {
         const toolCalls = message.tool_calls.map((call, callIndex) => toolCall(call, `${field}.tool_calls[${callIndex}]`));
         return { role: 'assistant', content, toolCalls };
       }
-      case 'tool':
+      case 'tool': {
+        if (message.is_error !== undefined && typeof message.is_error !== 'boolean') {
+          throw new InvalidRequestError(`${field}.is_error must be a boolean`);
+        }
         return {
           role: 'tool',
           toolCallId: text(message.tool_call_id, `${field}.tool_call_id`),
           content: text(message.content, `${field}.content`),
+          ...(message.is_error === true ? { isError: true } : {}),
         };
+      }
       default:
         throw new InvalidRequestError(`${field}.role must be one of system, user, assistant, tool`);
     }

@@ -40,7 +40,7 @@ export async function convertGeminiMessages(
     } else {
       const name = callNames.get(message.toolCallId);
       if (name === undefined) throw invalid(`messages[${index}].tool_call_id answers no tool call of an earlier assistant message`);
-      const part: GeminiPart = { functionResponse: { name, response: toolResponse(message.content) } };
+      const part: GeminiPart = { functionResponse: { name, response: toolResponse(message.content, message.isError === true) } };
       // A tool message right after another joins its turn: Gemini wants all results of a call turn in one.
       if (messages[index - 1]?.role === 'tool') contents[contents.length - 1].parts.push(part);
       else contents.push({ role: 'user', parts: [part] });
@@ -77,13 +77,23 @@ async function userParts(
   return parts;
 }
 
-/** `response` must be an object: a result that is a JSON object goes as is, anything else as `{content: text}`. */
-function toolResponse(content: string): Record<string, unknown> {
+/**
+ * `response` must be an object: a result that is a JSON object goes as is, anything else as `{content: text}`.
+ * A failed tool's result goes under `error`, the key Gemini reads as error details (its `FunctionResponse` docs:
+ * "output" for the output, "error" for error details, else the whole response is the output).
+ */
+function toolResponse(content: string, isError: boolean): Record<string, unknown> {
+  const result = jsonObject(content);
+  if (isError) return { error: result ?? content };
+  return result ?? { content };
+}
+
+function jsonObject(content: string): Record<string, unknown> | undefined {
   try {
     const parsed: unknown = JSON.parse(content);
     if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
   } catch {
     // Plain text result.
   }
-  return { content };
+  return undefined;
 }

@@ -296,3 +296,24 @@ describe('GeminiStreamTranslator', () => {
     expect(() => translator.finish()).toThrow(InvalidResponseError);
   });
 });
+
+describe('Gemini tool errors', () => {
+  const messages = JSON.parse(readFileSync(join(FIXTURES, '..', 'domain', 'tool-error-messages.json'), 'utf8')) as ChatMessage[];
+
+  it("puts a failed tool's text under the response's error key, a successful result stays the response", async () => {
+    const { contents } = await convertGeminiMessages(messages, 'gemini', noFetch);
+    expect(contents[2]).toEqual({
+      role: 'user',
+      parts: [
+        { functionResponse: { name: 'get_weather', response: { temp: 21 } } },
+        { functionResponse: { name: 'get_time', response: { error: 'unknown time zone: Atlantis' } } },
+      ],
+    });
+  });
+
+  it('keeps a failed tool result that is a JSON object as the error object', async () => {
+    const failed = messages.map((message) => (message.role === 'tool' && message.isError ? { ...message, content: '{"code":"ZONE","retry":false}' } : message));
+    const { contents } = await convertGeminiMessages(failed, 'gemini', noFetch);
+    expect(contents[2].parts[1]).toEqual({ functionResponse: { name: 'get_time', response: { error: { code: 'ZONE', retry: false } } } });
+  });
+});

@@ -150,3 +150,13 @@ describe('Ollama request translation', () => {
     expect(ollamaModelSupports('structuredOutput', 'qwen2.5:7b')).toBe(true);
   });
 });
+
+describe('Ollama tool errors', () => {
+  it('sends the result of a failed tool unchanged: the format has no error flag (docs/decisions.md B13)', () => {
+    const messages = JSON.parse(readFileSync(join(__dirname, '../../../../test/fixtures/domain/tool-error-messages.json'), 'utf8')) as ChatMessage[];
+    expect(toOllamaMessages(messages, 'ollama').slice(2)).toEqual([
+      { role: 'tool', content: '{"temp":21}', tool_name: 'get_weather' },
+      { role: 'tool', content: 'unknown time zone: Atlantis', tool_name: 'get_time' },
+    ]);
+  });
+});

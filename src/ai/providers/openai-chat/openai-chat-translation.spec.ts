@@ -264,3 +264,13 @@ describe('OpenAI-shaped adapters against a replayed upstream', () => {
     await Promise.all([mistral.close(), xai.close(), openai.close()]);
   });
 });
+
+describe('OpenAI-shaped tool errors', () => {
+  it('sends the result of a failed tool unchanged: the format has no error flag (docs/decisions.md B13)', () => {
+    const messages = JSON.parse(readFileSync(join(FIXTURES, '..', 'domain', 'tool-error-messages.json'), 'utf8')) as ChatMessage[];
+    expect(toOpenAiMessages(messages).slice(2)).toEqual([
+      { role: 'tool', tool_call_id: 'call_weather', content: '{"temp":21}' },
+      { role: 'tool', tool_call_id: 'call_time', content: 'unknown time zone: Atlantis' },
+    ]);
+  });
+});
