@@ -97,3 +97,23 @@ function jsonObject(content: string): Record<string, unknown> | undefined {
   }
   return undefined;
 }
+
+/**
+ * Google's documented placeholder for a function call Gemini did not sign (a call made by another provider, or
+ * replayed by a client that dropped the signature): Gemini 3 refuses a call turn whose first functionCall part
+ * has no `thoughtSignature` (400), and accepts this value in its place (the thought-signatures guide, FAQ).
+ */
+export const PLACEHOLDER_THOUGHT_SIGNATURE = 'skip_thought_signature_validator';
+
+/**
+ * Gives the first functionCall part of every model turn whose calls carry no signature the placeholder, in
+ * place; a turn with any signature of Gemini's own is left as it is.
+ */
+export function addPlaceholderThoughtSignatures(contents: readonly GeminiContent[]): void {
+  for (const content of contents) {
+    if (content.role !== 'model') continue;
+    const calls = content.parts.filter((part) => 'functionCall' in part);
+    if (calls.length === 0 || calls.some((part) => 'thoughtSignature' in part && part.thoughtSignature)) continue;
+    Object.assign(calls[0], { thoughtSignature: PLACEHOLDER_THOUGHT_SIGNATURE });
+  }
+}
