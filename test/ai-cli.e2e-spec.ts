@@ -182,6 +182,29 @@ describe('tollgate generate', () => {
     expect(model.stderr).toBe("tollgate: openai: model 'missing-model' is not available (404)\n");
   });
 
+  it('sends --response-format (a JSON Schema file) and --image (a local file, a URL) in the provider format', async () => {
+    writeFileSync(join(work, 'city.schema.json'), '{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}');
+    writeFileSync(join(work, 'dot.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47]));
+    const run = await tollgate(['generate', 'Where is this?', '--response-format', 'city.schema.json', '--image', 'dot.png', '--image', 'https://example.com/a.jpg', '--format', 'json']);
+    expect(run.status).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ provider: 'openai', finish_reason: 'stop' });
+    const sent = openai.server.requestsTo('/v1/chat/completions').at(-1)?.body as Record<string, unknown>;
+    expect(sent.response_format).toEqual({
+      type: 'json_schema',
+      json_schema: { name: 'city_schema', schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+    });
+    expect(sent.messages).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Where is this?' },
+          { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw==' } },
+          { type: 'image_url', image_url: { url: 'https://example.com/a.jpg' } },
+        ],
+      },
+    ]);
+  });
+
   it('falls back to the next provider, unless --no-fallback', async () => {
     openai.serverErrorNext(503);
     const fallback = await tollgate(['generate', 'hi', '--format', 'json']);
@@ -213,6 +236,9 @@ describe('tollgate generate', () => {
 
   it.each([
     [['generate', 'x', '--format', 'xml'], /^tollgate: --format must be one of text, json \(got "xml"\)/],
+    [['generate', 'x', '--response-format', 'absent.json'], /^tollgate: --response-format must be text, json_object or a JSON Schema file \(absent.json: no such file\)\n$/],
+    [['generate', 'x', '--image', 'notes.txt'], /^tollgate: --image must be an http\(s\) URL or a \.png/],
+    [['generate', 'x', '--image', 'https://example.com/a.png', '--json-file', 'docs.json'], /^tollgate: --image cannot be combined with --json-file/],
     [['generate', 'x', '--provider', 'ghost'], /^tollgate: unknown provider 'ghost' \(registered: openai, deepseek\)\n$/],
     [['generate', 'x', '--api-key-env', 'NOT_SET_ANYWHERE'], /^tollgate: --api-key-env: environment variable NOT_SET_ANYWHERE is not set\n$/],
     [['generate', 'x', '--api-key-env', 'bad name'], /^tollgate: --api-key-env must be an environment variable name/],

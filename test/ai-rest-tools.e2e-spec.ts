@@ -83,14 +83,19 @@ describe('/v1/generate with messages and tools', () => {
         { role: 'user', content: 'Weather?' },
         { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{}' } }] },
         { role: 'tool', tool_call_id: 'c1', content: 'sunny' },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'c2', type: 'function', function: { name: 'get_weather', arguments: '{}' } }] },
+        { role: 'tool', tool_call_id: 'c2', content: 'weather service down', is_error: true },
       ],
       tools: [weather],
     });
     expect(response.statusCode).toBe(200);
+    // Ollama has no error flag: a failed tool's result goes as its text (docs/decisions.md B13).
     expect(sent().messages).toEqual([
       { role: 'user', content: 'Weather?' },
       { role: 'assistant', content: '', tool_calls: [{ function: { name: 'get_weather', arguments: {} } }] },
       { role: 'tool', content: 'sunny', tool_name: 'get_weather' },
+      { role: 'assistant', content: '', tool_calls: [{ function: { name: 'get_weather', arguments: {} } }] },
+      { role: 'tool', content: 'weather service down', tool_name: 'get_weather' },
     ]);
 
     const image = await post({
@@ -134,6 +139,7 @@ describe('/v1/generate with messages and tools', () => {
     [{}, 'prompt'],
     [{ messages: [{ role: 'robot', content: 'x' }] }, 'messages[0].role'],
     [{ messages: [{ role: 'tool', content: 'x' }] }, 'messages[0].tool_call_id'],
+    [{ messages: [{ role: 'tool', tool_call_id: 'c1', content: 'x', is_error: 'yes' }] }, 'messages[0].is_error'],
     [{ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'ftp://x' } }] }] }, 'messages[0].content[0].image_url.url'],
     [{ prompt: 'x', tools: [{ type: 'function', function: {} }] }, 'tools[0].function.name'],
     [{ prompt: 'x', tool_choice: 'sometimes' }, 'tool_choice'],

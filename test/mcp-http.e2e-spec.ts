@@ -122,6 +122,29 @@ describe('Streamable HTTP with the SDK Client (bearer token)', () => {
     const generated = await client.callTool({ name: 'generate', arguments: { prompt: 'hi over http' } });
     expect(JSON.parse((generated.content as Array<{ text: string }>)[0].text)).toMatchObject({ response: 'echo: hi over http', provider: 'openai' });
 
+    // JSON output and an image reach the provider in its format; a bad image URL is a tool error naming it.
+    const described = await client.callTool({
+      name: 'generate',
+      arguments: { prompt: 'What is this?', response_format: { type: 'json_object' }, images: ['data:image/png;base64,iVBORw==', 'https://example.com/a.jpg'] },
+    });
+    expect(described.isError).toBeFalsy();
+    expect(openai.server.requestsTo('/v1/chat/completions').at(-1)?.body).toMatchObject({
+      response_format: { type: 'json_object' },
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is this?' },
+            { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw==' } },
+            { type: 'image_url', image_url: { url: 'https://example.com/a.jpg' } },
+          ],
+        },
+      ],
+    });
+    const badImage = await client.callTool({ name: 'generate', arguments: { prompt: 'x', images: ['data:image/png;base64,%%%'] } });
+    expect(badImage.isError).toBe(true);
+    expect((badImage.content as Array<{ text: string }>)[0].text).toContain('images[0] must be an http(s) URL or a base64 data: URL');
+
     chat.script = ({ user }) => (observationsIn(user).length === 0 ? actionBlock('web_search', { query: 'mcp http' }) : 'From the web.');
     const ran = await client.callTool({ name: 'agent', arguments: { prompt: 'search it', tools: ['web_search'], provider: 'scripted', max_loops: 2 } });
     expect(JSON.parse((ran.content as Array<{ text: string }>)[0].text)).toMatchObject({ response: 'From the web.', loops_run: 2, success: true });

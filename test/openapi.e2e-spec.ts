@@ -93,12 +93,33 @@ describe('OpenAPI document', () => {
     expect(schema.properties.messages).toMatchObject({ type: 'array', minItems: 1 });
     expect(schema.properties.prompt).toMatchObject({ type: 'string', minLength: 1 });
     expect(schema.properties.max_tokens).toMatchObject({ type: 'integer', minimum: 1 });
+    // The chat fields of /v1/generate: message forms (parts, tool calls, tool results with is_error), tools,
+    // tool choice, response format, seed, penalties, and the fallback switch with its alias.
+    const messageForms = schema.properties.messages.items.oneOf;
+    expect(messageForms.map((form: { properties: { role: { enum: string[] } } }) => form.properties.role.enum[0])).toEqual(['system', 'user', 'assistant', 'tool']);
+    expect(messageForms[1].properties.content.oneOf[1].items.oneOf.map((part: { properties: { type: { enum: string[] } } }) => part.properties.type.enum[0])).toEqual([
+      'text',
+      'image_url',
+    ]);
+    expect(messageForms[2].properties.tool_calls.items.required).toEqual(['id', 'function']);
+    expect(messageForms[3].properties.is_error).toMatchObject({ type: 'boolean' });
+    expect(schema.properties.tools).toMatchObject({ type: 'array', maxItems: 128, items: { required: ['type', 'function'] } });
+    expect(schema.properties.tool_choice.oneOf[0].enum).toEqual(['auto', 'none', 'required']);
+    expect(schema.properties.response_format.oneOf[1].properties.json_schema.required).toEqual(['name', 'schema']);
+    expect(schema.properties.parallel_tool_calls).toMatchObject({ type: 'boolean' });
+    expect(schema.properties.seed).toMatchObject({ type: 'integer' });
+    for (const penalty of ['frequency_penalty', 'presence_penalty']) expect(schema.properties[penalty]).toMatchObject({ type: 'number', minimum: -2, maximum: 2 });
+    expect(schema.properties.enable_fallback).toMatchObject({ type: 'boolean' });
+    expect(schema.properties.fallback.description).toContain('Alias of enable_fallback');
     // The generate routes document both answers: JSON, and server-sent events with "stream": true.
     for (const path of ['/v1/generate', '/v1/search/generate']) {
       const answer = document.paths[path].post.responses['200'];
       expect(Object.keys(answer.content)).toEqual(['application/json', 'text/event-stream']);
       expect(answer.content['application/json'].schema.required).toEqual(['response', 'provider', 'model', 'request_id']);
       expect(answer.content['text/event-stream'].example).toContain('event: done');
+      expect(answer.content['text/event-stream'].example).toContain('event: tool_call');
+      expect(answer.description).toContain('tool_call: {index, id?, name?, arguments?}');
+      expect(answer.content['application/json'].schema.properties.tool_calls.items.required).toEqual(['id', 'name', 'arguments']);
     }
     expect(document.paths['/v1/search/generate'].post.responses['200'].content['application/json'].schema.properties.results).toBeDefined();
     expect(document.paths['/v1/search/generate'].post.responses['200'].description).toContain('one results event');

@@ -2,13 +2,18 @@ import { Command, Option } from 'nest-commander';
 import { FileDocumentSource } from '../ai/documents/file-document-source';
 import { snakeCaseKeys } from '../ai/http/api-response';
 import type { ContextItem } from '../ai/prompts/context-rendering';
-import type { GenerateOptions, GenerateStreamEvent } from '../ai/client/ai-client';
+import type { GenerateOptions, GenerateResponse, GenerateStreamEvent } from '../ai/client/ai-client';
+import type { ChatMessage, ResponseFormat } from '../ai/providers/ai-provider.interface';
 import { AiCommand, type AiCommandOptions, inputText, type OutputFormat, writeJson } from './ai-command.base';
+import { UsageError } from './cli.errors';
 import { toCliError } from './cli-input-errors';
+import { imageFlag, responseFormatFlag } from './generate-inputs';
 
 interface GenerateCommandOptions extends AiCommandOptions {
   jsonFile?: string;
   stream?: boolean;
+  responseFormat?: ResponseFormat;
+  image?: string[];
 }
 
 /** `tollgate generate [TEXT]`: the same generation as POST /v1/generate. */
@@ -43,10 +48,29 @@ export class GenerateCommand extends AiCommand {
     return true;
   }
 
+  @Option({ flags: '--response-format <format>', description: 'text, json_object, or a JSON Schema file the answer must match' })
+  parseResponseFormat(value: string): ResponseFormat {
+    return responseFormatFlag(value);
+  }
+
+  @Option({ flags: '--image <path|url>', description: 'an image for the model to read: a .png/.jpg/.gif/.webp file or an http(s) URL; repeatable' })
+  parseImage(value: string, previous: string[] = []): string[] {
+    return [...previous, value];
+  }
+
   async run([argument]: string[], options: GenerateCommandOptions = {}): Promise<void> {
     const prompt = await inputText(argument, 'generate');
+    const generateOptions: GenerateOptions = {
+      model: options.model,
+      systemPrompt: options.systemPrompt,
+      enableFallback: options.fallback,
+      ...(options.responseFormat ? { responseFormat: options.responseFormat } : {}),
+    };
+    if (options.image?.length) {
+      await this.runWithImages(prompt, options.image, generateOptions, options);
+      return;
+    }
     const documents = options.jsonFile === undefined ? [] : await this.loadDocuments(options.jsonFile);
-    const generateOptions: GenerateOptions = { model: options.model, systemPrompt: options.systemPrompt, enableFallback: options.fallback };
     if (options.stream) {
       await this.withClient(options, (client, provider) =>
         printStream(client.streamResponse(prompt, documents, { ...generateOptions, provider }), options.format ?? 'text'),
@@ -54,8 +78,22 @@ export class GenerateCommand extends AiCommand {
       return;
     }
     const result = await this.withClient(options, (client, provider) => client.generateResponse(prompt, documents, { ...generateOptions, provider }));
-    if (options.format === 'json') writeJson(snakeCaseKeys({ ...result }));
-    else process.stdout.write(result.response.endsWith('\n') ? result.response : `${result.response}\n`);
+    printResult(result, options.format);
+  }
+
+  /**
+   * Images go in one user message with the text (no prompt templates: messages go as given, as on
+   * /openai/v1), so context documents, which only the templates place, cannot come with them.
+   */
+  private async runWithImages(prompt: string, images: string[], generateOptions: GenerateOptions, options: GenerateCommandOptions): Promise<void> {
+    if (options.jsonFile !== undefined) throw new UsageError('--image cannot be combined with --json-file (documents go into the prompt templates, images into a message)');
+    const messages: ChatMessage[] = [{ role: 'user', content: [{ type: 'text', text: prompt }, ...images.map(imageFlag)] }];
+    if (options.stream) {
+      await this.withClient(options, (client, provider) => printStream(client.streamMessages(messages, { ...generateOptions, provider }), options.format ?? 'text'));
+      return;
+    }
+    const result = await this.withClient(options, (client, provider) => client.generateMessages(messages, { ...generateOptions, provider }));
+    printResult(result, options.format);
   }
 
   /** Bad content or a missing file: exit 2; a file that cannot be read: exit 1. */
@@ -67,6 +105,11 @@ export class GenerateCommand extends AiCommand {
       throw toCliError(error);
     }
   }
+}
+
+function printResult(result: GenerateResponse, format: OutputFormat | undefined): void {
+  if (format === 'json') writeJson(snakeCaseKeys({ ...result }));
+  else process.stdout.write(result.response.endsWith('\n') ? result.response : `${result.response}\n`);
 }
 
 /**

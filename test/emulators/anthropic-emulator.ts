@@ -229,6 +229,7 @@ function validateBlock(value: unknown, role: unknown, at: string): string | unde
       return typeof block.input === 'object' && block.input !== null && !Array.isArray(block.input) ? undefined : `${at}.input: Input should be a valid dictionary`;
     case 'tool_result':
       if (role !== 'user') return `${at}: tool_result blocks are only allowed in user messages`;
+      if (block.is_error !== undefined && typeof block.is_error !== 'boolean') return `${at}.is_error: Input should be a valid boolean`;
       return typeof block.tool_use_id === 'string' ? undefined : `${at}.tool_use_id: Field required`;
     default:
       return `${at}.type: unknown content block type`;

@@ -200,6 +200,8 @@ const GENERATION_CONFIG_KEYS = new Set([
 
 /** Base64, as Google's opaque signatures are. */
 export const EMULATOR_THOUGHT_SIGNATURE = 'CiQBcsjafEmulatorSignatureAAECAwQFBgcICQoLDA0ODxA=';
+/** The value Google documents for calls Gemini did not sign (another model's, or hand-built history). */
+const PLACEHOLDER_SIGNATURE = 'skip_thought_signature_validator';
 const FUNCTION_NAME = /^[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}$/;
 const FUNCTION_CALLING_MODES = new Set(['AUTO', 'ANY', 'NONE', 'VALIDATED']);
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
@@ -309,7 +311,8 @@ function generateContent(body: unknown, model: string, settings: GeminiEmulator[
   if (settings.signFunctionCalls) {
     for (const [i, content] of contents.entries()) {
       const firstCall = (content.parts as Json[]).findIndex((p) => p.functionCall !== undefined);
-      if (firstCall >= 0 && (content.parts as Json[])[firstCall].thoughtSignature !== EMULATOR_THOUGHT_SIGNATURE) {
+      const signature = firstCall >= 0 ? (content.parts as Json[])[firstCall].thoughtSignature : undefined;
+      if (firstCall >= 0 && signature !== EMULATOR_THOUGHT_SIGNATURE && signature !== PLACEHOLDER_SIGNATURE) {
         return invalid(`Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call \`default_api:${String(((content.parts as Json[])[firstCall].functionCall as Json).name)}\`, position ${i + 1}.`);
       }
     }

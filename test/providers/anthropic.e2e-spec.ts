@@ -196,7 +196,7 @@ describe('AnthropicProvider against the Anthropic emulator', () => {
           { role: 'user', content: 'Weather and time in Paris?' },
           { role: 'assistant', content: null, toolCalls: first.toolCalls },
           { role: 'tool', toolCallId: weatherId, content: '18C' },
-          { role: 'tool', toolCallId: clockId, content: 'error: unknown zone' },
+          { role: 'tool', toolCallId: clockId, content: 'error: unknown zone', isError: true },
         ],
         { tools: [weather, clock] },
       );
@@ -213,7 +213,7 @@ describe('AnthropicProvider against the Anthropic emulator', () => {
           role: 'user',
           content: [
             { type: 'tool_result', tool_use_id: weatherId, content: '18C' },
-            { type: 'tool_result', tool_use_id: clockId, content: 'error: unknown zone' },
+            { type: 'tool_result', tool_use_id: clockId, content: 'error: unknown zone', is_error: true },
           ],
         },
       ]);

@@ -445,7 +445,7 @@ describe('GeminiProvider against the Gemini emulator', () => {
           ],
         },
         { role: 'tool', toolCallId: 'call_1', content: '{"temperature":21}' },
-        { role: 'tool', toolCallId: 'call_2', content: 'error: clock offline' },
+        { role: 'tool', toolCallId: 'call_2', content: 'error: clock offline', isError: true },
       ];
       const answer = await client().generateMessages(messages, { tools: [weather, clock] });
       expect(upstreamBody().contents).toEqual([
@@ -455,7 +455,7 @@ describe('GeminiProvider against the Gemini emulator', () => {
           role: 'user',
           parts: [
             { functionResponse: { name: 'get_weather', response: { temperature: 21 } } },
-            { functionResponse: { name: 'get_time', response: { content: 'error: clock offline' } } },
+            { functionResponse: { name: 'get_time', response: { error: 'error: clock offline' } } },
           ],
         },
       ]);
@@ -576,6 +576,35 @@ describe('GeminiProvider against the Gemini emulator', () => {
         ],
       });
       expect(second).toMatchObject({ response: 'Hello from the Gemini emulator', finishReason: 'stop' });
+    });
+
+    it("replays another provider's calls to a Gemini 3 model with Google's placeholder signature", async () => {
+      suite.emulator.options.signFunctionCalls = true;
+      const chatModels = suite.emulator.options.chatModels;
+      suite.emulator.options.chatModels = [...chatModels, 'gemini-3-pro-preview'];
+      const foreign = [
+        { id: 'toolu_01', name: 'get_weather', arguments: '{"city":"Paris"}' },
+        { id: 'toolu_02', name: 'get_time', arguments: '{}' },
+      ];
+      const answer = await client()
+        .generateMessages(
+          [
+            ...question,
+            { role: 'assistant', content: null, toolCalls: foreign },
+            { role: 'tool', toolCallId: 'toolu_01', content: '{"temperature":21}' },
+            { role: 'tool', toolCallId: 'toolu_02', content: '12:00' },
+          ],
+          { tools: [weather, clock], model: 'gemini-3-pro-preview' },
+        )
+        .finally(() => (suite.emulator.options.chatModels = chatModels));
+      expect((upstreamBody().contents as unknown[])[1]).toEqual({
+        role: 'model',
+        parts: [
+          { functionCall: { name: 'get_weather', args: { city: 'Paris' } }, thoughtSignature: 'skip_thought_signature_validator' },
+          { functionCall: { name: 'get_time', args: {} } },
+        ],
+      });
+      expect(answer).toMatchObject({ response: 'Hello from the Gemini emulator', finishReason: 'stop' });
     });
 
     it.each([

@@ -15,7 +15,9 @@ import {
   ValidateIf,
 } from 'class-validator';
 
+import { JSONSchema } from 'class-validator-jsonschema';
 import { InvalidRequestError } from '../errors';
+import { ENABLE_FALLBACK_DOC, FALLBACK_ALIAS_DOC, MESSAGES_DOC, RESPONSE_FORMAT_DOC, TOOL_CHOICE_DOC, TOOLS_DOC } from './api-request-docs';
 
 /** Request bodies of the /v1 API (docs/gateway.md); snake_case like the rest of the wire format. */
 
@@ -47,26 +49,32 @@ export class GenerateDto {
   prompt?: string;
 
   /** The domain's message forms in snake_case (v1-messages.ts checks each field). */
+  @JSONSchema(MESSAGES_DOC)
   @IsOptional()
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(1000)
   messages?: unknown[];
 
+  @JSONSchema(TOOLS_DOC)
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(128)
   tools?: unknown[];
 
+  @JSONSchema(TOOL_CHOICE_DOC)
   @IsOptional()
   tool_choice?: unknown;
 
+  @JSONSchema({ description: 'false asks for at most one tool call per answer' })
   @OptionalFlagField()
   parallel_tool_calls?: boolean;
 
+  @JSONSchema(RESPONSE_FORMAT_DOC)
   @IsOptional()
   response_format?: unknown;
 
+  @JSONSchema({ description: 'Sampling seed, where the provider takes one (Mistral: random_seed)' })
   @IsOptional()
   @IsInt()
   seed?: number;
@@ -124,9 +132,11 @@ export class GenerateDto {
   documents?: unknown[];
 
   /** Per-call switch for provider fallback; `fallback` is accepted as an alias. */
+  @JSONSchema(ENABLE_FALLBACK_DOC)
   @OptionalFlagField()
   enable_fallback?: boolean;
 
+  @JSONSchema(FALLBACK_ALIAS_DOC)
   @OptionalFlagField()
   fallback?: boolean;
 
@@ -146,9 +156,11 @@ export class EmbeddingDto {
   @ModelField()
   model?: string;
 
+  @JSONSchema(ENABLE_FALLBACK_DOC)
   @OptionalFlagField()
   enable_fallback?: boolean;
 
+  @JSONSchema(FALLBACK_ALIAS_DOC)
   @OptionalFlagField()
   fallback?: boolean;
 }
@@ -168,9 +180,11 @@ export class BatchEmbeddingDto {
   @ModelField()
   model?: string;
 
+  @JSONSchema(ENABLE_FALLBACK_DOC)
   @OptionalFlagField()
   enable_fallback?: boolean;
 
+  @JSONSchema(FALLBACK_ALIAS_DOC)
   @OptionalFlagField()
   fallback?: boolean;
 }

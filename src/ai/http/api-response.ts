@@ -48,19 +48,3 @@ export function disconnectSignal(reply: FastifyReply): AbortSignal {
   response.once('close', onClose);
   return controller.signal;
 }
-
-/**
- * Resolves once a stream that refused a write can take more (`drain`) or is gone (`close`): the stream
- * writers wait on it while the client reads slower than the provider writes.
- */
-export function drainedOrClosed(stream: NodeJS.EventEmitter): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const resume = () => {
-      stream.off('drain', resume);
-      stream.off('close', resume);
-      resolve();
-    };
-    stream.on('drain', resume);
-    stream.on('close', resume);
-  });
-}

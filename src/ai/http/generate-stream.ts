@@ -3,16 +3,15 @@
  * `tool_call` (`{"index", "id"?, "name"?, "arguments"?}`: the first piece of a call names it, later pieces of the
  * same index add argument text), then one
  * `done` (provider, model, finish_reason, usage, request_id), or one `error` carrying the error envelope.
- * Nothing is written before the first event of the generation arrived, so a failure up to then (unknown
- * model, refusal, every fallback failing) is an ordinary JSON error with its status, and retries and
- * fallback stay possible; after it, the status is sent and a failure can only be an `error` event.
+ * Written by the shared SSE writer (src/http/sse-writer.ts): nothing before the first event of the
+ * generation, so a failure up to then is an ordinary JSON error with its status; after it, a failure can
+ * only be an `error` event.
  */
-import { PassThrough } from 'node:stream';
-import { Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { GenerateStreamEvent } from '../client/ai-client';
 import { errorEnvelope, toApiError } from '../../http/api-error';
-import { drainedOrClosed, snakeCaseKeys } from './api-response';
+import { type SseFormat, sseEvent, writeSse } from '../../http/sse-writer';
+import { snakeCaseKeys } from './api-response';
 
 /** An event sent once the generation has started, before its first delta (search results, for one). */
 export interface LeadingEvent {
@@ -20,72 +19,34 @@ export interface LeadingEvent {
   data: Record<string, unknown>;
 }
 
-const logger = new Logger('GenerateStream');
-
-export async function writeGenerateStream(
+export function writeGenerateStream(
   request: FastifyRequest,
   reply: FastifyReply,
   events: AsyncIterable<GenerateStreamEvent>,
   leading: readonly LeadingEvent[] = [],
 ): Promise<void> {
-  const iterator = events[Symbol.asyncIterator]();
-  // Errors before the first event propagate to the exception filter as a normal JSON error.
-  let next = await iterator.next();
-  const requestId = String(request.id);
-  // Sent as a stream payload rather than a hijacked response, so Fastify's own handling stays: headers set
-  // by hooks, onResponse hooks (metrics), and the payload destroyed when the caller goes away.
-  const body = new PassThrough();
-  reply
-    .status(200)
-    .header('content-type', 'text/event-stream; charset=utf-8')
-    .header('cache-control', 'no-cache')
-    // Reverse proxies must not buffer the events.
-    .header('x-accel-buffering', 'no')
-    .send(body);
-  try {
-    for (const { event, data } of leading) {
-      if (!(await send(body, event, { ...(snakeCaseKeys(data) as object), request_id: requestId }))) return;
-    }
-    while (!next.done) {
-      const event = next.value;
-      if (event.type === 'delta') {
-        const textDelta = event.text !== '' || !event.toolCalls?.length;
-        if (textDelta && !(await send(body, 'delta', { text: event.text }))) return;
-        for (const call of event.toolCalls ?? []) {
-          if (!(await send(body, 'tool_call', call))) return;
-        }
-      } else {
+  return writeSse(request, reply, events, generateStreamFormat(String(request.id), leading));
+}
+
+/** The /v1 spelling of a generation stream; `requestId` goes into the leading, `done` and `error` events. */
+export function generateStreamFormat(requestId: string, leading: readonly LeadingEvent[] = []): SseFormat<GenerateStreamEvent> {
+  return {
+    opening: () => leading.map(({ event, data }) => sseEvent(event, { ...(snakeCaseKeys(data) as object), request_id: requestId })).join(''),
+    render(event) {
+      if (event.type === 'done') {
         const { type, ...done } = event;
-        body.end(frame('done', { ...(snakeCaseKeys(done) as object), request_id: requestId }));
-        return;
+        return sseEvent('done', { ...(snakeCaseKeys(done) as object), request_id: requestId });
       }
-      next = await iterator.next();
-    }
-    body.end();
-  } catch (error) {
-    // A caller that went away needs no error event; its disconnect already aborted the upstream call.
-    if (body.destroyed) return;
-    const apiError = toApiError(error);
-    if (apiError.unexpected) {
-      const name = error instanceof Error ? error.name : typeof error;
-      logger.error(`request ${requestId} failed mid-stream with an unexpected ${name}`, error instanceof Error ? error.stack : undefined);
-    }
-    body.end(frame('error', errorEnvelope(apiError, requestId)));
-  } finally {
-    // Ends the upstream request when the caller went away mid-stream; a no-op after a complete stream.
-    await iterator.return?.();
-  }
-}
-
-function frame(event: string, data: object): string {
-  return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
-}
-
-/** One event; waits while the client reads slower than the provider writes. False when the caller has gone away. */
-async function send(body: PassThrough, event: string, data: object): Promise<boolean> {
-  if (body.destroyed) return false;
-  if (!body.write(frame(event, data))) {
-    await drainedOrClosed(body);
-  }
-  return !body.destroyed;
+      // A delta that only carries tool-call pieces sends no empty text event.
+      let frames = event.text !== '' || !event.toolCalls?.length ? sseEvent('delta', { text: event.text }) : '';
+      for (const call of event.toolCalls ?? []) frames += sseEvent('tool_call', call);
+      return frames;
+    },
+    isLast: (event) => event.type === 'done',
+    closing: () => '',
+    failure(error) {
+      const apiError = toApiError(error);
+      return { frame: sseEvent('error', errorEnvelope(apiError, requestId)), unexpected: apiError.unexpected };
+    },
+  };
 }

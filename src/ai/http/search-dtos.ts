@@ -1,5 +1,7 @@
 import { IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
+import { JSONSchema } from 'class-validator-jsonschema';
 import { MaxTokensField, ModelField, OptionalFlagField, ProviderNameField, TemperatureField } from './api-dtos';
+import { FALLBACK_ALIAS_DOC } from './api-request-docs';
 
 /**
  * Bodies of POST /v1/search and /v1/search/generate (docs/search-agent-mcp.md).
@@ -31,6 +33,7 @@ export class SearchDto {
   @OptionalFlagField()
   enable_fallback?: boolean;
 
+  @JSONSchema(FALLBACK_ALIAS_DOC)
   @OptionalFlagField()
   fallback?: boolean;
 }

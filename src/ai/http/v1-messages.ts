@@ -35,12 +35,17 @@ export function toDomainMessages(messages: unknown[]): ChatMessage[] {
         const toolCalls = message.tool_calls.map((call, callIndex) => toolCall(call, `${field}.tool_calls[${callIndex}]`));
         return { role: 'assistant', content, toolCalls };
       }
-      case 'tool':
+      case 'tool': {
+        if (message.is_error !== undefined && typeof message.is_error !== 'boolean') {
+          throw new InvalidRequestError(`${field}.is_error must be a boolean`);
+        }
         return {
           role: 'tool',
           toolCallId: text(message.tool_call_id, `${field}.tool_call_id`),
           content: text(message.content, `${field}.content`),
+          ...(message.is_error === true ? { isError: true } : {}),
         };
+      }
       default:
         throw new InvalidRequestError(`${field}.role must be one of system, user, assistant, tool`);
     }
@@ -56,21 +61,22 @@ function userContent(value: unknown, field: string): string | ContentPart[] {
     if (part.type === 'text') return { type: 'text', text: text(part.text, `${partField}.text`) };
     if (part.type !== 'image_url') throw new InvalidRequestError(`${partField}.type must be text or image_url`);
     const image = object(part.image_url, `${partField}.image_url`);
-    const url = text(image.url, `${partField}.image_url.url`);
-    const data = /^data:(image\/[a-z0-9.+-]+);base64,([A-Za-z0-9+/]+={0,2})$/i.exec(url);
-    if (!data && !/^https?:\/\//i.test(url)) {
-      throw new InvalidRequestError(`${partField}.image_url.url must be an http(s) URL or a base64 data: URL`);
-    }
     const detail = image.detail;
     if (detail !== undefined && detail !== 'auto' && detail !== 'low' && detail !== 'high') {
       throw new InvalidRequestError(`${partField}.image_url.detail must be auto, low or high`);
     }
-    return {
-      type: 'image',
-      image: data ? { kind: 'base64', mediaType: data[1].toLowerCase(), data: data[2] } : { kind: 'url', url },
-      ...(detail !== undefined ? { detail } : {}),
-    };
+    return { ...imagePart(image.url, `${partField}.image_url.url`), ...(detail !== undefined ? { detail } : {}) };
   });
+}
+
+/** An image given as an http(s) URL or a base64 `data:image/...` URL; `field` names it in the error. */
+export function imagePart(value: unknown, field: string): Extract<ContentPart, { type: 'image' }> {
+  const url = text(value, field);
+  const data = /^data:(image\/[a-z0-9.+-]+);base64,([A-Za-z0-9+/]+={0,2})$/i.exec(url);
+  if (!data && !/^https?:\/\//i.test(url)) {
+    throw new InvalidRequestError(`${field} must be an http(s) URL or a base64 data: URL`);
+  }
+  return { type: 'image', image: data ? { kind: 'base64', mediaType: data[1].toLowerCase(), data: data[2] } : { kind: 'url', url } };
 }
 
 function toolCall(value: unknown, field: string): ToolCall {

@@ -19,6 +19,7 @@ import type { AgentRunContext } from '../agent/agent-tool.interface';
 import type { AiClient } from '../client/ai-client';
 import { TollgateError } from '../errors';
 import { snakeCaseKeys } from '../http/api-response';
+import { imagePart, toDomainResponseFormat } from '../http/v1-messages';
 import type { SearchService } from '../tools/search.service';
 
 export interface McpServices {
@@ -44,7 +45,9 @@ function toolDefinitions(services: McpServices): ToolDefinition[] {
   return [
     {
       name: 'generate',
-      description: 'Generate text for a prompt with a registered AI provider (with retries and fallback).',
+      description:
+        'Generate text for a prompt with a registered AI provider (with retries and fallback); optionally JSON output ' +
+        '(response_format, as on /v1/generate) and images the model reads (http(s) or data:image/...;base64, URLs).',
       inputSchema: {
         type: 'object',
         properties: {
@@ -53,18 +56,40 @@ function toolDefinitions(services: McpServices): ToolDefinition[] {
           model: { type: 'string', minLength: 1, maxLength: 256 },
           max_tokens: { type: 'integer', minimum: 1, maximum: 1_000_000 },
           temperature: { type: 'number', minimum: 0, maximum: 2 },
+          response_format: {
+            type: 'object',
+            properties: {
+              type: { enum: ['text', 'json_object', 'json_schema'] },
+              json_schema: {
+                type: 'object',
+                properties: { name: NAME, schema: { type: 'object' }, description: { type: 'string' }, strict: { type: 'boolean' } },
+                required: ['name', 'schema'],
+                additionalProperties: false,
+              },
+            },
+            required: ['type'],
+            additionalProperties: false,
+          },
+          images: { type: 'array', minItems: 1, maxItems: 16, items: { type: 'string', pattern: '^(https?://|data:image/)' } },
         },
         required: ['prompt'],
         additionalProperties: false,
       },
-      run: (args, _context, signal) =>
-        client.generateResponse(args.prompt as string, [], {
+      run: (args, _context, signal) => {
+        const options = {
           provider: args.provider as string | undefined,
           model: args.model as string | undefined,
           maxTokens: args.max_tokens as number | undefined,
           temperature: args.temperature as number | undefined,
+          ...(args.response_format !== undefined ? { responseFormat: toDomainResponseFormat(args.response_format) } : {}),
           signal,
-        }),
+        };
+        const images = args.images as string[] | undefined;
+        if (images === undefined) return client.generateResponse(args.prompt as string, [], options);
+        // With images the prompt goes as one user message, as on /v1/generate with messages (no templates).
+        const content = [{ type: 'text' as const, text: args.prompt as string }, ...images.map((url, index) => imagePart(url, `images[${index}]`))];
+        return client.generateMessages([{ role: 'user', content }], options);
+      },
     },
     {
       name: 'embed',

@@ -66,7 +66,11 @@ export type ChatMessage =
   | { role: 'system'; content: string }
   | { role: 'user'; content: string | ContentPart[] }
   | { role: 'assistant'; content: string | null; toolCalls?: ToolCall[] }
-  | { role: 'tool'; toolCallId: string; content: string };
+  /**
+   * A tool's result; `isError` says the tool failed and `content` describes the failure (Anthropic's
+   * `is_error`, Gemini's `error` key; the OpenAI shape and Ollama have no such flag and take the content as is).
+   */
+  | { role: 'tool'; toolCallId: string; content: string; isError?: boolean };
 
 export interface ToolDefinition {
   name: string;

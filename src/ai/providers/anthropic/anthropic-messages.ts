@@ -15,7 +15,7 @@ export type AnthropicContentBlock =
   | { type: 'text'; text: string }
   | { type: 'image'; source: AnthropicImageSource }
   | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
-  | { type: 'tool_result'; tool_use_id: string; content: string };
+  | { type: 'tool_result'; tool_use_id: string; content: string; is_error?: true };
 
 export interface AnthropicMessage {
   role: 'user' | 'assistant';
@@ -72,7 +72,12 @@ export function toAnthropicConversation(messages: readonly ChatMessage[], provid
   let toolResults: AnthropicContentBlock[] | undefined;
   messages.forEach((message, index) => {
     if (message.role === 'tool') {
-      const block: AnthropicContentBlock = { type: 'tool_result', tool_use_id: message.toolCallId, content: message.content };
+      const block: AnthropicContentBlock = {
+        type: 'tool_result',
+        tool_use_id: message.toolCallId,
+        content: message.content,
+        ...(message.isError ? { is_error: true as const } : {}),
+      };
       if (toolResults) {
         toolResults.push(block);
       } else {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { InvalidRequestError, InvalidResponseError, ProviderError } from '../../errors';
-import type { GenerateStreamChunk } from '../ai-provider.interface';
+import type { ChatMessage, GenerateStreamChunk } from '../ai-provider.interface';
 import { toAnthropicConversation } from './anthropic-messages';
 import { fromAnthropicMessage } from './anthropic-response';
 import { toAnthropicSampling } from './anthropic-sampling';
@@ -323,5 +323,18 @@ describe('Anthropic stream events', () => {
       InvalidResponseError,
     );
     expect(() => translator.translate({ type: 'error', error: { type: 'overloaded_error', message: 'x' } })).toThrow(ProviderError);
+  });
+});
+
+describe('Anthropic tool errors', () => {
+  it('marks the result of a failed tool with is_error: true, and only that one', () => {
+    const messages = JSON.parse(readFileSync(join(__dirname, '../../../../test/fixtures/domain/tool-error-messages.json'), 'utf8')) as ChatMessage[];
+    expect(toAnthropicConversation(messages, 'anthropic').messages[2]).toEqual({
+      role: 'user',
+      content: [
+        { type: 'tool_result', tool_use_id: 'call_weather', content: '{"temp":21}' },
+        { type: 'tool_result', tool_use_id: 'call_time', content: 'unknown time zone: Atlantis', is_error: true },
+      ],
+    });
   });
 });

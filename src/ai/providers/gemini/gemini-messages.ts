@@ -46,7 +46,7 @@ export async function convertGeminiMessages(
     } else {
       const name = callNames.get(message.toolCallId);
       if (name === undefined) throw invalid(`messages[${index}].tool_call_id answers no tool call of an earlier assistant message`);
-      const part: GeminiPart = { functionResponse: { name, response: toolResponse(message.content) } };
+      const part: GeminiPart = { functionResponse: { name, response: toolResponse(message.content, message.isError === true) } };
       // A tool message right after another joins its turn: Gemini wants all results of a call turn in one.
       if (messages[index - 1]?.role === 'tool') contents[contents.length - 1].parts.push(part);
       else contents.push({ role: 'user', parts: [part] });
@@ -89,13 +89,43 @@ async function userParts(
   return parts;
 }
 
-/** `response` must be an object: a result that is a JSON object goes as is, anything else as `{content: text}`. */
-function toolResponse(content: string): Record<string, unknown> {
+/**
+ * `response` must be an object: a result that is a JSON object goes as is, anything else as `{content: text}`.
+ * A failed tool's result goes under `error`, the key Gemini reads as error details (its `FunctionResponse` docs:
+ * "output" for the output, "error" for error details, else the whole response is the output).
+ */
+function toolResponse(content: string, isError: boolean): Record<string, unknown> {
+  const result = jsonObject(content);
+  if (isError) return { error: result ?? content };
+  return result ?? { content };
+}
+
+function jsonObject(content: string): Record<string, unknown> | undefined {
   try {
     const parsed: unknown = JSON.parse(content);
     if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
   } catch {
     // Plain text result.
   }
-  return { content };
+  return undefined;
+}
+
+/**
+ * Google's documented placeholder for a function call Gemini did not sign (a call made by another provider, or
+ * replayed by a client that dropped the signature): Gemini 3 refuses a call turn whose first functionCall part
+ * has no `thoughtSignature` (400), and accepts this value in its place (the thought-signatures guide, FAQ).
+ */
+export const PLACEHOLDER_THOUGHT_SIGNATURE = 'skip_thought_signature_validator';
+
+/**
+ * Gives the first functionCall part of every model turn whose calls carry no signature the placeholder, in
+ * place; a turn with any signature of Gemini's own is left as it is.
+ */
+export function addPlaceholderThoughtSignatures(contents: readonly GeminiContent[]): void {
+  for (const content of contents) {
+    if (content.role !== 'model') continue;
+    const calls = content.parts.filter((part) => 'functionCall' in part);
+    if (calls.length === 0 || calls.some((part) => 'thoughtSignature' in part && part.thoughtSignature)) continue;
+    Object.assign(calls[0], { thoughtSignature: PLACEHOLDER_THOUGHT_SIGNATURE });
+  }
 }

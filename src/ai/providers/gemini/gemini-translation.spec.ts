@@ -4,12 +4,13 @@ import { InvalidRequestError, InvalidResponseError, ProviderError } from '../../
 import type { ChatMessage, GenerateRequest } from '../ai-provider.interface';
 import { mapGeminiFinishReason } from './gemini-finish-reason';
 import type { ImageFetcher } from '../image-fetch';
-import { convertGeminiMessages } from './gemini-messages';
+import { convertGeminiMessages, PLACEHOLDER_THOUGHT_SIGNATURE } from './gemini-messages';
 import { convertGeminiResponseFormat } from './gemini-response-format';
 import { convertGeminiResponse } from './gemini-response';
 import { GeminiStreamTranslator } from './gemini-stream';
 import { convertGeminiTools } from './gemini-tools';
 import { convertGeminiUsage } from './gemini-usage';
+import { toGeminiGenerateBody } from './gemini.provider';
 
 const FIXTURES = join(__dirname, '..', '..', '..', '..', 'test', 'fixtures', 'gemini');
 const fixtureJson = (name: string): unknown => JSON.parse(readFileSync(join(FIXTURES, name), 'utf8'));
@@ -305,5 +306,74 @@ describe('GeminiStreamTranslator', () => {
     const translator = new GeminiStreamTranslator('gemini', 'gemini-2.5-flash');
     translator.event({ candidates: [{ content: { parts: [{ text: 'par' }] } }] });
     expect(() => translator.finish()).toThrow(InvalidResponseError);
+  });
+});
+
+describe('Gemini tool errors', () => {
+  const messages = JSON.parse(readFileSync(join(FIXTURES, '..', 'domain', 'tool-error-messages.json'), 'utf8')) as ChatMessage[];
+
+  it("puts a failed tool's text under the response's error key, a successful result stays the response", async () => {
+    const { contents } = await convertGeminiMessages(messages, 'gemini', noFetch);
+    expect(contents[2]).toEqual({
+      role: 'user',
+      parts: [
+        { functionResponse: { name: 'get_weather', response: { temp: 21 } } },
+        { functionResponse: { name: 'get_time', response: { error: 'unknown time zone: Atlantis' } } },
+      ],
+    });
+  });
+
+  it('keeps a failed tool result that is a JSON object as the error object', async () => {
+    const failed = messages.map((message) => (message.role === 'tool' && message.isError ? { ...message, content: '{"code":"ZONE","retry":false}' } : message));
+    const { contents } = await convertGeminiMessages(failed, 'gemini', noFetch);
+    expect(contents[2].parts[1]).toEqual({ functionResponse: { name: 'get_time', response: { error: { code: 'ZONE', retry: false } } } });
+  });
+});
+
+describe('placeholder thought signatures', () => {
+  const fromAnotherProvider: ChatMessage[] = [
+    { role: 'user', content: 'Weather in Paris and Berlin?' },
+    {
+      role: 'assistant',
+      content: 'Checking.',
+      toolCalls: [
+        { id: 'toolu_1', name: 'get_weather', arguments: '{"city":"Paris"}' },
+        { id: 'toolu_2', name: 'get_weather', arguments: '{"city":"Berlin"}' },
+      ],
+    },
+    { role: 'tool', toolCallId: 'toolu_1', content: '18C' },
+    { role: 'tool', toolCallId: 'toolu_2', content: '12C' },
+  ];
+  const request: GenerateRequest = { messages: fromAnotherProvider };
+
+  it("gives the first call of an unsigned call turn Google's placeholder on Gemini 3 models and the -latest aliases", async () => {
+    for (const model of ['gemini-3-pro-preview', 'gemini-3-flash-preview', 'gemini-flash-latest']) {
+      const { contents } = await toGeminiGenerateBody(request, model, 'gemini', noFetch);
+      expect(contents[1].parts).toEqual([
+        { text: 'Checking.' },
+        { functionCall: { name: 'get_weather', args: { city: 'Paris' } }, thoughtSignature: PLACEHOLDER_THOUGHT_SIGNATURE },
+        { functionCall: { name: 'get_weather', args: { city: 'Berlin' } } },
+      ]);
+    }
+    expect(PLACEHOLDER_THOUGHT_SIGNATURE).toBe('skip_thought_signature_validator');
+  });
+
+  it('sends no placeholder to models that do not check signatures', async () => {
+    for (const model of ['gemini-2.5-flash', 'gemini-2.0-flash', 'gemini-1.5-pro']) {
+      const { contents } = await toGeminiGenerateBody(request, model, 'gemini', noFetch);
+      expect(JSON.stringify(contents)).not.toContain('thoughtSignature');
+    }
+  });
+
+  it("leaves a call turn that carries Gemini's own signature as it is", async () => {
+    const signed: ChatMessage[] = [
+      { role: 'user', content: 'Weather?' },
+      { role: 'assistant', content: null, toolCalls: [{ id: 'call_000000000000000000000001__thought__c2lnbmVk', name: 'get_weather', arguments: '{}' }, { id: 'call_2', name: 'get_weather', arguments: '{}' }] },
+    ];
+    const { contents } = await toGeminiGenerateBody({ messages: signed }, 'gemini-3-pro-preview', 'gemini', noFetch);
+    expect(contents[1].parts).toEqual([
+      { functionCall: { name: 'get_weather', args: {} }, thoughtSignature: 'c2lnbmVk' },
+      { functionCall: { name: 'get_weather', args: {} } },
+    ]);
   });
 });

@@ -25,7 +25,7 @@ import { UpstreamClient } from '../../../upstream/upstream-client';
 import { type ImageFetcher, fetchImageWithDefaults } from '../image-fetch';
 import { checkEmbeddingDimensions, describeSettings, probeModelHealth, validateEmbeddings } from '../provider-support';
 import { mapGeminiError } from './gemini-errors';
-import { convertGeminiMessages } from './gemini-messages';
+import { addPlaceholderThoughtSignatures, convertGeminiMessages } from './gemini-messages';
 import { convertGeminiResponseFormat } from './gemini-response-format';
 import { convertGeminiResponse } from './gemini-response';
 import { GeminiStreamTranslator } from './gemini-stream';
@@ -44,6 +44,12 @@ const MAX_MODEL_PAGES = 10;
  */
 const FEATURED_MODEL = /^gemini-(1\.5|[2-9]|(flash|flash-lite|pro)-latest$)/;
 
+/**
+ * Models that validate thought signatures on replayed function calls: Gemini 3 and later, and the `-latest`
+ * aliases, which may point at them (on 2.5 a signature is optional, so the placeholder is not sent there).
+ */
+const SIGNATURE_CHECKING_MODEL = /^gemini-([3-9]|[1-9]\d|(flash|flash-lite|pro)-latest$)/;
+
 /** Accepts `gemini-x` or `models/gemini-x`; paths and bodies use the bare id. */
 function bareModel(model: string): string {
   return model.startsWith('models/') ? model.slice('models/'.length) : model;
@@ -51,11 +57,13 @@ function bareModel(model: string): string {
 
 /**
  * Tools are checked before messages, so a refused request downloads no image. Penalties of 0 are the default
- * and send nothing; `seed` and non-zero penalties go into generationConfig.
+ * and send nothing; `seed` and non-zero penalties go into generationConfig. On models that check thought
+ * signatures, an unsigned call turn gets Google's placeholder.
  */
-async function toGeminiGenerateBody(request: GenerateRequest, provider: string, fetchImage: ImageFetcher): Promise<GeminiGenerateBody> {
+export async function toGeminiGenerateBody(request: GenerateRequest, model: string, provider: string, fetchImage: ImageFetcher): Promise<GeminiGenerateBody> {
   const tools = convertGeminiTools(request, provider);
   const body: GeminiGenerateBody = { ...(await convertGeminiMessages(request.messages, provider, fetchImage, request.signal)), ...tools };
+  if (SIGNATURE_CHECKING_MODEL.test(model)) addPlaceholderThoughtSignatures(body.contents);
   const config: GeminiGenerationConfig = {};
   if (request.maxTokens !== undefined) config.maxOutputTokens = request.maxTokens;
   if (request.temperature !== undefined) config.temperature = request.temperature;
@@ -119,7 +127,7 @@ export class GeminiProvider implements AiProvider {
     const model = bareModel(request.model ?? this.chatModel);
     const response = await this.http.postJson(
       `/models/${encodeURIComponent(model)}:generateContent`,
-      await toGeminiGenerateBody(request, this.name, this.fetchImage),
+      await toGeminiGenerateBody(request, model, this.name, this.fetchImage),
       { signal: request.signal, model },
     );
     return convertGeminiResponse(response.body, this.name, model);
@@ -131,7 +139,7 @@ export class GeminiProvider implements AiProvider {
     const response = await this.http.stream(
       'POST',
       `/models/${encodeURIComponent(model)}:streamGenerateContent`,
-      await toGeminiGenerateBody(request, this.name, this.fetchImage),
+      await toGeminiGenerateBody(request, model, this.name, this.fetchImage),
       { signal: request.signal, model, query: { alt: 'sse' }, headers: { accept: 'text/event-stream' } },
     );
     const translator = new GeminiStreamTranslator(this.name, model);

@@ -17,8 +17,10 @@ export const MISTRAL_DIALECT: OpenAiDialect = {
   tools: true,
   structuredOutput: true,
   jsonSchema: true,
-  // Image input: pixtral and the Medium / Small families from 3.1 on (mistral-medium-*, mistral-small-*).
-  vision: (model) => /pixtral|^mistral-(medium|small)/.test(model),
+  // Image input: pixtral, Medium 3 on (not the retired mistral-medium-2312), Small 3.1 on (not the dated
+  // 2402 / 2409 / 2501 releases), and Magistral 1.2 on (2509, and the -latest aliases).
+  vision: (model) =>
+    /pixtral|^mistral-medium(?!-2312)|^mistral-small(?!-(2402|2409|2501))|^magistral-(small|medium)-(latest|2509|251\d|2[6-9]\d\d)/.test(model),
 };
 
 export class MistralProvider extends OpenAiCompatibleChatProvider {

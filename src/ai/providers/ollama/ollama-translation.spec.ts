@@ -159,4 +159,31 @@ describe('Ollama request translation', () => {
     expect(ollamaModelSupports('vision', 'qwen2.5:7b')).toBe(false);
     expect(ollamaModelSupports('structuredOutput', 'qwen2.5:7b')).toBe(true);
   });
+
+  it.each([
+    ['qwen3-vl:8b', true],
+    ['mistral-small3.2', true],
+    ['llava-llama3', true],
+    ['llava-phi3:3.8b', true],
+    ['gemma3', true],
+    ['gemma3:4b', true],
+    ['gemma3:27b-it-qat', true],
+    // Gemma 3's smallest sizes are text-only, and Gemma 3n is another family (text-only in Ollama).
+    ['gemma3:1b', false],
+    ['gemma3:270m', false],
+    ['gemma3:1b-it-qat', false],
+    ['gemma3n:e4b', false],
+  ])('vision for %s: %s', (model, expected) => {
+    expect(ollamaModelSupports('vision', model)).toBe(expected);
+  });
+});
+
+describe('Ollama tool errors', () => {
+  it('sends the result of a failed tool unchanged: the format has no error flag (docs/decisions.md B14)', () => {
+    const messages = JSON.parse(readFileSync(join(__dirname, '../../../../test/fixtures/domain/tool-error-messages.json'), 'utf8')) as ChatMessage[];
+    expect(toOllamaMessages(messages, 'ollama').slice(2)).toEqual([
+      { role: 'tool', content: '{"temp":21}', tool_name: 'get_weather' },
+      { role: 'tool', content: 'unknown time zone: Atlantis', tool_name: 'get_time' },
+    ]);
+  });
 });

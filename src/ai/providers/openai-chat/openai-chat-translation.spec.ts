@@ -261,6 +261,20 @@ describe('OpenAI-shaped adapters against a replayed upstream', () => {
     expect([mistral.supportsFeature('vision', undefined), mistral.supportsFeature('vision', 'pixtral-large-latest'), mistral.supportsFeature('vision', 'codestral-latest')]).toEqual([true, true, false]);
     expect([xai.supportsFeature('vision', undefined), xai.supportsFeature('vision', 'grok-2-vision-1212'), xai.supportsFeature('tools', undefined)]).toEqual([false, true, true]);
     expect([openai.supportsFeature('vision', 'gpt-4o'), openai.supportsFeature('vision', 'gpt-3.5-turbo')]).toEqual([true, false]);
+    const openaiVision = ['gpt-4.1', 'gpt-4-turbo', 'gpt-4-turbo-2024-04-09', 'gpt-4o-mini', 'o1', 'o3', 'gpt-5', 'gpt-4', 'gpt-4-0613', 'gpt-4-0125-preview', 'gpt-4-turbo-preview', 'o1-preview', 'o3-mini'];
+    expect(openaiVision.map((model) => openai.supportsFeature('vision', model))).toEqual([true, true, true, true, true, true, true, false, false, false, false, false, false]);
+    const mistralVision = ['mistral-medium-2505', 'mistral-small-2503', 'mistral-small-2506', 'magistral-medium-2509', 'magistral-small-latest', 'mistral-small-2501', 'mistral-medium-2312', 'magistral-medium-2506', 'ministral-8b-2410'];
+    expect(mistralVision.map((model) => mistral.supportsFeature('vision', model))).toEqual([true, true, true, true, true, false, false, false, false]);
     await Promise.all([mistral.close(), xai.close(), openai.close()]);
+  });
+});
+
+describe('OpenAI-shaped tool errors', () => {
+  it('sends the result of a failed tool unchanged: the format has no error flag (docs/decisions.md B14)', () => {
+    const messages = JSON.parse(readFileSync(join(FIXTURES, '..', 'domain', 'tool-error-messages.json'), 'utf8')) as ChatMessage[];
+    expect(toOpenAiMessages(messages).slice(2)).toEqual([
+      { role: 'tool', tool_call_id: 'call_weather', content: '{"temp":21}' },
+      { role: 'tool', tool_call_id: 'call_time', content: 'unknown time zone: Atlantis' },
+    ]);
   });
 });

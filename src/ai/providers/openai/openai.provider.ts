@@ -18,8 +18,9 @@ export const OPENAI_DIALECT: OpenAiDialect = {
   tools: true,
   structuredOutput: true,
   jsonSchema: true,
-  // Every current chat family reads images; gpt-3.5 and the o1-mini / o3-mini reasoning models do not.
-  vision: (model) => !/^(gpt-3\.5|o1-mini|o3-mini)/.test(model),
+  // Every current chat family reads images. Not: gpt-3.5, the original GPT-4 and the GPT-4 Turbo previews
+  // (images came with gpt-4-vision-preview and gpt-4-turbo-2024-04-09), o1-mini, o1-preview and o3-mini.
+  vision: (model) => !/^(gpt-3\.5|gpt-4(-0314|-0613|-32k.*|-1106-preview|-0125-preview|-turbo-preview)?$|o1-mini|o1-preview|o3-mini)/.test(model),
 };
 
 export class OpenAiProvider extends OpenAiCompatibleChatProvider {
