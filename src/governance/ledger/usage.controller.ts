@@ -1,4 +1,5 @@
 import { Controller, Get, Inject, Query, Req, UseFilters, UseGuards } from '@nestjs/common';
+import { ApiOperation, ApiQuery } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
 import { apiBody } from '../../ai/http/api-response';
 import { ApiAuthGuard } from '../../http/api-auth.guard';
@@ -7,7 +8,7 @@ import { ApiExceptionFilter } from '../../http/api-exception.filter';
 import { governanceOf } from '../governance-identity';
 import { LedgerService } from './ledger.service';
 import { microsToUsd } from './pricing';
-import { emptyRow, type UsageRow, UsageQueryError } from './usage-query';
+import { emptyRow, USAGE_GROUPS, type UsageRow, UsageQueryError } from './usage-query';
 import { type UsageParams, usageQueryFor, UsageScopeError } from './usage-request';
 
 /** GET /v1/usage: the ledger's sums for the caller's tenant (every tenant for the admin). */
@@ -18,6 +19,11 @@ export class UsageController {
   constructor(@Inject(LedgerService) private readonly ledger: LedgerService) {}
 
   @Get('usage')
+  @ApiOperation({ summary: "Tokens and cost of model calls over a time range, grouped; a caller sees its own tenant, the admin every tenant" })
+  @ApiQuery({ name: 'from', required: false, description: 'Start, inclusive: YYYY-MM-DD (UTC), a date-time with an offset, or epoch ms; default 7 days before `to`' })
+  @ApiQuery({ name: 'to', required: false, description: 'End, exclusive; default now' })
+  @ApiQuery({ name: 'group_by', required: false, enum: USAGE_GROUPS, description: 'Default day (UTC)' })
+  @ApiQuery({ name: 'tenant', required: false, description: 'Admin only: one tenant instead of all' })
   async usage(@Req() request: FastifyRequest, @Query() params: UsageParams) {
     const query = toQuery(params, request);
     const rows = await this.ledger.usage(query);
