@@ -18,6 +18,7 @@ interface LedgerSeries {
   cached: Increment;
   cost: Increment;
   unpriced: Increment;
+  calls: Increment;
 }
 import { AGENT_EVENT_CHANNEL, type AgentTelemetryEvent } from '../ai/agent/agent-telemetry';
 import {
@@ -257,7 +258,7 @@ export class MetricsService implements OnModuleDestroy {
 
   private recordLedgerEntry(event: LedgerEntryEvent): void {
     const { tenant, provider, model } = event;
-    const key = `${tenant} ${provider} ${model}`;
+    const key = `${tenant} ${provider} ${model} ${event.status}`;
     let series = this.ledgerSeries.get(key);
     if (series === undefined) {
       const labels = { tenant, provider, model };
@@ -267,6 +268,7 @@ export class MetricsService implements OnModuleDestroy {
         cached: this.ledgerTokens.labels({ ...labels, type: 'cached' }),
         cost: this.ledgerCost.labels(labels),
         unpriced: this.ledgerUnpriced.labels(labels),
+        calls: this.ledgerCalls.labels({ ...labels, status: event.status }),
       };
       this.ledgerSeries.set(key, series);
     }
@@ -275,7 +277,7 @@ export class MetricsService implements OnModuleDestroy {
     series.cached.inc(event.cachedTokens);
     if (event.costMicros === null) series.unpriced.inc();
     else series.cost.inc(event.costMicros / 1_000_000);
-    this.ledgerCalls.inc({ tenant, provider, model, status: event.status });
+    series.calls.inc();
   }
 
   private recordAuthDecision(event: AuthDecisionEvent): void {

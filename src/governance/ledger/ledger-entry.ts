@@ -5,7 +5,7 @@
  */
 import type { ModelCallOperation, ModelCallRecord, ModelCallStatus } from '../../ai/client/model-call';
 import type { CallContext } from '../call-context';
-import { costMicros, findPrice, type PricingTable } from './pricing';
+import { costMicros, type ModelPrice } from './pricing';
 
 export interface LedgerEntry {
   /** Epoch milliseconds when the call ended. */
@@ -29,7 +29,8 @@ export interface LedgerEntry {
   estimated: boolean;
 }
 
-export function toLedgerEntry(record: ModelCallRecord, context: CallContext | undefined, pricing: PricingTable, time: number): LedgerEntry {
+/** `price`: the model's price (see findPrice), undefined when it has none. */
+export function toLedgerEntry(record: ModelCallRecord, context: CallContext | undefined, price: ModelPrice | undefined, time: number): LedgerEntry {
   const identity = context?.identity;
   const { usage } = record;
   return {
@@ -46,7 +47,7 @@ export function toLedgerEntry(record: ModelCallRecord, context: CallContext | un
     inputTokens: usage.inputTokens,
     outputTokens: usage.outputTokens,
     cachedTokens: usage.cachedTokens,
-    costMicros: costMicros(findPrice(pricing, record.provider, record.providerKind, record.model), usage),
+    costMicros: costMicros(price, usage),
     status: record.status,
     estimated: record.estimated,
   };
