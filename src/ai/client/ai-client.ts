@@ -352,13 +352,16 @@ export class AiClient {
       if (!options.signal?.aborted) status = 'error';
       throw error;
     } finally {
-      // Ends the upstream request when the consumer stops early; a no-op once the adapter has finished.
-      await rest.return?.();
-      if (sink && inCallerContext && sent) {
-        const request = sent;
-        const model = last?.done ? last.model : configuredModel(provider, request.model, 'chatModel');
-        const usage = last?.done ? last.usage : undefined;
-        inCallerContext(() => this.recordCall(sink, provider, model, 'stream', status, usage, messageChars(request.messages), receivedChars));
+      try {
+        // Ends the upstream request when the consumer stops early; a no-op once the adapter has finished.
+        await rest.return?.();
+      } finally {
+        if (sink && inCallerContext && sent) {
+          const request = sent;
+          const model = last?.done ? last.model : configuredModel(provider, request.model, 'chatModel');
+          const usage = last?.done ? last.usage : undefined;
+          inCallerContext(() => this.recordCall(sink, provider, model, 'stream', status, usage, messageChars(request.messages), receivedChars));
+        }
       }
     }
   }

@@ -51,10 +51,18 @@ export function parseInstant(value: string, parameter: string): number {
   const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(trimmed);
   const dateTime = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/.test(trimmed);
   const time = dateOnly ? Date.parse(`${trimmed}T00:00:00Z`) : dateTime ? Date.parse(trimmed) : Number.NaN;
-  if (Number.isNaN(time)) {
+  // Date.parse rolls 2026-02-30 over into March; a real calendar date reads back unchanged.
+  const calendarDate = trimmed.slice(0, 10);
+  const rolledOver = dateOnly && !Number.isNaN(time) && utcDay(time) !== calendarDate;
+  if (Number.isNaN(time) || rolledOver || (dateTime && !isCalendarDate(calendarDate))) {
     throw new UsageQueryError(parameter, `${parameter} must be a date (YYYY-MM-DD), a date-time with an offset (2026-11-20T10:00:00Z) or epoch milliseconds`);
   }
   return time;
+}
+
+function isCalendarDate(date: string): boolean {
+  const time = Date.parse(`${date}T00:00:00Z`);
+  return !Number.isNaN(time) && utcDay(time) === date;
 }
 
 /** `7d`, `12h`, `30m`: how far back from now. */
