@@ -9,6 +9,8 @@ import { APP_INTERCEPTOR, NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyRequest } from 'fastify';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
@@ -151,6 +153,43 @@ describe('GET /v1/usage', () => {
     expect((await usage('?from=2026-11-02&to=2026-11-01', as('t-1'))).json().error.message).toBe('from must be before to');
     expect((await usage('', as(null))).statusCode).toBe(403);
     expect((await app.inject({ method: 'GET', url: '/v1/usage' })).statusCode).toBe(401);
+  });
+});
+
+describe('a client that disconnects mid-stream', () => {
+  it('still has its call recorded, under its tenant, with the tokens estimated', async () => {
+    const app = await start('');
+    await app.listen(0, '127.0.0.1');
+    const { port } = app.getHttpServer().address() as AddressInfo;
+    try {
+      pair.openai.server.inject({ kind: 'stream', stallAfter: 2 });
+      // node:http, so the disconnect is a closed socket, as with a browser tab going away.
+      await new Promise<void>((resolve, reject) => {
+        const request = httpRequest(`http://127.0.0.1:${port}/v1/generate`, { method: 'POST', headers: { ...as('t-gone'), 'content-type': 'application/json' } });
+        request.on('error', reject);
+        request.on('response', (response) => {
+          let received = '';
+          response.on('data', (chunk: Buffer) => {
+            received += chunk.toString('utf8');
+            if (!received.includes('event: delta')) return;
+            request.destroy();
+            resolve();
+          });
+        });
+        request.end(JSON.stringify({ messages: [{ role: 'user', content: 'a question of forty characters in total' }], stream: true }));
+      });
+      await pair.openai.server.waitForAbort();
+      const deadline = Date.now() + 10_000;
+      let row: { calls: number; input_tokens: number; estimated_calls: number } | undefined;
+      while (!row && Date.now() < deadline) {
+        const body = (await app.inject({ method: 'GET', url: '/v1/usage?group_by=tenant', headers: as('t-gone') })).json();
+        row = body.rows[0];
+        if (!row) await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(row).toMatchObject({ group: 't-gone', calls: 1, estimated_calls: 1, input_tokens: Math.ceil('a question of forty characters in total'.length / 4) });
+    } finally {
+      await app.close();
+    }
   });
 });
 
