@@ -87,7 +87,7 @@ export class AiModule implements OnApplicationShutdown {
       module: AiModule,
       controllers: [V1InfoController, V1OperationsController, V1SearchController, V1AgentController, OpenAiCompatController],
       providers,
-      exports: [AiClient, SearchService, AgentService, AI_MODULE_OPTIONS],
+      exports: [AiClient, SearchService, AgentService, AI_MODULE_OPTIONS, API_AUTH_OPTIONS],
     };
   }
 

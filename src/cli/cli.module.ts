@@ -14,6 +14,7 @@ import { RbacCommand } from './rbac.command';
 import { SearchCommand } from './search.command';
 import { SecretCommand } from './secret.command';
 import { ServeCommand } from './serve.command';
+import { UsageCommand } from './usage.command';
 import { VectorCommand } from './vector.command';
 
 /** A new command is one file plus one entry here (sub-commands through `registerWithSubCommands`). */
@@ -31,6 +32,7 @@ const COMMANDS = [
   SearchCommand,
   AgentCommand,
   McpCommand,
+  UsageCommand,
   ...VectorCommand.registerWithSubCommands(),
 ];
 

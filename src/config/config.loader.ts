@@ -9,6 +9,7 @@ import { ConfigError, formatKeyPath } from './config.error';
 import type { ConfigDocument, ConfigOverride, EnvironmentProvider, TollgateConfig } from './config.types';
 import { environmentOverrides } from './config-environment';
 import { resolveReferences } from './config-references';
+import { toLedgerSettings } from './ledger-config.mapper';
 import { toLimitsSettings } from './limits-config.mapper';
 import { providerEnvironment } from './provider-environment';
 import { toVectorSettings } from './search-config.mapper';
@@ -152,6 +153,7 @@ function toConfig(
     vector: toVectorSettings(document, context),
     mcp: toMcpSettings(document, context.source),
     limits: toLimitsSettings(document, context.source),
+    ledger: toLedgerSettings(document, context.source),
     environmentProviders,
     document,
   };

@@ -7,6 +7,7 @@ import type { VectorStoreSettings } from '../ai/vector/vector-store.interface';
 import type { AgentLimits } from '../ai/agent/agent-limits';
 import type { McpSettings } from '../ai/mcp/mcp-settings';
 import type { LimitsSettings } from '../limits/limits-settings';
+import type { LedgerSettings } from '../governance/ledger/ledger-settings';
 
 /**
  * The YAML document as written (snake_case keys), after `_env` / `${VAR}` references are resolved.
@@ -36,6 +37,32 @@ export interface ConfigDocument {
   metrics?: MetricsSection;
   logs?: LogsSection;
   limits?: LimitsSection;
+  governance?: GovernanceSection;
+}
+
+/** The `governance:` section as written in YAML (docs/governance.md). */
+export interface GovernanceSection {
+  ledger?: LedgerSection;
+  pricing?: PricingSection;
+}
+
+export interface LedgerSection {
+  enabled?: boolean;
+  store?: 'memory' | 'postgres';
+  url?: string;
+  table?: string;
+  retention_days?: number;
+  max_entries?: number;
+  batch_size?: number;
+  /** Seconds. */
+  flush_interval?: number;
+  metrics_max_tenants?: number;
+}
+
+export interface PricingSection {
+  use_defaults?: boolean;
+  /** Keyed `provider/model`; USD per million tokens. */
+  models?: Record<string, { input: number; output: number; cached_input?: number }>;
 }
 
 /** One search tool (docs/configuration.md); which keys apply depends on `kind`. */
@@ -282,6 +309,8 @@ export interface TollgateConfig {
   mcp: McpSettings;
   /** Request rate limits (per tenant, per API token). */
   limits: LimitsSettings;
+  /** The usage and cost ledger (governance.ledger, governance.pricing). */
+  ledger: LedgerSettings;
   /** Providers that environment variables created (the configuration has no `providers:` section), for the start-up log. */
   environmentProviders: EnvironmentProvider[];
   /** The merged document, for sections whose modules map them themselves. */

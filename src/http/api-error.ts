@@ -95,7 +95,7 @@ function internalError(unexpected: boolean): ApiErrorResponse {
 }
 
 /** Errors Tollgate raises itself in controllers carry `tollgate: true` so their text may be shown. */
-export function apiRequestError(status: 400 | 404 | 413, message: string): HttpException {
+export function apiRequestError(status: 400 | 403 | 404 | 413, message: string): HttpException {
   return new HttpException({ message, tollgate: true }, status);
 }
 

@@ -6,6 +6,20 @@ interface LabelledSeries {
   requests: { inc(): void };
   duration: { observe(value: number): void };
 }
+
+interface Increment {
+  inc(value?: number): void;
+}
+
+/** One tenant/provider/model combination's ledger counters. */
+interface LedgerSeries {
+  input: Increment;
+  output: Increment;
+  cached: Increment;
+  cost: Increment;
+  unpriced: Increment;
+  calls: Increment;
+}
 import { AGENT_EVENT_CHANNEL, type AgentTelemetryEvent } from '../ai/agent/agent-telemetry';
 import {
   PROVIDER_FALLBACK_CHANNEL,
@@ -19,6 +33,7 @@ import {
   type AuthDecisionEvent,
   type PermissionCacheEvent,
 } from '../auth/auth-events';
+import { LEDGER_ENTRY_CHANNEL, type LedgerEntryEvent } from '../governance/ledger/ledger-events';
 
 /** Seconds; from a fast cached route (~1 ms) to a slow model answer (a minute). */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -62,6 +77,12 @@ export class MetricsService implements OnModuleDestroy {
    */
   private readonly httpSeries = new Map<string, LabelledSeries>();
   private readonly providerSeries = new Map<string, LabelledSeries>();
+  /** Bounded by the ledger's label caps (docs/governance.md#ledger-and-usage): tenants and models past them are `other`. */
+  private readonly ledgerSeries = new Map<string, LedgerSeries>();
+  private readonly ledgerTokens: Counter<'tenant' | 'provider' | 'model' | 'type'>;
+  private readonly ledgerCost: Counter<'tenant' | 'provider' | 'model'>;
+  private readonly ledgerUnpriced: Counter<'tenant' | 'provider' | 'model'>;
+  private readonly ledgerCalls: Counter<'tenant' | 'provider' | 'model' | 'status'>;
 
   constructor() {
     const registers = [this.registry];
@@ -117,6 +138,30 @@ export class MetricsService implements OnModuleDestroy {
       buckets: LATENCY_BUCKETS,
       registers,
     });
+    this.ledgerTokens = new Counter({
+      name: 'tollgate_ledger_tokens_total',
+      help: 'Tokens of model calls recorded in the ledger, by tenant, provider, model and type (input, output, cached; cached is part of input).',
+      labelNames: ['tenant', 'provider', 'model', 'type'],
+      registers,
+    });
+    this.ledgerCost = new Counter({
+      name: 'tollgate_ledger_cost_usd_total',
+      help: 'Cost in USD of the priced model calls recorded in the ledger, by tenant, provider and model.',
+      labelNames: ['tenant', 'provider', 'model'],
+      registers,
+    });
+    this.ledgerUnpriced = new Counter({
+      name: 'tollgate_ledger_unpriced_calls_total',
+      help: 'Model calls recorded without a cost because the model has no price.',
+      labelNames: ['tenant', 'provider', 'model'],
+      registers,
+    });
+    this.ledgerCalls = new Counter({
+      name: 'tollgate_ledger_calls_total',
+      help: 'Model calls recorded in the ledger, by tenant, provider, model and status (ok, error, aborted).',
+      labelNames: ['tenant', 'provider', 'model', 'status'],
+      registers,
+    });
     const authTally = this.authTally;
     const authStatus = this.authStatus;
     new Counter({
@@ -157,6 +202,7 @@ export class MetricsService implements OnModuleDestroy {
       else this.cacheTally.miss++;
     });
     this.subscribe(AGENT_EVENT_CHANNEL, (event: AgentTelemetryEvent) => this.recordAgentEvent(event));
+    this.subscribe(LEDGER_ENTRY_CHANNEL, (event: LedgerEntryEvent) => this.recordLedgerEntry(event));
   }
 
   /** Called once per response by the HTTP hook; `route` is the route pattern, never the raw URL. */
@@ -208,6 +254,30 @@ export class MetricsService implements OnModuleDestroy {
     series.requests.inc();
     series.duration.observe(duration / 1000);
     if (payload.attempt > 1) this.providerRetries.inc({ provider, operation });
+  }
+
+  private recordLedgerEntry(event: LedgerEntryEvent): void {
+    const { tenant, provider, model } = event;
+    const key = `${tenant} ${provider} ${model} ${event.status}`;
+    let series = this.ledgerSeries.get(key);
+    if (series === undefined) {
+      const labels = { tenant, provider, model };
+      series = {
+        input: this.ledgerTokens.labels({ ...labels, type: 'input' }),
+        output: this.ledgerTokens.labels({ ...labels, type: 'output' }),
+        cached: this.ledgerTokens.labels({ ...labels, type: 'cached' }),
+        cost: this.ledgerCost.labels(labels),
+        unpriced: this.ledgerUnpriced.labels(labels),
+        calls: this.ledgerCalls.labels({ ...labels, status: event.status }),
+      };
+      this.ledgerSeries.set(key, series);
+    }
+    series.input.inc(event.inputTokens);
+    series.output.inc(event.outputTokens);
+    series.cached.inc(event.cachedTokens);
+    if (event.costMicros === null) series.unpriced.inc();
+    else series.cost.inc(event.costMicros / 1_000_000);
+    series.calls.inc();
   }
 
   private recordAuthDecision(event: AuthDecisionEvent): void {

@@ -3,8 +3,10 @@
  * health. Retries, fallback and `service.request` events live here, once, for every adapter
  * (docs/decisions.md B2, B6); adapters only speak their wire format.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import {
   CapabilityNotSupportedError,
+  ConnectionError,
   InvalidRequestError,
   InvalidResponseError,
   isFallbackEligible,
@@ -13,7 +15,10 @@ import {
 import type {
   AiProvider,
   ChatMessage,
+  EmbedRequest,
+  EmbedResult,
   GenerateRequest,
+  GenerateResult,
   GenerateStreamChunk,
   HealthResult,
   ModelFeature,
@@ -27,6 +32,7 @@ import type {
 import { BUILT_IN_SENSITIVE_KEYS, type ContextItem, redactSensitive, renderContextItems } from '../prompts/context-rendering';
 import { buildMessages, templatesFor } from '../prompts/prompt-templates';
 import type { AiClientOptions } from './ai-client.options';
+import { measuredUsage, messageChars, type ModelCallOperation, type ModelCallSink, type ModelCallStatus, toolCallChars } from './model-call';
 import type { ProviderRegistry } from './provider-registry';
 import { type ModelRoute, ModelRouter, type ModelTarget } from './model-routing';
 import { callWithRetry, type Sleep } from './retry';
@@ -130,6 +136,7 @@ export class AiClient {
   private readonly publisher: ServiceRequestPublisher;
   private readonly router: ModelRouter;
   private healthCache?: { at: number; results: Promise<HealthResult[]> };
+  private modelCallSink?: ModelCallSink;
 
   constructor(
     private readonly registry: ProviderRegistry,
@@ -159,6 +166,15 @@ export class AiClient {
       alias,
       targets: (this.router.aliasTargets(alias) ?? []).map((target) => `${target.provider}/${target.model}`),
     }));
+  }
+
+  /**
+   * Where each model call's record goes (the governance ledger). Unset by default, and then no record is
+   * built. Stream records are handed over in the context of the stream's first read, so an
+   * AsyncLocalStorage call context set around the request reaches the sink even after a disconnect.
+   */
+  setModelCallSink(sink: ModelCallSink | undefined): void {
+    this.modelCallSink = sink;
   }
 
   get defaultProvider(): string {
@@ -203,7 +219,7 @@ export class AiClient {
     callerMessages: readonly ChatMessage[] = [],
   ): Promise<GenerateResponse> {
     const { result, provider } = await this.withFallback('generate', 'generate', options, (candidate, model) =>
-      candidate.generate(generateRequest(options, messagesFor(candidate), model)),
+      this.measuredGenerate(candidate, generateRequest(options, messagesFor(candidate), model)),
     requiredFeatures(options, callerMessages));
     return {
       response: result.text,
@@ -327,18 +343,29 @@ export class AiClient {
     messagesFor: (candidate: AiProvider) => ChatMessage[],
     callerMessages: readonly ChatMessage[] = [],
   ): AsyncGenerator<GenerateStreamEvent> {
-    const { result, provider } = await this.withFallback('streaming', 'generate', options, (candidate, model) =>
-      openStream(candidate, generateRequest(options, messagesFor(candidate), model)),
-    requiredFeatures(options, callerMessages));
+    let sent: GenerateRequest | undefined;
+    const { result, provider } = await this.withFallback('streaming', 'generate', options, (candidate, model) => {
+      sent = generateRequest(options, messagesFor(candidate), model);
+      return this.measuredOpen(candidate, sent);
+    }, requiredFeatures(options, callerMessages));
     const { rest } = result;
+    const sink = this.modelCallSink;
+    // Taken at the first read, so the record reaches the sink in the caller's context even from a disconnect.
+    const inCallerContext = sink ? AsyncLocalStorage.snapshot() : undefined;
+    let status: ModelCallStatus = 'aborted';
+    let receivedChars = 0;
+    let last: GenerateStreamChunk | undefined;
     try {
       let chunk = result.first;
       while (!chunk.done) {
+        if (sink) receivedChars += chunk.text.length + toolCallChars(chunk.toolCalls);
         yield chunk.toolCalls?.length ? { type: 'delta', text: chunk.text, toolCalls: chunk.toolCalls } : { type: 'delta', text: chunk.text };
         const next = await rest.next();
         if (next.done) throw new InvalidResponseError(`${provider.name}: upstream stream ended without a completion marker`, { provider: provider.name });
         chunk = next.value;
       }
+      last = chunk;
+      status = 'ok';
       yield {
         type: 'done',
         provider: provider.name,
@@ -346,15 +373,108 @@ export class AiClient {
         ...(chunk.finishReason !== undefined ? { finishReason: chunk.finishReason } : {}),
         ...(chunk.usage !== undefined ? { usage: chunk.usage } : {}),
       };
+    } catch (error) {
+      if (!options.signal?.aborted) status = 'error';
+      throw error;
     } finally {
-      // Ends the upstream request when the consumer stops early; a no-op once the adapter has finished.
-      await rest.return?.();
+      try {
+        // Ends the upstream request when the consumer stops early; a no-op once the adapter has finished.
+        await rest.return?.();
+      } finally {
+        if (sink && inCallerContext && sent) {
+          const request = sent;
+          const model = last?.done ? last.model : configuredModel(provider, request.model, 'chatModel');
+          const usage = last?.done ? last.usage : undefined;
+          inCallerContext(() => this.recordCall(sink, provider, model, 'stream', status, usage, messageChars(request.messages), receivedChars));
+        }
+      }
+    }
+  }
+
+  /** One generation attempt, recorded when a sink is set. */
+  private async measuredGenerate(provider: AiProvider, request: GenerateRequest): Promise<GenerateResult> {
+    const sink = this.modelCallSink;
+    if (!sink) return provider.generate(request);
+    try {
+      const result = await provider.generate(request);
+      const received = result.text.length + toolCallChars(result.toolCalls);
+      this.recordCall(sink, provider, result.model, 'generate', 'ok', result.usage, messageChars(request.messages), received);
+      return result;
+    } catch (error) {
+      this.recordFailure(sink, provider, configuredModel(provider, request.model, 'chatModel'), 'generate', error, request.signal, messageChars(request.messages));
+      throw error;
+    }
+  }
+
+  /** Opening one stream attempt: only a failure is recorded here; a stream that opened is recorded when it ends. */
+  private async measuredOpen(provider: AiProvider, request: GenerateRequest): Promise<OpenedStream> {
+    const sink = this.modelCallSink;
+    if (!sink) return openStream(provider, request);
+    try {
+      return await openStream(provider, request);
+    } catch (error) {
+      this.recordFailure(sink, provider, configuredModel(provider, request.model, 'chatModel'), 'stream', error, request.signal, messageChars(request.messages));
+      throw error;
+    }
+  }
+
+  private async measuredEmbed(provider: AiProvider, request: EmbedRequest): Promise<EmbedResult> {
+    const sink = this.modelCallSink;
+    if (!sink) return provider.embed(request);
+    const sentChars = request.inputs.reduce((sum, text) => sum + text.length, 0);
+    try {
+      const result = await provider.embed(request);
+      this.recordCall(sink, provider, result.model, 'embed', 'ok', result.usage, sentChars, 0);
+      return result;
+    } catch (error) {
+      this.recordFailure(sink, provider, configuredModel(provider, request.model, 'embeddingModel'), 'embed', error, request.signal, sentChars);
+      throw error;
+    }
+  }
+
+  /**
+   * A failed attempt: aborted by the caller (input estimated: the upstream may have read it), or an error the
+   * upstream answered with (no tokens). A connection failure or a capability refusal never reached a model.
+   */
+  private recordFailure(
+    sink: ModelCallSink,
+    provider: AiProvider,
+    model: string,
+    operation: ModelCallOperation,
+    error: unknown,
+    signal: AbortSignal | undefined,
+    sentChars: number,
+  ): void {
+    if (signal?.aborted) {
+      this.recordCall(sink, provider, model, operation, 'aborted', undefined, sentChars, 0);
+      return;
+    }
+    if (error instanceof ConnectionError || error instanceof CapabilityNotSupportedError) return;
+    this.recordCall(sink, provider, model, operation, 'error', { inputTokens: 0, outputTokens: 0 }, 0, 0);
+  }
+
+  private recordCall(
+    sink: ModelCallSink,
+    provider: AiProvider,
+    model: string,
+    operation: ModelCallOperation,
+    status: ModelCallStatus,
+    reported: TokenUsage | undefined,
+    sentChars: number,
+    receivedChars: number,
+  ): void {
+    const { usage, estimated } = measuredUsage(reported, sentChars, receivedChars);
+    // A failing sink must not turn a model call into a failure.
+    try {
+      sink({ provider: provider.name, providerKind: provider.kind, model, operation, status, usage, estimated });
+    } catch {
+      // The sink owns its errors.
     }
   }
 
   private async embed(texts: readonly string[], options: EmbeddingOptions): Promise<BatchEmbeddingResponse> {
     const { result, provider } = await this.withFallback('embeddings', 'embed', options, (candidate, model) =>
-      candidate.embed({ inputs: [...texts], model, signal: options.signal }),
+      this.measuredEmbed(candidate, { inputs: [...texts], model, signal: options.signal }),
     );
     return { embeddings: result.embeddings, provider: provider.name, model: result.model, dimensions: result.embeddings[0].length };
   }
@@ -515,6 +635,13 @@ function partProblem(part: unknown): string | undefined {
     return nonEmptyString(source.data) ? undefined : '.image.data must be non-empty base64 text';
   }
   return ".image.kind must be 'url' or 'base64'";
+}
+
+/** The model a request names, else the registration's configured one. */
+function configuredModel(provider: AiProvider, requested: string | undefined, setting: 'chatModel' | 'embeddingModel'): string {
+  if (requested !== undefined) return requested;
+  const configured = provider.describe()[setting];
+  return typeof configured === 'string' ? configured : 'unknown';
 }
 
 /** Reads up to the first chunk, so a failure to connect, a refusal or an empty stream counts as the attempt failing. */

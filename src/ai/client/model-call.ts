@@ -1,0 +1,81 @@
+/**
+ * The model-call record: one per model call that reached an upstream (generate, stream, embeddings; each
+ * retry and fallback attempt on its own), handed to the client's optional sink (the governance ledger).
+ * Token figures come from the upstream's usage report; where it reported none they are estimated from text
+ * length and marked `estimated` (docs/governance.md#ledger-and-usage).
+ */
+import type { ChatMessage, ProviderKind, TokenUsage, ToolCall, ToolCallDelta } from '../providers/ai-provider.interface';
+
+export type ModelCallOperation = 'generate' | 'stream' | 'embed';
+
+/** ok: the upstream answered in full; error: it failed or answered with an error; aborted: the caller stopped it. */
+export type ModelCallStatus = 'ok' | 'error' | 'aborted';
+
+export interface ModelCallUsage {
+  inputTokens: number;
+  outputTokens: number;
+  /** Input tokens served from the provider's prompt cache (part of inputTokens). */
+  cachedTokens: number;
+  /** Output tokens spent on reasoning (part of outputTokens), when the upstream reports them. */
+  reasoningTokens?: number;
+}
+
+export interface ModelCallRecord {
+  /** Registration name of the provider that was called. */
+  provider: string;
+  providerKind: ProviderKind;
+  model: string;
+  operation: ModelCallOperation;
+  status: ModelCallStatus;
+  usage: ModelCallUsage;
+  /** True when the upstream reported no usage and the figures are estimated from text length. */
+  estimated: boolean;
+}
+
+/** Receives every record; called synchronously, so it must be cheap (queue, don't write) and must not throw. */
+export type ModelCallSink = (record: ModelCallRecord) => void;
+
+/** The usual rule of thumb for English text and code with BPE tokenizers. */
+export const ESTIMATED_CHARS_PER_TOKEN = 4;
+
+export function estimateTokens(chars: number): number {
+  return chars <= 0 ? 0 : Math.ceil(chars / ESTIMATED_CHARS_PER_TOKEN);
+}
+
+/** Characters of text a request sends: message texts and tool-call arguments (images are not counted). */
+export function messageChars(messages: readonly ChatMessage[]): number {
+  let chars = 0;
+  for (const message of messages) {
+    if (typeof message.content === 'string') chars += message.content.length;
+    else if (Array.isArray(message.content)) {
+      for (const part of message.content) if (part.type === 'text') chars += part.text.length;
+    }
+    if (message.role === 'assistant') chars += toolCallChars(message.toolCalls);
+  }
+  return chars;
+}
+
+export function toolCallChars(calls: readonly (ToolCall | ToolCallDelta)[] | undefined): number {
+  let chars = 0;
+  for (const call of calls ?? []) chars += (call.name?.length ?? 0) + (call.arguments?.length ?? 0);
+  return chars;
+}
+
+/**
+ * The upstream's usage when it reported input or output tokens, else an estimate from the characters sent
+ * and received. A partial report (only input, as Ollama's embeddings) is completed by estimating the rest.
+ */
+export function measuredUsage(usage: TokenUsage | undefined, sentChars: number, receivedChars: number): { usage: ModelCallUsage; estimated: boolean } {
+  const input = usage?.inputTokens;
+  const output = usage?.outputTokens;
+  const estimated = input === undefined || (output === undefined && receivedChars > 0);
+  return {
+    usage: {
+      inputTokens: input ?? estimateTokens(sentChars),
+      outputTokens: output ?? estimateTokens(receivedChars),
+      cachedTokens: usage?.cachedInputTokens ?? 0,
+      ...(usage?.reasoningTokens !== undefined ? { reasoningTokens: usage.reasoningTokens } : {}),
+    },
+    estimated,
+  };
+}

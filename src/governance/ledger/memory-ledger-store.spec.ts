@@ -1,0 +1,44 @@
+import type { LedgerEntry } from './ledger-entry';
+import { MemoryLedgerStore } from './memory-ledger-store';
+
+const entry = (time: number, tenant = 't-1'): LedgerEntry => ({
+  time,
+  requestId: null,
+  tenant,
+  subTenant: null,
+  subject: null,
+  keyId: null,
+  route: null,
+  provider: 'openai',
+  model: 'gpt-4o',
+  operation: 'generate',
+  inputTokens: 10,
+  outputTokens: 1,
+  cachedTokens: 0,
+  costMicros: time === 2 ? null : 5,
+  status: 'ok',
+  estimated: time === 3,
+});
+
+describe('MemoryLedgerStore', () => {
+  it('keeps the newest entries, overwriting the oldest, and counts what it dropped', async () => {
+    const store = new MemoryLedgerStore(3);
+    await store.write([entry(1), entry(2)]);
+    await store.write([entry(3), entry(4), entry(5)]);
+    expect(store.dropped).toBe(2);
+    const rows = await store.usage({ from: 0, to: 10, groupBy: 'day' });
+    expect(rows).toEqual([{ group: '1970-01-01', calls: 3, inputTokens: 30, outputTokens: 3, cachedTokens: 0, costMicros: 15, unpricedCalls: 0, estimatedCalls: 1 }]);
+  });
+
+  it('sums only the range and the tenant asked for, unpriced calls apart, groups sorted with none last', async () => {
+    const store = new MemoryLedgerStore(10);
+    await store.write([entry(1, 't-2'), entry(2, 't-1'), entry(3, 't-1'), entry(9, 't-1')]);
+    await store.write([{ ...entry(4), tenant: null }]);
+    expect((await store.usage({ from: 1, to: 9, groupBy: 'tenant' })).map((r) => [r.group, r.calls, r.costMicros, r.unpricedCalls])).toEqual([
+      ['t-1', 2, 5, 1],
+      ['t-2', 1, 5, 0],
+      [null, 1, 5, 0],
+    ]);
+    expect((await store.usage({ from: 0, to: 10, groupBy: 'model', tenant: 't-2' })).map((r) => [r.group, r.calls])).toEqual([['gpt-4o', 1]]);
+  });
+});

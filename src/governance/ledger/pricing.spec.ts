@@ -1,0 +1,84 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { baseModelName, buildPricingTable, costMicros, findPrice, type PriceSection } from './pricing';
+
+const defaults: Record<string, PriceSection> = {
+  'openai/gpt-4o': { input: 2.5, output: 10, cached_input: 1.25 },
+  'openai/gpt-4o-mini': { input: 0.15, output: 0.6, cached_input: 0.075 },
+  'anthropic/claude-sonnet-4-5': { input: 3, output: 15, cached_input: 0.3 },
+  'mistral/mistral-large-2411': { input: 2, output: 6 },
+};
+
+describe('findPrice', () => {
+  const table = buildPricingTable(defaults, { 'eu-openai/gpt-4o': { input: 3, output: 12 }, 'ollama/llama3*': { input: 0, output: 0 }, 'ollama/llama3.1*': { input: 1, output: 1 } }, true);
+
+  it('prefers the registration name, then the kind', () => {
+    expect(findPrice(table, 'eu-openai', 'openai', 'gpt-4o')).toEqual({ input: 3, output: 12 });
+    expect(findPrice(table, 'us-openai', 'openai', 'gpt-4o')).toEqual({ input: 2.5, output: 10, cachedInput: 1.25 });
+  });
+
+  it('matches an exact name before its dated snapshot, and a snapshot through its base name', () => {
+    expect(findPrice(table, 'openai', 'openai', 'gpt-4o-mini-2024-07-18')?.input).toBe(0.15);
+    expect(findPrice(table, 'openai', 'openai', 'gpt-4o-2024-08-06')?.input).toBe(2.5);
+    expect(findPrice(table, 'anthropic', 'anthropic', 'claude-sonnet-4-5-20250929')?.output).toBe(15);
+    expect(findPrice(table, 'openai', 'openai', 'GPT-4o')?.input).toBe(2.5);
+  });
+
+  it('does not take a longer model for a shorter one (gpt-4o-mini is not gpt-4o)', () => {
+    const only4o = buildPricingTable({ 'openai/gpt-4o': { input: 2.5, output: 10 } }, {}, true);
+    expect(findPrice(only4o, 'openai', 'openai', 'gpt-4o-mini')).toBeUndefined();
+  });
+
+  it('uses the longest matching prefix entry', () => {
+    expect(findPrice(table, 'ollama', 'ollama', 'llama3.1:8b')?.input).toBe(1);
+    expect(findPrice(table, 'ollama', 'ollama', 'llama3:70b')?.input).toBe(0);
+  });
+
+  it('answers undefined for an unknown model, and for every model when defaults are off', () => {
+    expect(findPrice(table, 'openai', 'openai', 'gpt-unknown')).toBeUndefined();
+    expect(findPrice(buildPricingTable(defaults, {}, false), 'openai', 'openai', 'gpt-4o')).toBeUndefined();
+  });
+
+  it('strips the models/ path Gemini puts before a name', () => {
+    expect(baseModelName('models/gemini-2.5-flash')).toBe('gemini-2.5-flash');
+  });
+});
+
+describe('costMicros', () => {
+  it('prices cached input at the cached rate and the rest at the input rate, in micro-dollars', () => {
+    // 1000 uncached × 2.5 + 1000 cached × 1.25 + 500 output × 10 = 2500 + 1250 + 5000
+    expect(costMicros({ input: 2.5, output: 10, cachedInput: 1.25 }, { inputTokens: 2000, cachedTokens: 1000, outputTokens: 500 })).toBe(8750);
+  });
+
+  it('charges cached tokens at the input rate when the model has no cached price', () => {
+    expect(costMicros({ input: 2, output: 6 }, { inputTokens: 100, cachedTokens: 40, outputTokens: 10 })).toBe(260);
+  });
+
+  it('rounds to whole micro-dollars once', () => {
+    expect(costMicros({ input: 0.15, output: 0.6 }, { inputTokens: 3, cachedTokens: 0, outputTokens: 1 })).toBe(1);
+  });
+
+  it('is null without a price', () => {
+    expect(costMicros(undefined, { inputTokens: 10, cachedTokens: 0, outputTokens: 10 })).toBeNull();
+  });
+});
+
+describe('config/pricing.default.json', () => {
+  const file = JSON.parse(readFileSync(join(__dirname, '../../../config/pricing.default.json'), 'utf8')) as {
+    checked: string;
+    models: Record<string, PriceSection>;
+  };
+
+  it('says when the prices were read, and prices only kinds with read sources (DeepSeek and Mistral are unpriced until configured)', () => {
+    expect(file.checked).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+    const kinds = new Set(Object.keys(file.models).map((key) => key.split('/')[0]));
+    expect([...kinds].sort()).toEqual(['anthropic', 'gemini', 'openai', 'xai']);
+  });
+
+  it('holds only non-negative prices and no moving -latest alias', () => {
+    for (const [key, price] of Object.entries(file.models)) {
+      expect(key).not.toMatch(/-latest$/);
+      for (const value of [price.input, price.output, price.cached_input ?? 0]) expect(value).toBeGreaterThanOrEqual(0);
+    }
+  });
+});

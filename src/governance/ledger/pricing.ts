@@ -1,0 +1,96 @@
+/**
+ * The pricing table: USD per million tokens per `provider/model`, and the cost of one call in integer
+ * micro-dollars. One USD per million tokens is exactly one micro-dollar per token, so a price is also the
+ * micro-dollar cost of one token. An unknown model has cost `null`, never a guess (docs/governance.md).
+ */
+
+/** USD per million tokens. `cachedInput` defaults to `input` (a provider without a cache discount). */
+export interface ModelPrice {
+  input: number;
+  output: number;
+  cachedInput?: number;
+}
+
+/** Token counts as the ledger keeps them; cached tokens are part of input tokens (as TokenUsage reports them). */
+export interface PricedUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cachedTokens: number;
+}
+
+export interface PricingTable {
+  /** Keys `provider/model`, where provider is a registration name or a provider kind; a key ending in `*` is a prefix. */
+  readonly entries: ReadonlyMap<string, ModelPrice>;
+}
+
+/** The packaged default's JSON shape (config/pricing.default.json) and governance.pricing.models in config. */
+export interface PriceSection {
+  input: number;
+  output: number;
+  cached_input?: number;
+}
+
+export function toModelPrice(section: PriceSection): ModelPrice {
+  return { input: section.input, output: section.output, ...(section.cached_input !== undefined ? { cachedInput: section.cached_input } : {}) };
+}
+
+/** Configured entries replace packaged ones of the same key; `useDefaults: false` drops the packaged table. */
+export function buildPricingTable(
+  defaults: Readonly<Record<string, PriceSection>>,
+  configured: Readonly<Record<string, PriceSection>>,
+  useDefaults: boolean,
+): PricingTable {
+  const entries = new Map<string, ModelPrice>();
+  if (useDefaults) for (const [key, price] of Object.entries(defaults)) entries.set(key.toLowerCase(), toModelPrice(price));
+  for (const [key, price] of Object.entries(configured)) entries.set(key.toLowerCase(), toModelPrice(price));
+  return { entries };
+}
+
+/** A dated snapshot suffix: `-2024-08-06`, `-20241022`, `@20240620`, `-001` style version numbers excluded. */
+const SNAPSHOT_SUFFIX = /(?:[-@]\d{4}-\d{2}-\d{2}|[-@]\d{8})$/;
+
+/** The model name without a `models/` path (Gemini) and without a dated snapshot suffix. */
+export function baseModelName(model: string): string {
+  return model.toLowerCase().replace(/^models\//, '').replace(SNAPSHOT_SUFFIX, '');
+}
+
+/**
+ * The price of `model` called through the registration `provider` of kind `kind`. Order: the exact model
+ * under the registration name, then under the kind; the same for the model without its dated snapshot
+ * suffix; then the longest prefix entry (`openai/gpt-4o*`), registration name before kind.
+ */
+export function findPrice(table: PricingTable, provider: string, kind: string, model: string): ModelPrice | undefined {
+  const exact = model.toLowerCase().replace(/^models\//, '');
+  const base = baseModelName(model);
+  const owners = provider === kind ? [provider.toLowerCase()] : [provider.toLowerCase(), kind.toLowerCase()];
+  for (const name of exact === base ? [exact] : [exact, base]) {
+    for (const owner of owners) {
+      const price = table.entries.get(`${owner}/${name}`);
+      if (price) return price;
+    }
+  }
+  for (const owner of owners) {
+    let best: { length: number; price: ModelPrice } | undefined;
+    const key = `${owner}/${exact}`;
+    for (const [entry, price] of table.entries) {
+      if (!entry.endsWith('*')) continue;
+      const prefix = entry.slice(0, -1);
+      if (key.startsWith(prefix) && (!best || prefix.length > best.length)) best = { length: prefix.length, price };
+    }
+    if (best) return best.price;
+  }
+  return undefined;
+}
+
+/** Integer micro-dollars, rounded once at the end; `null` without a price. */
+export function costMicros(price: ModelPrice | undefined, usage: PricedUsage): number | null {
+  if (!price) return null;
+  const cached = Math.min(usage.cachedTokens, usage.inputTokens);
+  const micros = (usage.inputTokens - cached) * price.input + cached * (price.cachedInput ?? price.input) + usage.outputTokens * price.output;
+  return Math.round(micros);
+}
+
+/** Micro-dollars as a USD number for APIs and display (1 USD = 1_000_000). */
+export function microsToUsd(micros: number): number {
+  return micros / 1_000_000;
+}
