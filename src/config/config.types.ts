@@ -7,6 +7,7 @@ import type { VectorStoreSettings } from '../ai/vector/vector-store.interface';
 import type { AgentLimits } from '../ai/agent/agent-limits';
 import type { McpSettings } from '../ai/mcp/mcp-settings';
 import type { LimitsSettings } from '../limits/limits-settings';
+import type { GovernanceSettings } from '../governance/governance-settings';
 
 /**
  * The YAML document as written (snake_case keys), after `_env` / `${VAR}` references are resolved.
@@ -36,6 +37,15 @@ export interface ConfigDocument {
   metrics?: MetricsSection;
   logs?: LogsSection;
   limits?: LimitsSection;
+  governance?: GovernanceSection;
+}
+
+/** The `governance:` section (docs/configuration.md). */
+export interface GovernanceSection {
+  keys?: { store?: 'memory' | 'redis' | 'postgres'; url?: string; key_prefix?: string; table?: string };
+  admin_token?: string;
+  admin_roles?: string[];
+  models?: { tenants?: Record<string, string[]>; roles?: Record<string, string[]> };
 }
 
 /** One search tool (docs/configuration.md); which keys apply depends on `kind`. */
@@ -276,6 +286,8 @@ export interface TollgateConfig {
   mcp: McpSettings;
   /** Request rate limits (per tenant, per API token). */
   limits: LimitsSettings;
+  /** API keys, their store, the governance administrators and model allow-lists. */
+  governance: GovernanceSettings;
   /** Providers that environment variables created (the configuration has no `providers:` section), for the start-up log. */
   environmentProviders: EnvironmentProvider[];
   /** The merged document, for sections whose modules map them themselves. */
