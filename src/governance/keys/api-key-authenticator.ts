@@ -39,9 +39,9 @@ export class ApiKeyAuthenticator {
     return stateForKey(record);
   }
 
-  /** Forgets cached lookups (this process's own revocations and updates take effect at once). */
-  forget(): void {
-    this.cache.clear();
+  /** Forgets the cached lookup of one key, so this process's own revocations and updates take effect at once. */
+  forget(hash: string): void {
+    this.cache.delete(hash);
   }
 
   private lookup(hash: string): Promise<ApiKeyRecord | undefined> {
