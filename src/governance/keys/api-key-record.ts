@@ -203,12 +203,7 @@ export function publicKeyView(record: ApiKeyRecord, now: number) {
     tenant: record.tenant,
     sub_tenant: record.subTenant ?? null,
     models: record.models ?? null,
-    budget: record.budget
-      ? {
-          period: record.budget.period,
-          ...(record.budget.microUsd !== undefined ? { usd: record.budget.microUsd / 1e6 } : { tokens: record.budget.tokens }),
-        }
-      : null,
+    budget: record.budget ? budgetView(record.budget) : null,
     rpm: record.rpm ?? null,
     tpm: record.tpm ?? null,
     expires_at: record.expiresAt ?? null,
@@ -219,3 +214,7 @@ export function publicKeyView(record: ApiKeyRecord, now: number) {
 }
 
 export type PublicKeyView = ReturnType<typeof publicKeyView>;
+
+function budgetView(budget: KeyBudget): { period: BudgetPeriod; usd?: number; tokens?: number } {
+  return budget.microUsd !== undefined ? { period: budget.period, usd: budget.microUsd / 1e6 } : { period: budget.period, tokens: budget.tokens };
+}
