@@ -6,6 +6,7 @@ import { AuthModule } from './auth/auth.module';
 import { serverAuthModuleOptions } from './config/auth-config.mapper';
 import { TollgateConfigModule } from './config/config.module';
 import { LimitsModule } from './limits/limits.module';
+import { GovernanceModule } from './governance/governance.module';
 import type { TollgateConfig } from './config/config.types';
 import { AiReadiness } from './server/ai-readiness';
 import { AuthContextController } from './server/auth-context.controller';
@@ -22,6 +23,7 @@ export class AppModule implements OnApplicationShutdown {
       TollgateConfigModule.forRoot(config),
       EventEmitterModule.forRoot(),
       ai,
+      GovernanceModule.forRoot(config.governance, { mode: config.ai.api.auth, token: config.ai.api.token }),
     ];
     if (config.mcp.enabled) imports.push(McpModule.forRoot(config.mcp, ai));
     const controllers: Type[] = [HealthController];

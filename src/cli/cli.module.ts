@@ -7,6 +7,7 @@ import { ConfigCommand } from './config.command';
 import { EmbedCommand } from './embed.command';
 import { GenerateCommand } from './generate.command';
 import { HealthCommand } from './health.command';
+import { KeysCommand } from './keys.command';
 import { McpCommand } from './mcp.command';
 import { ModelsCommand } from './models.command';
 import { ProvidersCommand } from './providers.command';
@@ -21,6 +22,7 @@ import { VectorCommand } from './vector.command';
 const COMMANDS = [
   SecretCommand,
   ...RbacCommand.registerWithSubCommands(),
+  ...KeysCommand.registerWithSubCommands(),
   ...ConfigCommand.registerWithSubCommands(),
   ServeCommand,
   ProvidersCommand,

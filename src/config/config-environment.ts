@@ -18,6 +18,7 @@ export const ENVIRONMENT_BINDINGS: readonly EnvironmentBinding[] = [
   { variable: 'API_TOKEN', path: ['api', 'token'] },
   { variable: 'MCP_TOKEN', path: ['mcp', 'token'] },
   { variable: 'METRICS_TOKEN', path: ['metrics', 'token'] },
+  { variable: 'TOLLGATE_ADMIN_TOKEN', path: ['governance', 'admin_token'] },
   { variable: 'TOLLGATE_REQUEST_LOGS', path: ['logs', 'requests'] },
   { variable: 'TOLLGATE_DEFAULT_PROVIDER', path: ['ai', 'default_provider'] },
 ];

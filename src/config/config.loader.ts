@@ -11,6 +11,7 @@ import { environmentOverrides } from './config-environment';
 import { resolveReferences } from './config-references';
 import { toLedgerSettings } from './ledger-config.mapper';
 import { toLimitsSettings } from './limits-config.mapper';
+import { toGovernanceSettings } from './governance-config.mapper';
 import { providerEnvironment } from './provider-environment';
 import { toVectorSettings } from './search-config.mapper';
 import { toolEnvironmentOverrides } from './tool-environment';
@@ -154,6 +155,7 @@ function toConfig(
     mcp: toMcpSettings(document, context.source),
     limits: toLimitsSettings(document, context.source),
     ledger: toLedgerSettings(document, context.source),
+    governance: toGovernanceSettings(document, context.source),
     environmentProviders,
     document,
   };

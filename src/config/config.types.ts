@@ -8,6 +8,7 @@ import type { AgentLimits } from '../ai/agent/agent-limits';
 import type { McpSettings } from '../ai/mcp/mcp-settings';
 import type { LimitsSettings } from '../limits/limits-settings';
 import type { LedgerSettings } from '../governance/ledger/ledger-settings';
+import type { GovernanceSettings } from '../governance/governance-settings';
 
 /**
  * The YAML document as written (snake_case keys), after `_env` / `${VAR}` references are resolved.
@@ -42,6 +43,10 @@ export interface ConfigDocument {
 
 /** The `governance:` section as written in YAML (docs/governance.md). */
 export interface GovernanceSection {
+  keys?: { store?: 'memory' | 'redis' | 'postgres'; url?: string; key_prefix?: string; table?: string };
+  admin_token?: string;
+  admin_roles?: string[];
+  models?: { tenants?: Record<string, string[]>; roles?: Record<string, string[]> };
   ledger?: LedgerSection;
   pricing?: PricingSection;
 }
@@ -311,6 +316,8 @@ export interface TollgateConfig {
   limits: LimitsSettings;
   /** The usage and cost ledger (governance.ledger, governance.pricing). */
   ledger: LedgerSettings;
+  /** API keys, their store, the governance administrators and model allow-lists. */
+  governance: GovernanceSettings;
   /** Providers that environment variables created (the configuration has no `providers:` section), for the start-up log. */
   environmentProviders: EnvironmentProvider[];
   /** The merged document, for sections whose modules map them themselves. */

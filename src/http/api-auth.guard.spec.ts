@@ -2,7 +2,10 @@ import type { ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host';
 import { createHash } from 'node:crypto';
-import { ApiAuthGuard, type ApiAuthOptions, type ApiTokenLimiter, bearerTokenMatches } from './api-auth.guard';
+import { InvalidKeyError } from '../governance/governance-errors';
+import { type GovernanceRequestState, governanceOf } from '../governance/governance-identity';
+import { ADMIN_TOKEN_STATE, API_TOKEN_STATE } from '../governance/governance-state';
+import { ApiAuthGuard, type ApiAuthOptions, type ApiCallerResolver, type ApiTokenLimiter, bearerTokenMatches } from './api-auth.guard';
 
 describe('bearerTokenMatches', () => {
   const token = 'tok_0123456789abcdef';
@@ -69,5 +72,90 @@ describe('ApiAuthGuard with a token limiter', () => {
     const { guard, consumed } = guardWith({ mode: 'jwt', token });
     await expect(guard.canActivate(contextFor(`Bearer ${token}`))).resolves.toBe(true);
     expect(consumed).toEqual([]);
+  });
+});
+
+describe('ApiAuthGuard with governance', () => {
+  const token = 'tok_governance_0123456789';
+  const adminToken = 'admin_governance_0123456789';
+  const keyState: GovernanceRequestState = {
+    identity: { tenant: 't-1', subTenant: null, subject: 'ab12cd34ef56', subjectKind: 'key', keyId: 'ab12cd34ef56', roles: [] },
+    admin: false,
+  };
+  const jwtState: GovernanceRequestState = {
+    identity: { tenant: 't-9', subTenant: null, subject: 'u-1', subjectKind: 'user', roles: ['admin'] },
+    admin: true,
+  };
+
+  function run(options: ApiAuthOptions, authorization: string | undefined) {
+    const request: Record<string, unknown> = { headers: authorization === undefined ? {} : { authorization } };
+    const context = new ExecutionContextHost([request, {}, undefined], ApiAuthGuard, run);
+    context.setType('http');
+    const presented: string[] = [];
+    const callers: ApiCallerResolver = {
+      authenticateKey: async (key) => {
+        presented.push(key);
+        if (key !== 'tg_good') throw new InvalidKeyError();
+        return keyState;
+      },
+      fromAuthContext: () => jwtState,
+      adminByToken: (candidate) => (candidate === adminToken ? ADMIN_TOKEN_STATE : undefined),
+    };
+    const consumed: string[] = [];
+    const limiter: ApiTokenLimiter = { consume: async (_context, tokenKey) => void consumed.push(tokenKey) };
+    const guard = new ApiAuthGuard(options, new Reflector(), limiter, callers);
+    const outcome = Promise.resolve().then(() => guard.canActivate(context));
+    return { outcome, state: () => governanceOf(request), presented, consumed };
+  }
+
+  it('answers the shared token synchronously and marks it as the api-token caller', () => {
+    const request: Record<string, unknown> = { headers: { authorization: `Bearer ${token}` } };
+    const context = new ExecutionContextHost([request, {}, undefined], ApiAuthGuard, run);
+    context.setType('http');
+    const guard = new ApiAuthGuard({ mode: 'token', token }, new Reflector(), undefined, {
+      authenticateKey: () => Promise.reject(new Error('not a key')),
+      fromAuthContext: () => undefined,
+      adminByToken: () => undefined,
+    });
+    expect(guard.canActivate(context)).toBe(true);
+    expect(governanceOf(request)).toBe(API_TOKEN_STATE);
+  });
+
+  it('sends tg_ bearers to the key path, counts them by digest, and leaves the key state', async () => {
+    const { outcome, state, presented, consumed } = run({ mode: 'token', token }, 'Bearer tg_good');
+    await expect(outcome).resolves.toBe(true);
+    expect(presented).toEqual(['tg_good']);
+    expect(consumed).toEqual([createHash('sha256').update('tg_good').digest('hex')]);
+    expect(state()).toBe(keyState);
+  });
+
+  it('refuses a bad key with invalid_key and sets no state', async () => {
+    const { outcome, state } = run({ mode: 'token', token }, 'Bearer tg_bad');
+    await expect(outcome).rejects.toThrow(InvalidKeyError);
+    expect(state()).toBeUndefined();
+  });
+
+  it('accepts the admin token as the admin caller, and still refuses any other token', async () => {
+    const admin = run({ mode: 'token', token }, `Bearer ${adminToken}`);
+    await expect(admin.outcome).resolves.toBe(true);
+    expect(admin.state()).toBe(ADMIN_TOKEN_STATE);
+    const other = run({ mode: 'token', token }, 'Bearer something-else');
+    await expect(other.outcome).rejects.toThrow('A valid API token is required.');
+    expect(other.state()).toBeUndefined();
+  });
+
+  it('takes the JWT caller from AuthModule in jwt mode', async () => {
+    const { outcome, state } = run({ mode: 'jwt' }, 'Bearer some.jwt.value');
+    await expect(outcome).resolves.toBe(true);
+    expect(state()).toBe(jwtState);
+  });
+
+  it('counts every caller as the shared token in none mode, except the admin token', async () => {
+    const anonymous = run({ mode: 'none' }, undefined);
+    await expect(anonymous.outcome).resolves.toBe(true);
+    expect(anonymous.state()).toBe(API_TOKEN_STATE);
+    const admin = run({ mode: 'none' }, `Bearer ${adminToken}`);
+    await admin.outcome;
+    expect(admin.state()).toBe(ADMIN_TOKEN_STATE);
   });
 });

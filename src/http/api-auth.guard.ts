@@ -3,6 +3,8 @@ import { Reflector } from '@nestjs/core';
 import crypto, { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { RouteFlagLookup } from '../common/route-flag-lookup';
+import type { GovernanceRequestState } from '../governance/governance-identity';
+import { API_TOKEN_STATE, setGovernance } from '../governance/governance-state';
 
 /** The host's authentication hook: receives the request, returns truthy to allow it (docs/gateway.md). */
 export type ApiAuthHook = (request: FastifyRequest) => unknown;
@@ -25,6 +27,24 @@ export interface ApiTokenLimiter {
 }
 
 export const API_TOKEN_LIMITER = Symbol('tollgate:api-token-limiter');
+
+/** Bearer tokens with this prefix are API keys (src/governance/keys), never the shared token. */
+export const API_KEY_PREFIX = 'tg_';
+
+/**
+ * Governance's view of callers (src/governance), present when the server imports GovernanceModule: API keys,
+ * the admin token and JWT callers become a GovernanceRequestState on the request.
+ */
+export interface ApiCallerResolver {
+  /** A bearer starting with `tg_`: the key's state; rejects (401 invalid_key) a bad, revoked or expired key. */
+  authenticateKey(key: string): Promise<GovernanceRequestState>;
+  /** The caller AuthModule's guard verified (api.auth jwt), or undefined without an auth context. */
+  fromAuthContext(request: object): GovernanceRequestState | undefined;
+  /** The admin token's state when `token` is it (compared in constant time), else undefined. */
+  adminByToken(token: string): GovernanceRequestState | undefined;
+}
+
+export const API_CALLER_RESOLVER = Symbol('tollgate:api-caller-resolver');
 export const SKIP_API_AUTH_KEY = 'tollgate:skip-api-auth';
 /** Liveness and readiness stay reachable without credentials (docs/decisions.md B3). */
 export const SkipApiAuth = () => SetMetadata(SKIP_API_AUTH_KEY, true);
@@ -42,16 +62,30 @@ function tokenDigest(token: string | undefined): Buffer | undefined {
 }
 
 function bearerDigestMatches(authorization: string | string[] | undefined, expected: Buffer | undefined): boolean {
-  if (!expected || typeof authorization !== 'string') return false;
+  const token = bearerOf(authorization);
+  return token !== undefined && tokenMatches(token, expected);
+}
+
+function tokenMatches(token: string, expected: Buffer | undefined): boolean {
+  return expected !== undefined && timingSafeEqual(sha256(token), expected);
+}
+
+/** The token of an `Authorization: Bearer <token>` header, else undefined. */
+export function bearerOf(authorization: string | string[] | undefined): string | undefined {
+  if (typeof authorization !== 'string') return undefined;
   const match = BEARER.exec(authorization.trim());
-  if (!match) return false;
-  return timingSafeEqual(sha256(match[1].trim()), expected);
+  return match ? match[1].trim() : undefined;
+}
+
+/** Compares digests so neither the content nor the length of the token leaks through timing. */
+export function sameToken(token: string, expected: string | undefined): boolean {
+  return tokenMatches(token, tokenDigest(expected));
 }
 
 /** Node's one-shot hash (20.12+) skips the Hash object, the larger part of the cost; older 20.x lack it. */
 const oneShotHash = (crypto as { hash?: (algorithm: string, data: string, encoding: 'buffer') => Buffer }).hash;
 
-function sha256(text: string): Buffer {
+export function sha256(text: string): Buffer {
   return oneShotHash ? oneShotHash('sha256', text, 'buffer') : createHash('sha256').update(text).digest();
 }
 
@@ -66,6 +100,7 @@ export class ApiAuthGuard implements CanActivate {
     @Inject(API_AUTH_OPTIONS) private readonly options: ApiAuthOptions,
     reflector: Reflector,
     @Optional() @Inject(API_TOKEN_LIMITER) private readonly limiter?: ApiTokenLimiter,
+    @Optional() @Inject(API_CALLER_RESOLVER) private readonly callers?: ApiCallerResolver,
   ) {
     this.skip = new RouteFlagLookup(reflector, SKIP_API_AUTH_KEY);
     this.expectedDigest = tokenDigest(options.token);
@@ -73,12 +108,48 @@ export class ApiAuthGuard implements CanActivate {
   }
 
   // Synchronous for the configured token without a per-token limit: Nest awaits a returned promise twice.
+  // API keys (`tg_` bearers) take the asynchronous key path; the shared token's check stays as cheap as before.
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
-    if (this.options.mode !== 'token' || this.skip.isSet(context)) return true;
+    if (this.skip.isSet(context)) return true;
     const request = context.getArgByIndex<FastifyRequest>(0);
+    if (this.options.mode !== 'token') return this.withoutToken(request);
     if (this.options.hook) return this.viaHook(this.options.hook, request, context);
-    if (!bearerDigestMatches(request.headers.authorization, this.expectedDigest)) throw refused();
+    const token = bearerOf(request.headers.authorization);
+    if (token === undefined) throw refused();
+    const callers = this.callers;
+    if (callers && token.startsWith(API_KEY_PREFIX)) return this.viaKey(callers, token, request, context);
+    if (!tokenMatches(token, this.expectedDigest)) return this.viaAdminToken(token, request);
+    setGovernance(request, API_TOKEN_STATE);
     return this.limiter && this.expectedTokenKey ? this.limiter.consume(context, this.expectedTokenKey).then(() => true) : true;
+  }
+
+  /** api.auth jwt: AuthModule's guard decided; api.auth none: every caller counts as the shared token (or the admin token). */
+  private withoutToken(request: FastifyRequest): true {
+    const callers = this.callers;
+    if (!callers) return true;
+    if (this.options.mode === 'jwt') {
+      const state = callers.fromAuthContext(request);
+      if (state) setGovernance(request, state);
+      return true;
+    }
+    const token = bearerOf(request.headers.authorization);
+    setGovernance(request, (token !== undefined && callers.adminByToken(token)) || API_TOKEN_STATE);
+    return true;
+  }
+
+  private async viaKey(callers: ApiCallerResolver, key: string, request: FastifyRequest, context: ExecutionContext): Promise<boolean> {
+    const state = await callers.authenticateKey(key);
+    setGovernance(request, state);
+    // Counted per key under its stored digest, like any other token.
+    if (this.limiter) await this.limiter.consume(context, sha256(key).toString('hex'));
+    return true;
+  }
+
+  private viaAdminToken(token: string, request: FastifyRequest): true {
+    const state = this.callers?.adminByToken(token);
+    if (!state) throw refused();
+    setGovernance(request, state);
+    return true;
   }
 
   private async viaHook(hook: ApiAuthHook, request: FastifyRequest, context: ExecutionContext): Promise<boolean> {

@@ -12,6 +12,7 @@ import {
   TollgateError,
   UnknownProviderError,
 } from '../ai/errors';
+import { AdminRequiredError, InvalidKeyError, KeyNotFoundError, ModelNotAllowedError } from '../governance/governance-errors';
 import { apiRequestError, errorEnvelope, toApiError } from './api-error';
 
 describe('toApiError', () => {
@@ -26,9 +27,17 @@ describe('toApiError', () => {
     [new InvalidResponseError('openai: malformed response'), 502, 'invalid_provider_response'],
     [new ConnectionError('openai: connection refused'), 503, 'connection_error'],
     [new TimeoutError('openai: timed out'), 504, 'timeout'],
+    [new InvalidKeyError(), 401, 'invalid_key'],
+    [new ModelNotAllowedError('mistral/large'), 403, 'model_not_allowed'],
+    [new AdminRequiredError(), 403, 'forbidden'],
+    [new KeyNotFoundError('ab12cd34ef56'), 404, 'key_not_found'],
   ])('maps %p to %i %s with its own message', (error, status, type) => {
     const mapped = toApiError(error);
     expect(mapped).toMatchObject({ status, type, message: error.message, unexpected: false });
+  });
+
+  it('asks for a bearer token when an API key is refused', () => {
+    expect(toApiError(new InvalidKeyError()).headers).toEqual({ 'www-authenticate': 'Bearer' });
   });
 
   it('sends Retry-After in whole seconds when the upstream said when to retry', () => {

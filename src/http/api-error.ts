@@ -13,6 +13,7 @@ import {
   TollgateError,
   UnknownProviderError,
 } from '../ai/errors';
+import { AdminRequiredError, InvalidKeyError, KeyNotFoundError, ModelNotAllowedError } from '../governance/governance-errors';
 
 /** What the REST API answers for an error: one place maps every error to a status (docs/decisions.md B3). */
 export interface ApiErrorResponse {
@@ -39,6 +40,9 @@ const HTTP_STATUS_TYPES: Record<number, { type: string; message: string }> = {
 function tollgateErrorStatus(error: TollgateError): number {
   if (error instanceof InvalidRequestError || error instanceof UnknownProviderError) return 400;
   if (error instanceof CapabilityNotSupportedError) return 400;
+  if (error instanceof InvalidKeyError) return 401;
+  if (error instanceof ModelNotAllowedError || error instanceof AdminRequiredError) return 403;
+  if (error instanceof KeyNotFoundError) return 404;
   if (error instanceof RateLimitError) return 429;
   if (error instanceof ModelNotAvailableError) return 422;
   if (error instanceof ModelNotFoundError) return 404;
@@ -56,6 +60,7 @@ export function toApiError(error: unknown): ApiErrorResponse {
     if (error instanceof RateLimitError && error.retryAfterMs !== undefined) {
       headers['retry-after'] = String(Math.max(1, Math.ceil(error.retryAfterMs / 1000)));
     }
+    if (status === 401) headers['www-authenticate'] = 'Bearer';
     if (status === 500) return internalError(true);
     return { status, type: error.type, message: error.message, headers, unexpected: false };
   }

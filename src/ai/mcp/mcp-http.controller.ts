@@ -7,7 +7,7 @@
  * and requests with a one-shot SSE stream by the SDK; GET has no standalone stream (405); DELETE ends a session.
  */
 import { randomUUID } from 'node:crypto';
-import { Delete, Get, Inject, Post, Req, Res, type Type, Controller } from '@nestjs/common';
+import { Delete, Get, Inject, Optional, Post, Req, Res, type Type, Controller } from '@nestjs/common';
 import { RouteConfig } from '@nestjs/platform-fastify';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
@@ -16,7 +16,9 @@ import { getAuthContext } from '../../auth/request-context';
 import { packageVersion } from '../../common/packaged-files';
 import { AgentService } from '../agent/agent.service';
 import { AiClient } from '../client/ai-client';
-import { bearerTokenMatches } from '../../http/api-auth.guard';
+import { API_CALLER_RESOLVER, API_KEY_PREFIX, type ApiCallerResolver, bearerOf, bearerTokenMatches } from '../../http/api-auth.guard';
+import { API_TOKEN_STATE, setGovernance } from '../../governance/governance-state';
+import { TollgateError } from '../errors';
 import { SearchService } from '../tools/search.service';
 import type { McpSettings } from './mcp-settings';
 import { jsonRpcErrorBody, MCP_ROUTE_CONFIG } from './mcp-json-rpc-error';
@@ -50,6 +52,7 @@ export class McpHttpEndpoint {
     @Inject(AiClient) private readonly client: AiClient,
     @Inject(SearchService) private readonly search: SearchService,
     @Inject(AgentService) private readonly agent: AgentService,
+    @Optional() @Inject(API_CALLER_RESOLVER) private readonly callers?: ApiCallerResolver,
   ) {}
 
   @Post()
@@ -99,7 +102,7 @@ export class McpHttpEndpoint {
     reply.raw.setHeader('x-request-id', String(request.id));
     try {
       this.checkOrigin(request);
-      await handle(this.identify(request));
+      await handle(await this.identify(request));
     } catch (error) {
       const refusal = error instanceof Refusal ? error : new Refusal(503, 'MCP sessions are unavailable');
       if (reply.raw.headersSent) {
@@ -118,7 +121,8 @@ export class McpHttpEndpoint {
     }
   }
 
-  private identify(request: FastifyRequest): Identity {
+  /** Also leaves the caller's GovernanceRequestState on the request, like ApiAuthGuard does on /v1. */
+  private async identify(request: FastifyRequest): Promise<Identity> {
     switch (this.settings.auth) {
       case 'none':
         return { principal: 'anonymous' };
@@ -126,13 +130,34 @@ export class McpHttpEndpoint {
         // AuthModule's global guard verified the token before this handler ran.
         const context = getAuthContext(request);
         if (!context) throw new Refusal(401, 'Authentication required', { 'www-authenticate': 'Bearer' });
+        const state = this.callers?.fromAuthContext(request);
+        if (state) setGovernance(request, state);
         return { principal: String(context.userId), ...(context.tenantId !== undefined ? { tenantId: String(context.tenantId) } : {}) };
       }
-      default:
+      default: {
+        const key = bearerOf(request.headers.authorization);
+        if (this.callers && key?.startsWith(API_KEY_PREFIX)) return this.identifyKey(this.callers, key, request);
         if (!bearerTokenMatches(request.headers.authorization, this.settings.token)) {
           throw new Refusal(401, 'A valid bearer token is required', { 'www-authenticate': 'Bearer' });
         }
+        setGovernance(request, API_TOKEN_STATE);
         return { principal: 'token' };
+      }
+    }
+  }
+
+  /** An API key: its sessions belong to the key (another key, or the shared token, cannot resume them). */
+  private async identifyKey(callers: ApiCallerResolver, key: string, request: FastifyRequest): Promise<Identity> {
+    try {
+      const state = await callers.authenticateKey(key);
+      setGovernance(request, state);
+      const { subject, tenant } = state.identity;
+      return { principal: `key:${subject}`, ...(tenant !== null ? { tenantId: tenant } : {}) };
+    } catch (error) {
+      if (error instanceof TollgateError && error.type === 'invalid_key') {
+        throw new Refusal(401, 'A valid bearer token is required', { 'www-authenticate': 'Bearer' });
+      }
+      throw new Refusal(503, 'The API key store is unavailable');
     }
   }
 

@@ -1,5 +1,6 @@
 import { HttpException, NotFoundException, UnauthorizedException } from '@nestjs/common';
 import { CapabilityNotSupportedError, ConnectionError, InvalidRequestError, ModelNotAvailableError, ModelNotFoundError, ProviderError, RateLimitError, TimeoutError } from '../../errors';
+import { InvalidKeyError, ModelNotAllowedError } from '../../../governance/governance-errors';
 import { toOpenAiError } from './openai-errors';
 import { OpenAiRequestError } from './openai-requests';
 
@@ -28,6 +29,18 @@ describe('toOpenAiError', () => {
     const mapped = toOpenAiError(error);
     expect(mapped.status).toBe(status);
     expect(mapped.body.error).toMatchObject({ type, code, param });
+  });
+
+  it('answers a refused API key as invalid_api_key and a model outside the allow-lists as a model error', () => {
+    expect(toOpenAiError(new InvalidKeyError())).toMatchObject({
+      status: 401,
+      headers: { 'www-authenticate': 'Bearer' },
+      body: { error: { type: 'invalid_request_error', code: 'invalid_api_key', param: null } },
+    });
+    expect(toOpenAiError(new ModelNotAllowedError('mistral/large'))).toMatchObject({
+      status: 403,
+      body: { error: { message: 'The model mistral/large is not allowed for this caller.', code: 'model_not_allowed', param: 'model' } },
+    });
   });
 
   it('keeps Retry-After and WWW-Authenticate', () => {

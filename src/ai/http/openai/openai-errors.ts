@@ -22,6 +22,7 @@ export interface OpenAiErrorResponse {
 /** Tollgate's types that OpenAI spells its own way, with the status OpenAI answers them with. */
 const OPENAI_CODES: Record<string, { code: string; status?: number }> = {
   authentication_required: { code: 'invalid_api_key' },
+  invalid_key: { code: 'invalid_api_key' },
   model_not_available: { code: 'model_not_found', status: 404 },
   rate_limited: { code: 'rate_limit_exceeded' },
 };
@@ -33,7 +34,7 @@ export function isOpenAiPath(url: string): boolean {
 }
 
 /** Types whose cause is the `model` the caller chose. */
-const MODEL_TYPES = new Set(['unknown_provider', 'capability_not_supported', 'model_not_available', 'model_not_found']);
+const MODEL_TYPES = new Set(['unknown_provider', 'capability_not_supported', 'model_not_available', 'model_not_found', 'model_not_allowed']);
 
 export function toOpenAiError(exception: unknown): OpenAiErrorResponse {
   if (exception instanceof OpenAiRequestError) {

@@ -1,0 +1,33 @@
+import { TollgateError } from '../ai/errors';
+
+/** A bearer shaped like an API key that is malformed, unknown, revoked or expired: 401 (never says which). */
+export class InvalidKeyError extends TollgateError {
+  override readonly type: string = 'invalid_key';
+  constructor() {
+    super('The API key is invalid, revoked or expired.');
+  }
+}
+
+/** An admin operation named a key id no store holds: 404. */
+export class KeyNotFoundError extends TollgateError {
+  override readonly type: string = 'key_not_found';
+  constructor(id: string) {
+    super(`No API key with id ${id}.`);
+  }
+}
+
+/** The caller's allow-lists (key, tenant, roles) do not cover the requested provider/model: 403. */
+export class ModelNotAllowedError extends TollgateError {
+  override readonly type: string = 'model_not_allowed';
+  constructor(readonly model: string) {
+    super(`The model ${model} is not allowed for this caller.`);
+  }
+}
+
+/** The caller is authenticated but not an administrator (admin token or an admin role): 403. */
+export class AdminRequiredError extends TollgateError {
+  override readonly type: string = 'forbidden';
+  constructor() {
+    super('This operation needs the admin token or an admin role.');
+  }
+}
