@@ -10,6 +10,7 @@ import type { ConfigDocument, ConfigOverride, EnvironmentProvider, TollgateConfi
 import { environmentOverrides } from './config-environment';
 import { resolveReferences } from './config-references';
 import { toLimitsSettings } from './limits-config.mapper';
+import { toBudgetsSettings } from './budgets-config.mapper';
 import { providerEnvironment } from './provider-environment';
 import { toVectorSettings } from './search-config.mapper';
 import { toolEnvironmentOverrides } from './tool-environment';
@@ -151,6 +152,7 @@ function toConfig(
     vector: toVectorSettings(document, context),
     mcp: toMcpSettings(document, context.source),
     limits: toLimitsSettings(document, context.source),
+    budgets: toBudgetsSettings(document, context.source),
     environmentProviders,
     document,
   };

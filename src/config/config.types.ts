@@ -7,6 +7,7 @@ import type { VectorStoreSettings } from '../ai/vector/vector-store.interface';
 import type { AgentLimits } from '../ai/agent/agent-limits';
 import type { McpSettings } from '../ai/mcp/mcp-settings';
 import type { LimitsSettings } from '../limits/limits-settings';
+import type { BudgetsSettings } from '../governance/budgets/budgets-settings';
 
 /**
  * The YAML document as written (snake_case keys), after `_env` / `${VAR}` references are resolved.
@@ -36,6 +37,7 @@ export interface ConfigDocument {
   metrics?: MetricsSection;
   logs?: LogsSection;
   limits?: LimitsSection;
+  governance?: GovernanceSection;
 }
 
 /** One search tool (docs/configuration.md); which keys apply depends on `kind`. */
@@ -276,6 +278,8 @@ export interface TollgateConfig {
   mcp: McpSettings;
   /** Request rate limits (per tenant, per API token). */
   limits: LimitsSettings;
+  /** Budgets and token-aware rate limits of model calls (`governance.budgets`, `.limits`, `.claims`). */
+  budgets: BudgetsSettings;
   /** Providers that environment variables created (the configuration has no `providers:` section), for the start-up log. */
   environmentProviders: EnvironmentProvider[];
   /** The merged document, for sections whose modules map them themselves. */
@@ -310,4 +314,28 @@ export interface ConfigOverride {
   /** Key path in the document, e.g. ['server', 'port']. */
   path: string[];
   value: unknown;
+}
+
+/** The `governance:` section as written in YAML (the budgets slice's keys). */
+export interface GovernanceSection {
+  budgets?: {
+    store?: 'memory' | 'redis';
+    url?: string;
+    key_prefix?: string;
+    refresh?: number;
+    rules?: GovernanceRuleSection[];
+  };
+  limits?: { rules?: GovernanceRuleSection[] };
+  claims?: { budget_usd?: string; budget_tokens?: string; budget_period?: string; rpm?: string; tpm?: string };
+}
+
+/** One budget or rate-limit rule as written (dollars, snake_case). */
+export interface GovernanceRuleSection {
+  scope: string;
+  id: string;
+  usd?: number;
+  tokens?: number;
+  period?: string;
+  rpm?: number;
+  tpm?: number;
 }

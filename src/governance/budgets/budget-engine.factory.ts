@@ -1,13 +1,11 @@
 import { CountingBudgetEngine, type BudgetEngine } from './budget-engine';
 import { MemoryCounterStore } from './memory-counter-store';
 import { RedisCounterStore } from './redis-counter-store';
+import { type BudgetsStore, DEFAULT_BUDGETS_KEY_PREFIX } from './budgets-settings';
 
-export type GovernanceStore = { kind: 'memory' } | { kind: 'redis'; url: string; keyPrefix: string };
-
-export const DEFAULT_BUDGETS_KEY_PREFIX = 'tollgate:budgets:';
 
 /** The engine on the configured store, connected (Redis) before it is returned. */
-export async function createBudgetEngine(store: GovernanceStore): Promise<BudgetEngine> {
+export async function createBudgetEngine(store: BudgetsStore): Promise<BudgetEngine> {
   if (store.kind === 'memory') return new CountingBudgetEngine(new MemoryCounterStore(), DEFAULT_BUDGETS_KEY_PREFIX);
   const counters = new RedisCounterStore(store.url);
   await counters.connect();
