@@ -12,6 +12,7 @@ import {
   TollgateError,
   UnknownProviderError,
 } from '../ai/errors';
+import { BudgetExceededError, BudgetStoreUnavailableError, RateLimitExceededError } from '../governance/budgets/budget-errors';
 
 /** What the REST API answers for an error: one place maps every error to a status (docs/decisions.md B3). */
 export interface ApiErrorResponse {
@@ -38,7 +39,8 @@ const HTTP_STATUS_TYPES: Record<number, { type: string; message: string }> = {
 function tollgateErrorStatus(error: TollgateError): number {
   if (error instanceof InvalidRequestError || error instanceof UnknownProviderError) return 400;
   if (error instanceof CapabilityNotSupportedError) return 400;
-  if (error instanceof RateLimitError) return 429;
+  if (error instanceof RateLimitError || error instanceof BudgetExceededError || error instanceof RateLimitExceededError) return 429;
+  if (error instanceof BudgetStoreUnavailableError) return 503;
   if (error instanceof ModelNotAvailableError) return 422;
   if (error instanceof AuthenticationError) return 502;
   if (error instanceof ProviderError || error instanceof InvalidResponseError) return 502;
@@ -54,11 +56,18 @@ export function toApiError(error: unknown): ApiErrorResponse {
     if (error instanceof RateLimitError && error.retryAfterMs !== undefined) {
       headers['retry-after'] = String(Math.max(1, Math.ceil(error.retryAfterMs / 1000)));
     }
+    if (error instanceof BudgetExceededError || error instanceof RateLimitExceededError) Object.assign(headers, resetHeaders(error, Date.now()));
     if (status === 500) return internalError(true);
     return { status, type: error.type, message: error.message, headers, unexpected: false };
   }
   if (error instanceof HttpException) return fromHttpException(error);
   return internalError(true);
+}
+
+/** When a budget or an RPM/TPM limit lets the caller in again: `Retry-After` seconds, and `X-Budget-Reset` (ISO time) for a budget. */
+function resetHeaders(error: BudgetExceededError | RateLimitExceededError, now: number): Record<string, string> {
+  const retryAfter = String(Math.max(1, Math.ceil((error.resetAt.getTime() - now) / 1000)));
+  return error instanceof BudgetExceededError ? { 'retry-after': retryAfter, 'x-budget-reset': error.resetAt.toISOString() } : { 'retry-after': retryAfter };
 }
 
 function fromHttpException(error: HttpException): ApiErrorResponse {

@@ -1,4 +1,4 @@
-import { TollgateError } from '../../ai/errors';
+import { InvalidRequestError, TollgateError } from '../../ai/errors';
 import { type LimitField, type MeteredScope, formatUsd } from './budget-scope';
 
 const SCOPE_NAMES = { tenant: 'tenant', sub_tenant: 'sub-tenant', subject: 'subject', key: 'key' } as const;
@@ -46,8 +46,7 @@ export class BudgetStoreUnavailableError extends TollgateError {
 }
 
 /** Bad scopes, estimates or budget rules: the message names every bad field. */
-export class InvalidBudgetError extends TollgateError {
-  override readonly type: string = 'invalid_request';
+export class InvalidBudgetError extends InvalidRequestError {
   constructor(readonly problems: string[]) {
     super(problems.join('; '));
   }

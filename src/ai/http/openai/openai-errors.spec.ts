@@ -2,6 +2,7 @@ import { HttpException, NotFoundException, UnauthorizedException } from '@nestjs
 import { CapabilityNotSupportedError, ConnectionError, ModelNotAvailableError, ProviderError, RateLimitError, TimeoutError } from '../../errors';
 import { toOpenAiError } from './openai-errors';
 import { OpenAiRequestError } from './openai-requests';
+import { BudgetExceededError, RateLimitExceededError } from '../../../governance/budgets/budget-errors';
 
 describe('toOpenAiError', () => {
   it('a request error keeps its param and code', () => {
@@ -22,6 +23,8 @@ describe('toOpenAiError', () => {
     [new ConnectionError('openai: cannot connect'), 503, 'server_error', 'connection_error', null],
     [new TimeoutError('openai: timed out'), 504, 'server_error', 'timeout', null],
     [new NotFoundException(), 404, 'invalid_request_error', 'not_found', null],
+    [new BudgetExceededError({ kind: 'key', id: 'k', period: 'month', limit: { micros: 1 } }, 'micros', new Date(Date.now() + 5000)), 429, 'insufficient_quota', 'budget_exceeded', null],
+    [new RateLimitExceededError({ kind: 'key', id: 'k', period: 'minute', limit: { tokens: 1 } }, 'tokens', new Date(Date.now() + 5000)), 429, 'requests', 'rate_limit_exceeded', null],
   ])('%s -> %i %s %s', (error, status, type, code, param) => {
     const mapped = toOpenAiError(error);
     expect(mapped.status).toBe(status);
