@@ -1,5 +1,5 @@
 import { InvalidBudgetError, limitExceeded } from './budget-errors';
-import { type CounterPlan, type LimitField, type MeteredScope, type Usage, planCounters, scopeProblems, usageProblems } from './budget-scope';
+import { type CounterPlan, type LimitField, type MeteredScope, type Usage, WindowCache, planCounters, scopeProblems, usageProblems } from './budget-scope';
 
 /** Counters charged by one reserve call; settle or release it exactly once (later calls do nothing). */
 export interface Reservation {
@@ -38,6 +38,8 @@ export interface CounterStore {
 }
 
 export class CountingBudgetEngine implements BudgetEngine {
+  private readonly windows = new WindowCache();
+
   constructor(
     private readonly store: CounterStore,
     private readonly keyPrefix: string,
@@ -48,7 +50,7 @@ export class CountingBudgetEngine implements BudgetEngine {
     const problems = [...scopeProblems(scopes), ...usageProblems(estimate, 'estimate')];
     if (problems.length) throw new InvalidBudgetError(problems);
     const now = this.clock();
-    const plans = planCounters(scopes, now, this.keyPrefix);
+    const plans = planCounters(scopes, now, this.keyPrefix, this.windows);
     const refusal = plans.length ? await this.store.tryCharge(plans, estimate, now) : undefined;
     if (refusal) {
       const plan = plans[refusal.index];

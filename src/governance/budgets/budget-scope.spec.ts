@@ -1,4 +1,4 @@
-import { type MeteredScope, formatUsd, planCounters, scopeProblems, usageProblems, windowOf } from './budget-scope';
+import { type MeteredScope, WindowCache, formatUsd, planCounters, scopeProblems, usageProblems, windowOf } from './budget-scope';
 
 describe('windowOf', () => {
   const at = (iso: string) => Date.parse(iso);
@@ -14,6 +14,17 @@ describe('windowOf', () => {
     const end = windowOf('day', at('2026-11-27T10:00:00Z')).end;
     expect(windowOf('day', end).label).toBe('2026-11-28');
     expect(windowOf('day', end - 1).label).toBe('2026-11-27');
+  });
+});
+
+describe('WindowCache', () => {
+  it('answers the remembered window inside it and a fresh one from its end on', () => {
+    const cache = new WindowCache();
+    const first = cache.windowOf('minute', Date.parse('2026-11-27T06:12:10Z'));
+    expect(cache.windowOf('minute', Date.parse('2026-11-27T06:12:59.999Z'))).toBe(first);
+    expect(cache.windowOf('minute', first.end).label).toBe('2026-11-27T06:13');
+    expect(cache.windowOf('minute', first.start - 1).label).toBe('2026-11-27T06:11');
+    expect(cache.windowOf('day', first.start).label).toBe('2026-11-27');
   });
 });
 
