@@ -3,6 +3,7 @@
  * release, window reset, and the issue's case across two processes — 200 concurrent reserve calls for one key
  * whose budget covers exactly 50, from two node processes on one Redis: at most (here: exactly) 50 succeed.
  */
+import { Logger } from '@nestjs/common';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
@@ -130,15 +131,20 @@ describe('budget engine on Redis', () => {
     }
   });
 
-  it('fails closed when Redis does not answer', async () => {
-    const store = new RedisCounterStore('redis://127.0.0.1:1');
+  it('fails closed when Redis does not answer, logging the failure without the URL', async () => {
+    const logged = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    const store = new RedisCounterStore('redis://user:hunter2@127.0.0.1:1');
     await store.connect();
     const engine = new CountingBudgetEngine(store, `${prefix}down:`);
     try {
       await expect(engine.reserve([{ kind: 'tenant', id: 't', period: 'day', limit: { micros: 10 } }], { micros: 1, tokens: 0 })).rejects.toBeInstanceOf(
         BudgetStoreUnavailableError,
       );
+      expect(logged).toHaveBeenCalledTimes(1);
+      expect(String(logged.mock.calls[0][0])).toMatch(/^budget store unavailable \(/);
+      expect(String(logged.mock.calls[0][0])).not.toContain('hunter2');
     } finally {
+      logged.mockRestore();
       await engine.close();
     }
   });
