@@ -7,7 +7,8 @@ const PERIOD_NAMES = { day: 'daily', month: 'monthly', minute: 'per-minute' } as
 function describeLimit(scope: MeteredScope, field: LimitField): string {
   const amount = scope.limit[field] ?? 0;
   const what = field === 'micros' ? formatUsd(amount) : `${amount} ${field}`;
-  return `the ${PERIOD_NAMES[scope.period]} ${field === 'micros' ? 'budget' : `${field} limit`} of ${SCOPE_NAMES[scope.kind]} ${scope.id} (${what})`;
+  const kind = field === 'micros' ? 'budget' : scope.period === 'minute' ? `${field} limit` : 'token budget';
+  return `the ${PERIOD_NAMES[scope.period]} ${kind} of ${SCOPE_NAMES[scope.kind]} ${scope.id} (${what})`;
 }
 
 /** A call that would take a scope past its day or month budget: 429 `budget_exceeded` until `resetAt`. */

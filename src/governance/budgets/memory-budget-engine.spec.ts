@@ -21,6 +21,7 @@ describe('CountingBudgetEngine on memory', () => {
   it('reserves in every scope or in none', async () => {
     await engine.reserve([tenant, key], { micros: 60, tokens: 10 });
     await expect(engine.reserve([key, tenant], { micros: 60, tokens: 10 })).rejects.toBeInstanceOf(BudgetExceededError);
+    await expect(engine.reserve([key], { micros: 0, tokens: 991 })).rejects.toThrow('This call would exceed the daily token budget of key k-1 (1000 tokens)');
     expect(store.read(dayKey(key))).toEqual({ micros: 60, tokens: 10, requests: 1 });
     expect(store.read(dayKey(tenant))).toEqual({ micros: 60, tokens: 10, requests: 1 });
   });
