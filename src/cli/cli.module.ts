@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AgentCommand } from './agent.command';
+import { BudgetsCommand } from './budgets.command';
 import { CapabilitiesCommand } from './capabilities.command';
 import { CliConfigService } from './cli-config.service';
 import { CliProgram } from './cli-program';
@@ -36,6 +37,7 @@ const COMMANDS = [
   McpCommand,
   UsageCommand,
   ...VectorCommand.registerWithSubCommands(),
+  ...BudgetsCommand.registerWithSubCommands(),
 ];
 
 @Module({

@@ -12,6 +12,7 @@ import { resolveReferences } from './config-references';
 import { toLedgerSettings } from './ledger-config.mapper';
 import { toLimitsSettings } from './limits-config.mapper';
 import { toGovernanceSettings } from './governance-config.mapper';
+import { toBudgetsSettings } from './budgets-config.mapper';
 import { providerEnvironment } from './provider-environment';
 import { toVectorSettings } from './search-config.mapper';
 import { toolEnvironmentOverrides } from './tool-environment';
@@ -156,6 +157,7 @@ function toConfig(
     limits: toLimitsSettings(document, context.source),
     ledger: toLedgerSettings(document, context.source),
     governance: toGovernanceSettings(document, context.source),
+    budgets: toBudgetsSettings(document, context.source),
     environmentProviders,
     document,
   };

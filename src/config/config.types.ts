@@ -9,6 +9,7 @@ import type { McpSettings } from '../ai/mcp/mcp-settings';
 import type { LimitsSettings } from '../limits/limits-settings';
 import type { LedgerSettings } from '../governance/ledger/ledger-settings';
 import type { GovernanceSettings } from '../governance/governance-settings';
+import type { BudgetsSettings } from '../governance/budgets/budgets-settings';
 
 /**
  * The YAML document as written (snake_case keys), after `_env` / `${VAR}` references are resolved.
@@ -49,6 +50,15 @@ export interface GovernanceSection {
   models?: { tenants?: Record<string, string[]>; roles?: Record<string, string[]> };
   ledger?: LedgerSection;
   pricing?: PricingSection;
+  budgets?: {
+    store?: 'memory' | 'redis';
+    url?: string;
+    key_prefix?: string;
+    refresh?: number;
+    rules?: GovernanceRuleSection[];
+  };
+  limits?: { rules?: GovernanceRuleSection[] };
+  claims?: { budget_usd?: string; budget_tokens?: string; budget_period?: string; rpm?: string; tpm?: string };
 }
 
 export interface LedgerSection {
@@ -318,6 +328,8 @@ export interface TollgateConfig {
   ledger: LedgerSettings;
   /** API keys, their store, the governance administrators and model allow-lists. */
   governance: GovernanceSettings;
+  /** Budgets and token-aware rate limits of model calls (`governance.budgets`, `.limits`, `.claims`). */
+  budgets: BudgetsSettings;
   /** Providers that environment variables created (the configuration has no `providers:` section), for the start-up log. */
   environmentProviders: EnvironmentProvider[];
   /** The merged document, for sections whose modules map them themselves. */
@@ -352,4 +364,16 @@ export interface ConfigOverride {
   /** Key path in the document, e.g. ['server', 'port']. */
   path: string[];
   value: unknown;
+}
+
+
+/** One budget or rate-limit rule as written (dollars, snake_case). */
+export interface GovernanceRuleSection {
+  scope: string;
+  id: string;
+  usd?: number;
+  tokens?: number;
+  period?: string;
+  rpm?: number;
+  tpm?: number;
 }

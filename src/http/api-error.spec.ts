@@ -13,6 +13,7 @@ import {
   UnknownProviderError,
 } from '../ai/errors';
 import { AdminRequiredError, InvalidKeyError, KeyNotFoundError, ModelNotAllowedError } from '../governance/governance-errors';
+import { BudgetExceededError, BudgetStoreUnavailableError, InvalidBudgetError, RateLimitExceededError } from '../governance/budgets/budget-errors';
 import { apiRequestError, errorEnvelope, toApiError } from './api-error';
 
 describe('toApiError', () => {
@@ -84,6 +85,27 @@ describe('toApiError', () => {
     expect(errorEnvelope(toApiError(new NotFoundException()), 'req-1')).toEqual({
       error: { type: 'not_found', message: 'No route matches this path.' },
       request_id: 'req-1',
+    });
+  });
+
+  describe('governance errors', () => {
+    const inAMinute = () => new Date(Date.now() + 59_500);
+    const budget = { kind: 'tenant', id: 't-1', period: 'day', limit: { micros: 5_000_000 } } as const;
+
+    it('maps a spent budget to 429 budget_exceeded with the reset time and Retry-After', () => {
+      const resetAt = inAMinute();
+      const mapped = toApiError(new BudgetExceededError(budget, 'micros', resetAt));
+      expect(mapped).toMatchObject({ status: 429, type: 'budget_exceeded', unexpected: false });
+      expect(mapped.message).toBe(`This call would exceed the daily budget of tenant t-1 ($5.00); it resets at ${resetAt.toISOString()}.`);
+      expect(mapped.headers).toEqual({ 'retry-after': '60', 'x-budget-reset': resetAt.toISOString() });
+    });
+
+    it('maps RPM/TPM to 429 rate_limited with Retry-After, the store outage to 503 and bad rules to 400', () => {
+      const rate = new RateLimitExceededError({ kind: 'key', id: 'k-1', period: 'minute', limit: { requests: 60 } }, 'requests', inAMinute());
+      expect(toApiError(rate)).toMatchObject({ status: 429, type: 'rate_limited', headers: { 'retry-after': '60' } });
+      expect(rate.message).toContain('the per-minute requests limit of key k-1 (60 requests)');
+      expect(toApiError(new BudgetStoreUnavailableError())).toMatchObject({ status: 503, type: 'budget_store_unavailable' });
+      expect(toApiError(new InvalidBudgetError(['usd: must be a number']))).toMatchObject({ status: 400, type: 'invalid_request', message: 'usd: must be a number' });
     });
   });
 });

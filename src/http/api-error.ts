@@ -14,6 +14,7 @@ import {
   UnknownProviderError,
 } from '../ai/errors';
 import { AdminRequiredError, InvalidKeyError, KeyNotFoundError, ModelNotAllowedError } from '../governance/governance-errors';
+import { BudgetExceededError, BudgetStoreUnavailableError, RateLimitExceededError } from '../governance/budgets/budget-errors';
 
 /** What the REST API answers for an error: one place maps every error to a status (docs/decisions.md B3). */
 export interface ApiErrorResponse {
@@ -43,7 +44,8 @@ function tollgateErrorStatus(error: TollgateError): number {
   if (error instanceof InvalidKeyError) return 401;
   if (error instanceof ModelNotAllowedError || error instanceof AdminRequiredError) return 403;
   if (error instanceof KeyNotFoundError) return 404;
-  if (error instanceof RateLimitError) return 429;
+  if (error instanceof RateLimitError || error instanceof BudgetExceededError || error instanceof RateLimitExceededError) return 429;
+  if (error instanceof BudgetStoreUnavailableError) return 503;
   if (error instanceof ModelNotAvailableError) return 422;
   if (error instanceof ModelNotFoundError) return 404;
   if (error instanceof AuthenticationError) return 502;
@@ -61,11 +63,18 @@ export function toApiError(error: unknown): ApiErrorResponse {
       headers['retry-after'] = String(Math.max(1, Math.ceil(error.retryAfterMs / 1000)));
     }
     if (status === 401) headers['www-authenticate'] = 'Bearer';
+    if (error instanceof BudgetExceededError || error instanceof RateLimitExceededError) Object.assign(headers, resetHeaders(error, Date.now()));
     if (status === 500) return internalError(true);
     return { status, type: error.type, message: error.message, headers, unexpected: false };
   }
   if (error instanceof HttpException) return fromHttpException(error);
   return internalError(true);
+}
+
+/** When a budget or an RPM/TPM limit lets the caller in again: `Retry-After` seconds, and `X-Budget-Reset` (ISO time) for a budget. */
+function resetHeaders(error: BudgetExceededError | RateLimitExceededError, now: number): Record<string, string> {
+  const retryAfter = String(Math.max(1, Math.ceil((error.resetAt.getTime() - now) / 1000)));
+  return error instanceof BudgetExceededError ? { 'retry-after': retryAfter, 'x-budget-reset': error.resetAt.toISOString() } : { 'retry-after': retryAfter };
 }
 
 function fromHttpException(error: HttpException): ApiErrorResponse {

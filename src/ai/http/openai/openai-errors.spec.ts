@@ -3,6 +3,7 @@ import { CapabilityNotSupportedError, ConnectionError, InvalidRequestError, Mode
 import { InvalidKeyError, ModelNotAllowedError } from '../../../governance/governance-errors';
 import { toOpenAiError } from './openai-errors';
 import { OpenAiRequestError } from './openai-requests';
+import { BudgetExceededError, RateLimitExceededError } from '../../../governance/budgets/budget-errors';
 
 describe('toOpenAiError', () => {
   it('a request error keeps its param and code', () => {
@@ -25,6 +26,8 @@ describe('toOpenAiError', () => {
     [new NotFoundException(), 404, 'invalid_request_error', 'not_found', null],
     [new InvalidRequestError('anthropic: anthropic does not support seed', { param: 'seed' }), 400, 'invalid_request_error', 'invalid_request', 'seed'],
     [new ModelNotFoundError("model 'gpt-9' is not served by any configured provider"), 404, 'invalid_request_error', 'model_not_found', 'model'],
+    [new BudgetExceededError({ kind: 'key', id: 'k', period: 'month', limit: { micros: 1 } }, 'micros', new Date(Date.now() + 5000)), 429, 'insufficient_quota', 'budget_exceeded', null],
+    [new RateLimitExceededError({ kind: 'key', id: 'k', period: 'minute', limit: { tokens: 1 } }, 'tokens', new Date(Date.now() + 5000)), 429, 'requests', 'rate_limit_exceeded', null],
   ])('%s -> %i %s %s', (error, status, type, code, param) => {
     const mapped = toOpenAiError(error);
     expect(mapped.status).toBe(status);

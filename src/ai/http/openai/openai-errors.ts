@@ -25,6 +25,7 @@ const OPENAI_CODES: Record<string, { code: string; status?: number }> = {
   invalid_key: { code: 'invalid_api_key' },
   model_not_available: { code: 'model_not_found', status: 404 },
   rate_limited: { code: 'rate_limit_exceeded' },
+  budget_exceeded: { code: 'budget_exceeded' },
 };
 
 /** Paths of this surface, also under a `base_path`: errors raised before routing (404, 405, 413, bad JSON) answer in its shape too. */
@@ -60,7 +61,7 @@ export function fromApiError(api: ApiErrorResponse): OpenAiErrorResponse {
     body: {
       error: {
         message: api.message,
-        type: openAiType(status),
+        type: openAiType(status, api.type),
         param: MODEL_TYPES.has(api.type) ? 'model' : null,
         code: known?.code ?? api.type,
       },
@@ -69,8 +70,12 @@ export function fromApiError(api: ApiErrorResponse): OpenAiErrorResponse {
   };
 }
 
-/** OpenAI's own categories: `requests` for request-rate limits, `server_error` for anything on the server's side. */
-function openAiType(status: number): string {
+/**
+ * OpenAI's own categories: `insufficient_quota` for a spent budget (what OpenAI answers when a quota is used
+ * up), `requests` for request-rate limits, `server_error` for anything on the server's side.
+ */
+function openAiType(status: number, type: string): string {
+  if (type === 'budget_exceeded') return 'insufficient_quota';
   if (status === 429) return 'requests';
   return status >= 500 ? 'server_error' : 'invalid_request_error';
 }

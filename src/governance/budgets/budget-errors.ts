@@ -1,0 +1,58 @@
+import { InvalidRequestError, TollgateError } from '../../ai/errors';
+import { type LimitField, type MeteredScope, formatUsd } from './budget-scope';
+
+const SCOPE_NAMES = { tenant: 'tenant', sub_tenant: 'sub-tenant', subject: 'subject', key: 'key' } as const;
+const PERIOD_NAMES = { day: 'daily', month: 'monthly', minute: 'per-minute' } as const;
+
+function describeLimit(scope: MeteredScope, field: LimitField): string {
+  const amount = scope.limit[field] ?? 0;
+  const what = field === 'micros' ? formatUsd(amount) : `${amount} ${field}`;
+  const kind = field === 'micros' ? 'budget' : scope.period === 'minute' ? `${field} limit` : 'token budget';
+  return `the ${PERIOD_NAMES[scope.period]} ${kind} of ${SCOPE_NAMES[scope.kind]} ${scope.id} (${what})`;
+}
+
+/** A call that would take a scope past its day or month budget: 429 `budget_exceeded` until `resetAt`. */
+export class BudgetExceededError extends TollgateError {
+  override readonly type: string = 'budget_exceeded';
+  constructor(
+    readonly scope: MeteredScope,
+    readonly field: LimitField,
+    readonly resetAt: Date,
+  ) {
+    super(`This call would exceed ${describeLimit(scope, field)}; it resets at ${resetAt.toISOString()}.`);
+  }
+}
+
+/**
+ * A call over an identity's RPM or TPM: 429 with the existing `rate_limited` type of the server's request
+ * limits. Not the AI client's RateLimitError: that one means an upstream refused and is retried.
+ */
+export class RateLimitExceededError extends TollgateError {
+  override readonly type: string = 'rate_limited';
+  constructor(
+    readonly scope: MeteredScope,
+    readonly field: LimitField,
+    readonly resetAt: Date,
+  ) {
+    super(`This call would exceed ${describeLimit(scope, field)}; retry after ${resetAt.toISOString()}.`);
+  }
+}
+
+/** The shared counter store did not answer: budgets fail closed (docs/decisions.md D6), 503. */
+export class BudgetStoreUnavailableError extends TollgateError {
+  override readonly type: string = 'budget_store_unavailable';
+  constructor() {
+    super('The budget store is unavailable; the call was not made. Retry shortly.');
+  }
+}
+
+/** Bad scopes, estimates or budget rules: the message names every bad field. */
+export class InvalidBudgetError extends InvalidRequestError {
+  constructor(readonly problems: string[]) {
+    super(problems.join('; '));
+  }
+}
+
+export function limitExceeded(scope: MeteredScope, field: LimitField, resetAt: Date): BudgetExceededError | RateLimitExceededError {
+  return scope.period === 'minute' ? new RateLimitExceededError(scope, field, resetAt) : new BudgetExceededError(scope, field, resetAt);
+}

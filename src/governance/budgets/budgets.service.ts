@@ -1,0 +1,75 @@
+import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { getPayload } from '../../auth/request-context';
+import { governanceOf } from '../governance-identity';
+import { claimLimits } from './budget-claims';
+import type { BudgetEngine, Reservation } from './budget-engine';
+import { InvalidBudgetError } from './budget-errors';
+import type { BudgetRuleStore } from './budget-rule-store';
+import { type BudgetRule, type IdentityLimits, type LimitRule, type RuleNames, type RuleSet, BODY_NAMES, parseRule, scopesFor } from './budget-rules';
+import type { BudgetPeriod, MeteredScope, ScopeKind, Usage } from './budget-scope';
+import { BUDGETS_SETTINGS, BUDGET_ENGINE, BUDGET_RULE_STORE } from './budgets.constants';
+import type { BudgetsSettings } from './budgets-settings';
+
+/**
+ * Budgets and RPM/TPM of model calls for the identity on a request: reserve before the call (throws
+ * BudgetExceededError or RateLimitExceededError), settle after it with the real figures, release when no
+ * call was made. Also the rules set at run time, for the admin API and the CLI.
+ */
+@Injectable()
+export class BudgetsService implements OnModuleDestroy {
+  constructor(
+    @Inject(BUDGETS_SETTINGS) private readonly settings: BudgetsSettings,
+    @Inject(BUDGET_ENGINE) private readonly engine: BudgetEngine,
+    @Inject(BUDGET_RULE_STORE) private readonly rules: BudgetRuleStore,
+  ) {}
+
+  /**
+   * The scopes the request's caller is held to; none for a request without a governance identity. `key` is the
+   * caller's key record's own budget, rpm and tpm. Bad budget claims in its JWT refuse the request (400).
+   */
+  scopesFor(request: object, own: { key?: IdentityLimits } = {}): MeteredScope[] {
+    const state = governanceOf(request);
+    if (!state) return [];
+    let claims: IdentityLimits | undefined;
+    const payload = this.settings.claims && state.identity.subjectKind === 'user' ? getPayload(request) : undefined;
+    if (payload) {
+      const read = claimLimits(payload as Record<string, unknown>, this.settings.claims!);
+      if (!read.ok) throw new InvalidBudgetError(read.problems);
+      claims = read.limits;
+    }
+    return scopesFor(state, { config: this.settings.rules, runtime: this.rules.current(), key: own.key, claims });
+  }
+
+  reserve(request: object, estimate: Usage, own: { key?: IdentityLimits } = {}): Promise<Reservation> {
+    return this.engine.reserve(this.scopesFor(request, own), estimate);
+  }
+
+  settle(reservation: Reservation, actual: Usage): Promise<void> {
+    return this.engine.settle(reservation, actual);
+  }
+
+  release(reservation: Reservation): Promise<void> {
+    return this.engine.release(reservation);
+  }
+
+  async listRules(): Promise<{ configured: RuleSet; runtime: RuleSet }> {
+    return { configured: this.settings.rules, runtime: await this.rules.load() };
+  }
+
+  /** Checks and stores a run-time rule; InvalidBudgetError names every bad field. */
+  async setRule(input: unknown, names: RuleNames = BODY_NAMES): Promise<{ budget?: BudgetRule; limit?: LimitRule }> {
+    const parsed = parseRule(input, names);
+    if (!parsed.ok) throw new InvalidBudgetError(parsed.problems);
+    const rules = { ...(parsed.budget ? { budget: parsed.budget } : {}), ...(parsed.limit ? { limit: parsed.limit } : {}) };
+    await this.rules.put(rules);
+    return rules;
+  }
+
+  deleteRules(scope: ScopeKind, id: string, period?: BudgetPeriod): Promise<number> {
+    return this.rules.remove(scope, id, period);
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await Promise.all([this.engine.close(), this.rules.close()]);
+  }
+}

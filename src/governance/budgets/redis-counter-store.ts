@@ -1,0 +1,125 @@
+import { Logger } from '@nestjs/common';
+import Redis from 'ioredis';
+import { BudgetStoreUnavailableError } from './budget-errors';
+import type { CounterStore, Refusal } from './budget-engine';
+import type { CounterPlan, LimitField, Usage } from './budget-scope';
+
+/**
+ * Checks every counter, then charges all of them, inside one script: Redis runs it without interleaving any
+ * other command, so callers in any number of processes see each other's reservations (no read-then-write).
+ * Counters are hashes (m: micro-dollars, t: tokens, r: requests) that expire when their window ends.
+ * ARGV: estimate micros, estimate tokens, then per key: limit micros, tokens, requests (-1: none), expire-at ms.
+ * Answers 0, or {index (1-based), field} of the first counter over its limit.
+ */
+const RESERVE_SCRIPT = `
+local em = tonumber(ARGV[1])
+local et = tonumber(ARGV[2])
+for i = 1, #KEYS do
+  local base = 2 + (i - 1) * 4
+  local used = redis.call('HMGET', KEYS[i], 'm', 't', 'r')
+  local lm, lt, lr = tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3])
+  if lm >= 0 and (tonumber(used[1]) or 0) + em > lm then return {i, 'micros'} end
+  if lt >= 0 and (tonumber(used[2]) or 0) + et > lt then return {i, 'tokens'} end
+  if lr >= 0 and (tonumber(used[3]) or 0) + 1 > lr then return {i, 'requests'} end
+end
+for i = 1, #KEYS do
+  local base = 2 + (i - 1) * 4
+  redis.call('HINCRBY', KEYS[i], 'm', em)
+  redis.call('HINCRBY', KEYS[i], 't', et)
+  redis.call('HINCRBY', KEYS[i], 'r', 1)
+  redis.call('PEXPIREAT', KEYS[i], ARGV[base + 4])
+end
+return 0
+`;
+
+/** Moves counters that still exist by (actual - reserved); a counter whose window ended is not recreated. */
+const ADJUST_SCRIPT = `
+for i = 1, #KEYS do
+  if redis.call('EXISTS', KEYS[i]) == 1 then
+    redis.call('HINCRBY', KEYS[i], 'm', ARGV[1])
+    redis.call('HINCRBY', KEYS[i], 't', ARGV[2])
+    redis.call('HINCRBY', KEYS[i], 'r', ARGV[3])
+  end
+end
+return 0
+`;
+
+type ScriptedRedis = Redis & {
+  budgetReserve(numKeys: number, ...args: (string | number)[]): Promise<0 | [number, LimitField]>;
+  budgetAdjust(numKeys: number, ...args: (string | number)[]): Promise<0>;
+};
+
+const ERROR_LOG_INTERVAL_MS = 30_000;
+
+/**
+ * Counters in Redis, shared by every process on it. A reserve that cannot reach Redis fails closed
+ * (BudgetStoreUnavailableError, 503): an unenforced budget is the failure issue 19 exists to end. A settle
+ * that cannot reach it is logged and dropped, since the call has been made.
+ */
+export class RedisCounterStore implements CounterStore {
+  private readonly logger = new Logger('Budgets');
+  private readonly redis: ScriptedRedis;
+  private lastErrorLogAt = -Infinity;
+
+  constructor(url: string) {
+    const redis = new Redis(url, {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      connectTimeout: 2000,
+      retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
+      disconnectTimeout: 200,
+    });
+    redis.on('error', () => undefined);
+    // defineCommand sends EVALSHA and falls back to EVAL once per connection when Redis lacks the script.
+    redis.defineCommand('budgetReserve', { lua: RESERVE_SCRIPT });
+    redis.defineCommand('budgetAdjust', { lua: ADJUST_SCRIPT });
+    this.redis = redis as ScriptedRedis;
+  }
+
+  /** Connects ahead of the first call; failure is logged, and calls fail closed until Redis answers. */
+  async connect(): Promise<void> {
+    try {
+      await this.redis.connect();
+    } catch (error) {
+      this.logFailure(error);
+    }
+  }
+
+  async tryCharge(plans: readonly CounterPlan[], estimate: Usage): Promise<Refusal | undefined> {
+    const args: (string | number)[] = [estimate.micros, estimate.tokens];
+    for (const { scope, window } of plans) {
+      args.push(scope.limit.micros ?? -1, scope.limit.tokens ?? -1, scope.limit.requests ?? -1, window.end);
+    }
+    let answer: 0 | [number, LimitField];
+    try {
+      answer = await this.redis.budgetReserve(plans.length, ...plans.map((plan) => plan.key), ...args);
+    } catch (error) {
+      this.logFailure(error);
+      throw new BudgetStoreUnavailableError();
+    }
+    return answer === 0 ? undefined : { index: answer[0] - 1, field: answer[1] };
+  }
+
+  async adjust(keys: readonly string[], delta: Usage & { requests: number }): Promise<void> {
+    try {
+      await this.redis.budgetAdjust(keys.length, ...keys, delta.micros, delta.tokens, delta.requests);
+    } catch (error) {
+      this.logFailure(error);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.redis.disconnect();
+  }
+
+  /** Names the error class and code only: the URL may carry a password. */
+  private logFailure(error: unknown): void {
+    const now = Date.now();
+    if (now - this.lastErrorLogAt < ERROR_LOG_INTERVAL_MS) return;
+    this.lastErrorLogAt = now;
+    const name = error instanceof Error ? error.name : typeof error;
+    const code = (error as { code?: unknown } | undefined)?.code;
+    this.logger.error(`budget store unavailable (${name}${typeof code === 'string' ? ` ${code}` : ''}); model calls with a budget or rate limit are refused until it answers`);
+  }
+}

@@ -1,0 +1,202 @@
+/**
+ * The budget engine on real Redis (and on memory, the same contract): reserve all-or-none, settle and
+ * release, window reset, and the issue's case across two processes — 200 concurrent reserve calls for one key
+ * whose budget covers exactly 50, from two node processes on one Redis: at most (here: exactly) 50 succeed.
+ */
+import { Logger } from '@nestjs/common';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import Redis from 'ioredis';
+import { CountingBudgetEngine } from '../src/governance/budgets/budget-engine';
+import { BudgetExceededError, BudgetStoreUnavailableError, RateLimitExceededError } from '../src/governance/budgets/budget-errors';
+import type { MeteredScope } from '../src/governance/budgets/budget-scope';
+import { MemoryCounterStore } from '../src/governance/budgets/memory-counter-store';
+import { RedisCounterStore } from '../src/governance/budgets/redis-counter-store';
+import { ROOT, buildDistIfStale } from './support/cli-run';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const run = randomUUID();
+const prefix = `tollgate:test-budgets:${run}:`;
+
+let redis: Redis;
+beforeAll(() => {
+  redis = new Redis(REDIS_URL);
+});
+afterAll(async () => {
+  const keys = await redis.keys(`${prefix}*`);
+  if (keys.length) await redis.del(...keys);
+  redis.disconnect();
+});
+
+type Clocked = { engine: CountingBudgetEngine; setNow(now: number): void; counter(key: string): Promise<Record<string, number> | undefined> };
+
+const stores: [string, (keyPrefix: string) => Promise<Clocked>][] = [
+  [
+    'memory',
+    async (keyPrefix) => {
+      let now = Date.now();
+      const store = new MemoryCounterStore(() => now);
+      return {
+        engine: new CountingBudgetEngine(store, keyPrefix, () => now),
+        setNow: (value) => (now = value),
+        counter: async (key) => store.read(key),
+      };
+    },
+  ],
+  [
+    'redis',
+    async (keyPrefix) => {
+      let now = Date.now();
+      const store = new RedisCounterStore(REDIS_URL);
+      await store.connect();
+      return {
+        engine: new CountingBudgetEngine(store, keyPrefix, () => now),
+        setNow: (value) => (now = value),
+        counter: async (key) => {
+          const hash = await redis.hgetall(key);
+          if (Object.keys(hash).length === 0) return undefined;
+          return { micros: Number(hash.m), tokens: Number(hash.t), requests: Number(hash.r) };
+        },
+      };
+    },
+  ],
+];
+
+describe.each(stores)('budget engine on %s', (name, create) => {
+  let clocked: Clocked;
+  let keyPrefix: string;
+  beforeEach(async () => {
+    keyPrefix = `${prefix}${name}:${randomUUID()}:`;
+    clocked = await create(keyPrefix);
+  });
+  afterEach(() => clocked.engine.close());
+
+  const tenant: MeteredScope = { kind: 'tenant', id: 't-1', period: 'month', limit: { micros: 1_000 } };
+  const key: MeteredScope = { kind: 'key', id: 'k-1', period: 'day', limit: { tokens: 100 } };
+  const rate: MeteredScope = { kind: 'subject', id: 'u-1', period: 'minute', limit: { requests: 3, tokens: 50 } };
+
+  it('reserves in all scopes or none, refusing with the scope over its limit and its reset time', async () => {
+    const now = Date.parse('2030-01-31T12:00:00Z');
+    clocked.setNow(now);
+    await clocked.engine.reserve([tenant, key], { micros: 600, tokens: 40 });
+    const refused = await clocked.engine.reserve([key, tenant], { micros: 600, tokens: 40 }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(BudgetExceededError);
+    expect(refused).toMatchObject({ scope: { kind: 'tenant', id: 't-1' }, field: 'micros', resetAt: new Date('2030-02-01T00:00:00Z') });
+    // The key's counter was checked first and would have fitted: it must not have been charged.
+    expect(await clocked.counter(`${keyPrefix}c:day:2030-01-31:key:k-1`)).toEqual({ micros: 600, tokens: 40, requests: 1 });
+  });
+
+  it('settles to the actual cost and releases a call that was not made', async () => {
+    const reservation = await clocked.engine.reserve([tenant, key], { micros: 500, tokens: 90 });
+    await clocked.engine.settle(reservation, { micros: 120, tokens: 7 });
+    const released = await clocked.engine.reserve([tenant, key], { micros: 800, tokens: 90 });
+    await clocked.engine.release(released);
+    const window = new Date().toISOString().slice(0, 10);
+    expect(await clocked.counter(`${keyPrefix}c:day:${window}:key:k-1`)).toEqual({ micros: 120, tokens: 7, requests: 1 });
+    // What the settle gave back can be spent again: 120 + 880 is exactly the budget.
+    await clocked.engine.reserve([tenant], { micros: 880, tokens: 0 });
+    await expect(clocked.engine.reserve([tenant], { micros: 1, tokens: 0 })).rejects.toBeInstanceOf(BudgetExceededError);
+  });
+
+  it('counts afresh in the next window', async () => {
+    const lastMinute = Date.parse('2031-03-31T23:59:30Z');
+    clocked.setNow(lastMinute);
+    for (let call = 0; call < 3; call++) await clocked.engine.reserve([rate], { micros: 0, tokens: 10 });
+    await expect(clocked.engine.reserve([rate], { micros: 0, tokens: 10 })).rejects.toMatchObject({
+      constructor: RateLimitExceededError,
+      field: 'requests',
+      resetAt: new Date('2031-04-01T00:00:00Z'),
+    });
+    clocked.setNow(Date.parse('2031-04-01T00:00:00Z'));
+    await clocked.engine.reserve([rate], { micros: 0, tokens: 50 });
+    await expect(clocked.engine.reserve([rate], { micros: 0, tokens: 1 })).rejects.toMatchObject({ field: 'tokens' });
+  });
+});
+
+describe('budget engine on Redis', () => {
+  it('sets counters to expire when their window ends', async () => {
+    const store = new RedisCounterStore(REDIS_URL);
+    await store.connect();
+    const engine = new CountingBudgetEngine(store, `${prefix}ttl:`);
+    try {
+      await engine.reserve([{ kind: 'tenant', id: 't', period: 'day', limit: { micros: 10 } }], { micros: 1, tokens: 0 });
+      const [key] = await redis.keys(`${prefix}ttl:*`);
+      const expiresAt = Date.now() + (await redis.pttl(key));
+      const dayEnd = new Date();
+      dayEnd.setUTCHours(24, 0, 0, 0);
+      expect(Math.abs(expiresAt - dayEnd.getTime())).toBeLessThan(5_000);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('fails closed when Redis does not answer, logging the failure without the URL', async () => {
+    const logged = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    const store = new RedisCounterStore('redis://user:hunter2@127.0.0.1:1');
+    await store.connect();
+    const engine = new CountingBudgetEngine(store, `${prefix}down:`);
+    try {
+      await expect(engine.reserve([{ kind: 'tenant', id: 't', period: 'day', limit: { micros: 10 } }], { micros: 1, tokens: 0 })).rejects.toBeInstanceOf(
+        BudgetStoreUnavailableError,
+      );
+      expect(logged).toHaveBeenCalledTimes(1);
+      expect(String(logged.mock.calls[0][0])).toMatch(/^budget store unavailable \(/);
+      expect(String(logged.mock.calls[0][0])).not.toContain('hunter2');
+    } finally {
+      logged.mockRestore();
+      await engine.close();
+    }
+  });
+});
+
+describe('two processes on one Redis', () => {
+  const children = new Set<ChildProcess>();
+  beforeAll(() => buildDistIfStale(), 180_000);
+  afterAll(() => {
+    for (const child of children) child.kill();
+  });
+
+  function startWorker(keyPrefix: string, keyId: string, budget: number, estimate: number, calls: number) {
+    const child = spawn(process.execPath, [join(ROOT, 'test', 'support', 'budget-reserve-worker.js'), REDIS_URL, keyPrefix, keyId, String(budget), String(estimate), String(calls)], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    children.add(child);
+    let output = '';
+    let errors = '';
+    child.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString()));
+    const ready = new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        if (output.startsWith('ready\n')) resolve();
+      });
+      child.on('exit', (code) => reject(new Error(`worker exited (${code}) before it was ready: ${errors}`)));
+    });
+    const result = new Promise<{ granted: number; refused: number; other: string[] }>((resolve, reject) => {
+      child.on('exit', (code) => {
+        children.delete(child);
+        if (code !== 0) reject(new Error(`worker exited with ${code}: ${errors}`));
+        else resolve(JSON.parse(output.split('\n')[1]));
+      });
+    });
+    return { ready, go: () => child.stdin.end('go\n'), result };
+  }
+
+  it('grants at most 50 of 200 concurrent reserve calls when the budget covers exactly 50', async () => {
+    const estimate = 20_000; // two cents a call; the budget is one dollar
+    const workers = [0, 1].map(() => startWorker(`${prefix}two:`, 'k-shared', 50 * estimate, estimate, 100));
+    await Promise.all(workers.map((worker) => worker.ready));
+    for (const worker of workers) worker.go();
+    const results = await Promise.all(workers.map((worker) => worker.result));
+    const granted = results.reduce((sum, result) => sum + result.granted, 0);
+    const refused = results.reduce((sum, result) => sum + result.refused, 0);
+    expect(results.flatMap((result) => result.other)).toEqual([]);
+    expect(granted).toBe(50);
+    expect(refused).toBe(150);
+    // Both processes took part, so the counter really was shared.
+    expect(results.every((result) => result.granted + result.refused === 100)).toBe(true);
+    const [counter] = await redis.keys(`${prefix}two:c:day:*:key:k-shared`);
+    expect(await redis.hgetall(counter)).toEqual({ m: String(50 * estimate), t: '50', r: '50' });
+  }, 60_000);
+});
+

@@ -1,0 +1,36 @@
+/**
+ * One process of the budget engine's cross-process test: connects the compiled engine to Redis, prints
+ * "ready", waits for a line on stdin (so both processes start together), fires CALLS concurrent reserve calls
+ * for one key scope, then prints {"granted":n,"refused":n,"other":[...]} and exits.
+ * argv: redis URL, key prefix, key id, budget micros, estimate micros, calls.
+ */
+const { join } = require('node:path');
+const dist = join(__dirname, '..', '..', 'dist', 'src', 'governance', 'budgets');
+const { createBudgetEngine } = require(join(dist, 'budget-engine.factory.js'));
+const { BudgetExceededError } = require(join(dist, 'budget-errors.js'));
+
+const [url, keyPrefix, keyId, budget, estimate, calls] = process.argv.slice(2);
+
+async function main() {
+  const engine = await createBudgetEngine({ kind: 'redis', url, keyPrefix });
+  const scope = { kind: 'key', id: keyId, period: 'day', limit: { micros: Number(budget) } };
+  process.stdout.write('ready\n');
+  await new Promise((resolve) => process.stdin.once('data', resolve));
+  process.stdin.destroy();
+  const outcomes = await Promise.all(
+    Array.from({ length: Number(calls) }, () =>
+      engine.reserve([scope], { micros: Number(estimate), tokens: 1 }).then(
+        () => 'granted',
+        (error) => (error instanceof BudgetExceededError ? 'refused' : `${error.name}: ${error.message}`),
+      ),
+    ),
+  );
+  await engine.close();
+  const count = (what) => outcomes.filter((outcome) => outcome === what).length;
+  process.stdout.write(`${JSON.stringify({ granted: count('granted'), refused: count('refused'), other: outcomes.filter((o) => o !== 'granted' && o !== 'refused') })}\n`);
+}
+
+main().catch((error) => {
+  process.stderr.write(`${error.name}: ${error.message}\n`);
+  process.exit(1);
+});
