@@ -23,7 +23,11 @@ export class AppModule implements OnApplicationShutdown {
       TollgateConfigModule.forRoot(config),
       EventEmitterModule.forRoot(),
       ai,
-      GovernanceModule.forRoot(config.governance, { mode: config.ai.api.auth, token: config.ai.api.token }),
+      GovernanceModule.forRoot(
+        config.governance,
+        { mode: config.ai.api.auth, token: config.ai.api.token },
+        { ai, ledger: config.ledger, budgets: config.budgets },
+      ),
     ];
     if (config.mcp.enabled) imports.push(McpModule.forRoot(config.mcp, ai));
     const controllers: Type[] = [HealthController];

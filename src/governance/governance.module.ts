@@ -1,6 +1,13 @@
-import { type DynamicModule, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { type DynamicModule, Inject, Module, type OnApplicationShutdown, Optional } from '@nestjs/common';
+import { APP_INTERCEPTOR } from '@nestjs/core';
+import { AiClient } from '../ai/client/ai-client';
 import { API_AUTH_OPTIONS, API_CALLER_RESOLVER, ApiAuthGuard, type ApiAuthOptions } from '../http/api-auth.guard';
 import { ModelAllowList } from './allow-lists/model-allow-list';
+import { BudgetsModule } from './budgets/budgets.module';
+import { BudgetsService } from './budgets/budgets.service';
+import type { BudgetsSettings } from './budgets/budgets-settings';
+import { CallContextInterceptor } from './call-context.interceptor';
+import { GovernanceGate } from './governance-gate';
 import { GovernanceAdminGuard } from './governance-admin.guard';
 import { GovernanceCallers } from './governance-callers';
 import { GOVERNANCE_SETTINGS, type GovernanceSettings } from './governance-settings';
@@ -9,22 +16,54 @@ import { ApiKeyAuthenticator } from './keys/api-key-authenticator';
 import type { KeyStore } from './keys/key-store';
 import { createKeyStore } from './keys/key-store.factory';
 import { KEY_STORE, KeysService } from './keys/keys.service';
+import { LedgerModule } from './ledger/ledger.module';
+import type { LedgerSettings } from './ledger/ledger-settings';
+
+/** The parts of governance that need the gateway: the ledger records its calls, budgets gate them. */
+export interface GovernanceParts {
+  /** The AiModule whose AiClient is governed. */
+  ai: DynamicModule;
+  ledger: LedgerSettings;
+  budgets: BudgetsSettings;
+}
 
 /**
  * Identity-bound governance (docs/governance.md). Global: the /v1 and MCP auth layers find its
  * ApiCallerResolver (API keys, admin token, JWT callers) wherever they are. `apiAuth` is the /v1 API's
- * auth setting, for the admin routes' own ApiAuthGuard.
+ * auth setting, for the admin routes' own ApiAuthGuard. With `parts`, it also runs every handler in its
+ * caller's call context, records the AiClient's calls in the ledger and gates them by allow-lists and budgets.
  */
 @Module({})
 export class GovernanceModule implements OnApplicationShutdown {
-  constructor(@Inject(KEY_STORE) private readonly store: KeyStore) {}
+  constructor(
+    @Inject(KEY_STORE) private readonly store: KeyStore,
+    @Optional() @Inject(AiClient) client?: AiClient,
+    @Optional() @Inject(GovernanceGate) gate?: GovernanceGate,
+  ) {
+    if (client && gate) client.setModelCallGate(gate);
+  }
 
-  static forRoot(settings: GovernanceSettings, apiAuth: ApiAuthOptions): DynamicModule {
+  static forRoot(settings: GovernanceSettings, apiAuth: ApiAuthOptions, parts?: GovernanceParts): DynamicModule {
+    const governed: Pick<DynamicModule, 'imports' | 'providers'> = parts
+      ? {
+          imports: [parts.ai, LedgerModule.forRoot(parts.ledger, parts.ai), BudgetsModule.forRoot(parts.budgets)],
+          providers: [
+            { provide: APP_INTERCEPTOR, useClass: CallContextInterceptor },
+            {
+              provide: GovernanceGate,
+              useFactory: (allowList: ModelAllowList, budgets: BudgetsService) => new GovernanceGate(allowList, parts.ledger.pricing, budgets),
+              inject: [ModelAllowList, BudgetsService],
+            },
+          ],
+        }
+      : { imports: [], providers: [] };
     return {
       module: GovernanceModule,
       global: true,
+      imports: governed.imports,
       controllers: [AdminKeysController],
       providers: [
+        ...(governed.providers ?? []),
         { provide: GOVERNANCE_SETTINGS, useValue: settings },
         { provide: KEY_STORE, useFactory: () => createKeyStore(settings.keys) },
         { provide: ApiKeyAuthenticator, useFactory: (store: KeyStore) => new ApiKeyAuthenticator(store), inject: [KEY_STORE] },
@@ -36,7 +75,7 @@ export class GovernanceModule implements OnApplicationShutdown {
         ApiAuthGuard,
         GovernanceAdminGuard,
       ],
-      exports: [GOVERNANCE_SETTINGS, KEY_STORE, API_CALLER_RESOLVER, ModelAllowList, KeysService],
+      exports: [GOVERNANCE_SETTINGS, KEY_STORE, API_CALLER_RESOLVER, API_AUTH_OPTIONS, ModelAllowList, KeysService],
     };
   }
 

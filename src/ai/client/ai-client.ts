@@ -32,7 +32,8 @@ import type {
 import { BUILT_IN_SENSITIVE_KEYS, type ContextItem, redactSensitive, renderContextItems } from '../prompts/context-rendering';
 import { buildMessages, templatesFor } from '../prompts/prompt-templates';
 import type { AiClientOptions } from './ai-client.options';
-import { measuredUsage, messageChars, type ModelCallOperation, type ModelCallSink, type ModelCallStatus, toolCallChars } from './model-call';
+import { estimateTokens, measuredUsage, messageChars, type ModelCallOperation, type ModelCallSink, type ModelCallStatus, toolCallChars } from './model-call';
+import type { GatedCall, GateTicket, ModelCallGate } from './model-call-gate';
 import type { ProviderRegistry } from './provider-registry';
 import { type ModelRoute, ModelRouter, type ModelTarget } from './model-routing';
 import { callWithRetry, type Sleep } from './retry';
@@ -137,6 +138,7 @@ export class AiClient {
   private readonly router: ModelRouter;
   private healthCache?: { at: number; results: Promise<HealthResult[]> };
   private modelCallSink?: ModelCallSink;
+  private gate?: ModelCallGate;
 
   constructor(
     private readonly registry: ProviderRegistry,
@@ -175,6 +177,11 @@ export class AiClient {
    */
   setModelCallSink(sink: ModelCallSink | undefined): void {
     this.modelCallSink = sink;
+  }
+
+  /** Governance's allow-list and budget check before every call (docs/governance.md#enforcement). */
+  setModelCallGate(gate: ModelCallGate | undefined): void {
+    this.gate = gate;
   }
 
   get defaultProvider(): string {
@@ -218,9 +225,11 @@ export class AiClient {
     messagesFor: (candidate: AiProvider) => ChatMessage[],
     callerMessages: readonly ChatMessage[] = [],
   ): Promise<GenerateResponse> {
-    const { result, provider } = await this.withFallback('generate', 'generate', options, (candidate, model) =>
+    const gated = this.gate ? chatGate('generate', options, messagesFor) : undefined;
+    const { result, provider, ticket } = await this.withFallback('generate', 'generate', options, (candidate, model) =>
       this.measuredGenerate(candidate, generateRequest(options, messagesFor(candidate), model)),
-    requiredFeatures(options, callerMessages));
+    requiredFeatures(options, callerMessages), gated);
+    if (ticket) closeTicket(ticket, provider, result.model, result.usage, messageChars(messagesFor(provider)), result.text.length + toolCallChars(result.toolCalls));
     return {
       response: result.text,
       provider: provider.name,
@@ -344,10 +353,11 @@ export class AiClient {
     callerMessages: readonly ChatMessage[] = [],
   ): AsyncGenerator<GenerateStreamEvent> {
     let sent: GenerateRequest | undefined;
-    const { result, provider } = await this.withFallback('streaming', 'generate', options, (candidate, model) => {
+    const gated = this.gate ? chatGate('stream', options, messagesFor) : undefined;
+    const { result, provider, ticket } = await this.withFallback('streaming', 'generate', options, (candidate, model) => {
       sent = generateRequest(options, messagesFor(candidate), model);
       return this.measuredOpen(candidate, sent);
-    }, requiredFeatures(options, callerMessages));
+    }, requiredFeatures(options, callerMessages), gated);
     const { rest } = result;
     const sink = this.modelCallSink;
     // Taken at the first read, so the record reaches the sink in the caller's context even from a disconnect.
@@ -358,7 +368,7 @@ export class AiClient {
     try {
       let chunk = result.first;
       while (!chunk.done) {
-        if (sink) receivedChars += chunk.text.length + toolCallChars(chunk.toolCalls);
+        if (sink || ticket) receivedChars += chunk.text.length + toolCallChars(chunk.toolCalls);
         yield chunk.toolCalls?.length ? { type: 'delta', text: chunk.text, toolCalls: chunk.toolCalls } : { type: 'delta', text: chunk.text };
         const next = await rest.next();
         if (next.done) throw new InvalidResponseError(`${provider.name}: upstream stream ended without a completion marker`, { provider: provider.name });
@@ -381,11 +391,13 @@ export class AiClient {
         // Ends the upstream request when the consumer stops early; a no-op once the adapter has finished.
         await rest.return?.();
       } finally {
-        if (sink && inCallerContext && sent) {
+        if (sent && (sink || ticket)) {
           const request = sent;
           const model = last?.done ? last.model : configuredModel(provider, request.model, 'chatModel');
           const usage = last?.done ? last.usage : undefined;
-          inCallerContext(() => this.recordCall(sink, provider, model, 'stream', status, usage, messageChars(request.messages), receivedChars));
+          if (sink && inCallerContext) inCallerContext(() => this.recordCall(sink, provider, model, 'stream', status, usage, messageChars(request.messages), receivedChars));
+          // A stream stopped early still cost what the upstream read and wrote: settled on the estimate.
+          closeTicket(ticket, provider, model, usage, messageChars(request.messages), receivedChars);
         }
       }
     }
@@ -473,9 +485,12 @@ export class AiClient {
   }
 
   private async embed(texts: readonly string[], options: EmbeddingOptions): Promise<BatchEmbeddingResponse> {
-    const { result, provider } = await this.withFallback('embeddings', 'embed', options, (candidate, model) =>
+    const sentChars = this.gate ? texts.reduce((sum, text) => sum + text.length, 0) : 0;
+    const gated: GateRequest | undefined = this.gate ? { operation: 'embed', setting: 'embeddingModel', inputChars: () => sentChars } : undefined;
+    const { result, provider, ticket } = await this.withFallback('embeddings', 'embed', options, (candidate, model) =>
       this.measuredEmbed(candidate, { inputs: [...texts], model, signal: options.signal }),
-    );
+    [], gated);
+    if (ticket) closeTicket(ticket, provider, result.model, result.usage, sentChars, 0);
     return { embeddings: result.embeddings, provider: provider.name, model: result.model, dimensions: result.embeddings[0].length };
   }
 
@@ -491,7 +506,8 @@ export class AiClient {
     options: CallOptions & { model?: string },
     call: (provider: AiProvider, model: string | undefined) => Promise<T>,
     features: readonly ModelFeature[] = [],
-  ): Promise<{ result: T; provider: AiProvider }> {
+    gated?: GateRequest,
+  ): Promise<{ result: T; provider: AiProvider; ticket?: GateTicket }> {
     const route = this.router.route(options.provider, options.model);
     const primary = this.registry.get(route.target.provider);
     const requestedModel = route.target.model;
@@ -508,19 +524,26 @@ export class AiClient {
         { provider: primary.name },
       );
     }
+    const gate = this.gate;
+    const ticket = gate && gated ? await gate.open(gatedCall(primary, requestedModel, gated)) : undefined;
     try {
-      return { result: await this.retrying(primary, operation, options.signal, () => call(primary, requestedModel)), provider: primary };
+      return { result: await this.retrying(primary, operation, options.signal, () => call(primary, requestedModel)), provider: primary, ticket };
     } catch (error) {
-      if (options.enableFallback === false || !this.options.fallback.enabled || !isFallbackEligible(error)) throw error;
+      if (options.enableFallback === false || !this.options.fallback.enabled || !isFallbackEligible(error)) {
+        ticket?.close(undefined);
+        throw error;
+      }
       for (const { provider: candidate, model } of this.fallbackCandidates(route, capability, features)) {
         if (options.signal?.aborted) break;
+        if (gate && gated && !gate.admits(candidate.name, configuredModel(candidate, model, gated.setting))) continue;
         publishProviderFallback(primary.name, candidate.name, operation);
         try {
-          return { result: await this.retrying(candidate, operation, options.signal, () => call(candidate, model)), provider: candidate };
+          return { result: await this.retrying(candidate, operation, options.signal, () => call(candidate, model)), provider: candidate, ticket };
         } catch {
           // Any failure of a fallback candidate moves on to the next one (docs/decisions.md B2).
         }
       }
+      ticket?.close(undefined);
       throw error;
     }
   }
@@ -642,6 +665,34 @@ function configuredModel(provider: AiProvider, requested: string | undefined, se
   if (requested !== undefined) return requested;
   const configured = provider.describe()[setting];
   return typeof configured === 'string' ? configured : 'unknown';
+}
+
+/** What the gate is told about a call before it is made; `inputChars` counts the text a provider would be sent. */
+interface GateRequest {
+  operation: ModelCallOperation;
+  setting: 'chatModel' | 'embeddingModel';
+  inputChars: (provider: AiProvider) => number;
+  maxOutputTokens?: number;
+}
+
+function chatGate(operation: ModelCallOperation, options: GenerateOptions, messagesFor: (provider: AiProvider) => ChatMessage[]): GateRequest {
+  return { operation, setting: 'chatModel', inputChars: (provider) => messageChars(messagesFor(provider)), maxOutputTokens: options.maxTokens };
+}
+
+function gatedCall(provider: AiProvider, model: string | undefined, gated: GateRequest): GatedCall {
+  return {
+    provider: provider.name,
+    providerKind: provider.kind,
+    model: configuredModel(provider, model, gated.setting),
+    operation: gated.operation,
+    inputTokens: estimateTokens(gated.inputChars(provider)),
+    ...(gated.maxOutputTokens !== undefined ? { maxOutputTokens: gated.maxOutputTokens } : {}),
+  };
+}
+
+/** Tells the gate what answered and what it cost: the upstream's figures, or an estimate from the text. */
+function closeTicket(ticket: GateTicket | undefined, provider: AiProvider, model: string, usage: TokenUsage | undefined, sentChars: number, receivedChars: number): void {
+  ticket?.close({ provider: provider.name, providerKind: provider.kind, model, usage: measuredUsage(usage, sentChars, receivedChars).usage });
 }
 
 /** Reads up to the first chunk, so a failure to connect, a refusal or an empty stream counts as the attempt failing. */

@@ -18,6 +18,8 @@ import { AgentService } from '../agent/agent.service';
 import { AiClient } from '../client/ai-client';
 import { API_CALLER_RESOLVER, API_KEY_PREFIX, type ApiCallerResolver, bearerOf, bearerTokenMatches } from '../../http/api-auth.guard';
 import { API_TOKEN_STATE, setGovernance } from '../../governance/governance-state';
+import { requestCallContext, runWithCallContext } from '../../governance/call-context';
+import { governanceOf } from '../../governance/governance-identity';
 import { TollgateError } from '../errors';
 import { SearchService } from '../tools/search.service';
 import type { McpSettings } from './mcp-settings';
@@ -102,7 +104,10 @@ export class McpHttpEndpoint {
     reply.raw.setHeader('x-request-id', String(request.id));
     try {
       this.checkOrigin(request);
-      await handle(await this.identify(request));
+      const identity = await this.identify(request);
+      const state = governanceOf(request);
+      // The handler runs after the identity is known, so its model calls are recorded and gated for the caller.
+      await (state ? runWithCallContext(requestCallContext(request, state), () => handle(identity)) : handle(identity));
     } catch (error) {
       const refusal = error instanceof Refusal ? error : new Refusal(503, 'MCP sessions are unavailable');
       if (reply.raw.headersSent) {

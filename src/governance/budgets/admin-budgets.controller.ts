@@ -8,7 +8,8 @@ import { InvalidBudgetError } from './budget-errors';
 import { type RuleSet, describeBudget } from './budget-rules';
 import { BUDGET_PERIODS, type BudgetPeriod, SCOPE_KINDS, type ScopeKind } from './budget-scope';
 import { BudgetsService } from './budgets.service';
-import { GovernanceAdminGuard } from './governance-admin.guard';
+import { ApiAuthGuard } from '../../http/api-auth.guard';
+import { GovernanceAdminGuard } from '../governance-admin.guard';
 
 const RULE_SCHEMA = {
   type: 'object',
@@ -31,7 +32,7 @@ function describeRules(rules: RuleSet) {
 /** Budgets and RPM/TPM set at run time; refused with 403 unless the caller is a governance admin. */
 @ApiTags('admin')
 @Controller('v1/admin/budgets')
-@UseGuards(GovernanceAdminGuard)
+@UseGuards(ApiAuthGuard, GovernanceAdminGuard)
 @UseFilters(ApiExceptionFilter)
 export class AdminBudgetsController {
   constructor(private readonly budgets: BudgetsService) {}

@@ -5,7 +5,6 @@ import { createBudgetRuleStore } from './budget-rule-store.factory';
 import { BUDGETS_SETTINGS, BUDGET_ENGINE, BUDGET_RULE_STORE } from './budgets.constants';
 import { BudgetsService } from './budgets.service';
 import type { BudgetsSettings } from './budgets-settings';
-import { GovernanceAdminGuard } from './governance-admin.guard';
 
 /**
  * Budgets and RPM/TPM of model calls (BudgetsService) and their admin routes. The counter and rule stores
@@ -22,7 +21,6 @@ export class BudgetsModule {
         { provide: BUDGET_ENGINE, useFactory: () => createBudgetEngine(settings.store) },
         { provide: BUDGET_RULE_STORE, useFactory: () => createBudgetRuleStore(settings) },
         BudgetsService,
-        GovernanceAdminGuard,
       ],
       exports: [BudgetsService],
     };

@@ -44,6 +44,11 @@ export class BudgetsService implements OnModuleDestroy {
     return this.engine.reserve(this.scopesFor(request, own), estimate);
   }
 
+  /** Reserves on scopes already computed (scopesFor), so a caller without any can skip the engine entirely. */
+  reserveScopes(scopes: readonly MeteredScope[], estimate: Usage): Promise<Reservation> {
+    return this.engine.reserve(scopes, estimate);
+  }
+
   settle(reservation: Reservation, actual: Usage): Promise<void> {
     return this.engine.settle(reservation, actual);
   }
