@@ -6,7 +6,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import Redis from 'ioredis';
@@ -30,8 +30,13 @@ let upstream: OpenAiEmulator;
 const children = new Set<ChildProcess>();
 let first: string;
 let second: string;
+let configFile: string;
 
 function startServer(configFile: string): Promise<string> {
+  return startProcess(configFile).url;
+}
+
+function startProcess(configFile: string): { child: ChildProcess; url: Promise<string> } {
   const child = spawn(process.execPath, [MAIN, '--config', configFile, '--port', '0'], {
     cwd: work,
     env: { PATH: process.env.PATH, NO_COLOR: '1' },
@@ -40,7 +45,7 @@ function startServer(configFile: string): Promise<string> {
   children.add(child);
   child.on('exit', () => children.delete(child));
   let output = '';
-  return new Promise((resolvePromise, reject) => {
+  const url = new Promise<string>((resolvePromise, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 60_000);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
@@ -57,6 +62,21 @@ function startServer(configFile: string): Promise<string> {
       reject(new Error(`server exited with ${code}:\n${output}`));
     });
   });
+  return { child, url };
+}
+
+/** Polls the shared ledger (through the admin's /v1/usage) until the key shows `calls` calls; answers its row. */
+async function ledgerRowOf(keyId: string, tenant: string, calls: number): Promise<Record<string, number>> {
+  const deadline = Date.now() + 20_000;
+  let row: Record<string, number> = {};
+  while (Date.now() < deadline) {
+    const usage = await call(first, 'GET', `/v1/usage?group_by=key&tenant=${tenant}`, ADMIN_TOKEN);
+    expect(usage.status).toBe(200);
+    row = (usage.body.rows as Array<Record<string, any>>).find((entry) => entry.group === keyId) ?? {};
+    if (row.calls === calls) break;
+    await new Promise((wait) => setTimeout(wait, 200));
+  }
+  return row;
 }
 
 interface Answer {
@@ -91,7 +111,7 @@ const chatCalls = () => upstream.server.requests.filter((request) => request.pat
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'tollgate-governance-enforcement-'));
   upstream = await OpenAiEmulator.start({ apiKey: UPSTREAM_KEY, chatModels: ['gpt-test', 'gpt-other'] });
-  const configFile = join(work, 'tollgate.yaml');
+  configFile = join(work, 'tollgate.yaml');
   writeFileSync(
     configFile,
     [
@@ -153,17 +173,30 @@ describe('a key budget shared by two processes on one Redis', () => {
     expect(chatCalls()).toBe(succeeded.length);
 
     // The ledger (one PostgreSQL table written by both processes) holds what the emulator reported.
-    const deadline = Date.now() + 20_000;
-    let totals: Record<string, number> = {};
-    while (Date.now() < deadline) {
-      const usage = await call(first, 'GET', `/v1/usage?group_by=key&tenant=t-budget`, ADMIN_TOKEN);
-      expect(usage.status).toBe(200);
-      const row = (usage.body.rows as Array<Record<string, any>>).find((entry) => entry.group === id);
-      totals = row ?? {};
-      if (row?.calls === succeeded.length) break;
-      await new Promise((wait) => setTimeout(wait, 200));
-    }
-    expect(totals).toMatchObject({ calls: succeeded.length, input_tokens: 7 * succeeded.length, output_tokens: 3 * succeeded.length, estimated_calls: 0 });
+    expect(await ledgerRowOf(id, 't-budget', succeeded.length)).toMatchObject({ calls: succeeded.length, input_tokens: 7 * succeeded.length, output_tokens: 3 * succeeded.length, estimated_calls: 0 });
+  }, 120_000);
+});
+
+describe('the ledger across a SIGTERM', () => {
+  it('a server stopped with SIGTERM under load finishes its calls and loses no ledger entry', async () => {
+    const { key, id } = await createKey({ tenant: 't-sigterm', name: 'drained' });
+    // A flush interval of a minute: what reaches the ledger, the shutdown's own flush wrote.
+    const slowFlush = join(work, 'slow-flush.yaml');
+    writeFileSync(slowFlush, readFileSync(configFile, 'utf8').replace('flush_interval: 0.2', 'flush_interval: 60'));
+    const third = startProcess(slowFlush);
+    const origin = await third.url;
+    upstream.server.delayNext(400, 30);
+    const answers = Promise.all(Array.from({ length: 30 }, () => chat(origin, key).catch(() => undefined)));
+    const deadline = Date.now() + 10_000;
+    while (chatCalls() < 30 && Date.now() < deadline) await new Promise((wait) => setTimeout(wait, 10));
+    expect(chatCalls()).toBe(30);
+    const exited = new Promise((done) => third.child.once('exit', done));
+    third.child.kill('SIGTERM');
+    const answered = (await answers).filter((answer) => answer?.status === 200).length;
+    await exited;
+    // Every call in flight at the signal was drained and answered, and each is in the ledger.
+    expect(answered).toBe(30);
+    expect(await ledgerRowOf(id, 't-sigterm', answered)).toMatchObject({ calls: answered, input_tokens: 7 * answered, output_tokens: 3 * answered });
   }, 120_000);
 });
 

@@ -28,6 +28,9 @@ const FAULT_DURATION = Number(process.env.FAULT_DURATION || 20);
 const FAULT_5XX = Number(process.env.FAULT_5XX ?? 0.1);
 const FAULT_RESET = Number(process.env.FAULT_RESET ?? 0.05);
 const REQUEST_LOGS = process.env.REQUEST_LOGS !== '0';
+/** Where the governed target keeps keys and budget counters: memory (default) or redis (shared, as across replicas). */
+const GOVERNANCE_STORE = process.env.GOVERNANCE_STORE === 'redis' ? 'redis' : 'memory';
+const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 const PHASES = process.env.PHASES === '1';
 
 const API_KEY = 'sk-bench-upstream';
@@ -39,7 +42,19 @@ const MEMORY_PROBE = path.join(__dirname, 'memory-probe.js');
 /** Node arguments that preload the phase probe into a gateway, when PHASES=1. */
 const PHASE_PROBE_ARGS = PHASES ? ['--require', path.join(__dirname, 'phase-probe.js')] : [];
 const BARE_PROXY = path.join(__dirname, 'bare-proxy.js');
-const TARGETS = ['direct', 'bare-proxy', 'tollgate', 'portkey'];
+const TARGETS = ['direct', 'bare-proxy', 'tollgate', 'governed', 'portkey'];
+const ADMIN_TOKEN = 'bench-admin-token';
+/** `governed`: the same Tollgate called with an API key, its ledger recording and a budget (far from spent) on every call. */
+const GOVERNANCE_YAML = (store) =>
+  [
+    'version: 1',
+    'governance:',
+    `  admin_token: "${ADMIN_TOKEN}"`,
+    `  keys: { store: ${store === 'redis' ? `redis, url: "${REDIS_URL}", key_prefix: "tollgate:bench-compare:keys:"` : 'memory'} }`,
+    '  ledger: { store: memory }',
+    `  budgets: { store: ${store === 'redis' ? `redis, url: "${REDIS_URL}", key_prefix: "tollgate:bench-compare:budgets:"` : 'memory'}, rules: [{ scope: key, id: "*", tokens: 1000000000000, period: day }] }`,
+    '',
+  ].join('\n');
 
 const messages = [
   { role: 'system', content: 'You are a helpful assistant. Answer accurately and concisely.' },
@@ -81,6 +96,7 @@ function requests(urls, stream) {
     direct: { origin: emulator.origin, path: `${emulator.pathname}/chat/completions`, headers: { ...json, authorization: `Bearer ${API_KEY}` }, body: chat },
     'bare-proxy': { origin: urls.bareProxy, path: '/v1/chat/completions', headers: { ...json, authorization: `Bearer ${API_KEY}` }, body: chat },
     tollgate: { origin: urls.tollgate, path: '/openai/v1/chat/completions', headers: { ...json, authorization: `Bearer ${API_TOKEN}` }, body: chat },
+    governed: { origin: urls.governed, path: '/openai/v1/chat/completions', headers: { ...json, authorization: `Bearer ${urls.governedKey}` }, body: chat },
     portkey: {
       origin: urls.portkey,
       path: '/v1/chat/completions',
@@ -196,9 +212,28 @@ const median = (values) => {
 const fmt = (value, digits = 2, width = 9) => (value === undefined ? '-' : value.toFixed(digits)).padStart(width);
 const verdict = (ok) => (ok ? 'met' : 'MISSED');
 
+/** An API key of the governed Tollgate, made through its admin API. */
+async function createKey(origin) {
+  const pool = new Pool(origin, { connections: 1 });
+  try {
+    const response = await pool.request({
+      method: 'POST',
+      path: '/v1/admin/keys',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_TOKEN}` },
+      body: JSON.stringify({ tenant: 'bench', name: 'bench-compare' }),
+    });
+    const body = await response.body.json();
+    if (response.statusCode !== 201) throw new Error(`the governed Tollgate refused to create a key: ${JSON.stringify(body)}`);
+    return body.key;
+  } finally {
+    await pool.close();
+  }
+}
+
 async function compare() {
   const emulator = await startEmulator();
   const processes = [emulator];
+  const configDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tollgate-compare-governed-'));
   try {
     const tollgate = await startTollgate({ OPENAI_API_KEY: API_KEY, OPENAI_URL: emulator.match, OPENAI_CHAT_MODEL: MODEL, TOLLGATE_DEFAULT_PROVIDER: 'openai' }, PHASE_PROBE_ARGS);
     processes.push(tollgate);
@@ -206,9 +241,19 @@ async function compare() {
     processes.push(portkey);
     const bareProxy = await start([...PHASE_PROBE_ARGS, BARE_PROXY, emulator.match], {}, /ready (\S+)/);
     processes.push(bareProxy);
-    const urls = { emulator: emulator.match, tollgate: tollgate.match, portkey: portkey.match, bareProxy: bareProxy.match };
+    fs.writeFileSync(path.join(configDir, 'governed.yaml'), GOVERNANCE_YAML(GOVERNANCE_STORE));
+    const governed = await startTollgate({
+      TOLLGATE_CONFIG: path.join(configDir, 'governed.yaml'),
+      OPENAI_API_KEY: API_KEY,
+      OPENAI_URL: emulator.match,
+      OPENAI_CHAT_MODEL: MODEL,
+      TOLLGATE_DEFAULT_PROVIDER: 'openai',
+    });
+    processes.push(governed);
+    const governedKey = await createKey(governed.match);
+    const urls = { emulator: emulator.match, tollgate: tollgate.match, portkey: portkey.match, bareProxy: bareProxy.match, governed: governed.match, governedKey };
     await checkTargets(urls);
-    const watched = { tollgate: tollgate.child.pid, portkey: portkey.child.pid, 'bare-proxy': bareProxy.child.pid };
+    const watched = { tollgate: tollgate.child.pid, governed: governed.child.pid, portkey: portkey.child.pid, 'bare-proxy': bareProxy.child.pid };
     const scenarios = [
       { name: 'chat', stream: false, targets: requests(urls, false) },
       { name: 'chat-stream', stream: true, targets: requests(urls, true) },
@@ -269,6 +314,12 @@ async function compare() {
       const speedup = median(speedups);
       const addedShare = rows.tollgate.added / rows.portkey.added;
       const addedShares = tollgateRuns.map((r, i) => r.added / portkeyRuns[i].added);
+      const governedCpu = samples[`${scenario.name}/governed`].map((r, i) => r.cpu.governed / tollgateRuns[i].cpu.tollgate);
+      lines.push(
+        `${scenario.name}: governance (API key, ledger, budget; ${GOVERNANCE_STORE} stores) CPU per request ${rows.governed.cpu.toFixed(0)} vs ${rows.tollgate.cpu.toFixed(0)} us = ` +
+          `+${(100 * (rows.governed.cpu / rows.tollgate.cpu - 1)).toFixed(1)}% (rounds ${governedCpu.map((s) => `${(100 * (s - 1)).toFixed(1)}%`).join(' ')}; target <= +10%: ${verdict(rows.governed.cpu <= 1.1 * rows.tollgate.cpu)}); ` +
+          `req/s ${rows.governed.rps.toFixed(0)} vs ${rows.tollgate.rps.toFixed(0)}`,
+      );
       lines.push(
         `${scenario.name}: Tollgate/Portkey req/s ${speedup.toFixed(2)}x (rounds ${speedups.map((s) => s.toFixed(2)).join(' ')}; target >= 4x: ${verdict(speedup >= 4)}); ` +
           `CPU per request Portkey/Tollgate ${(rows.portkey.cpu / rows.tollgate.cpu).toFixed(2)}x (steadier than req/s on a shared machine); ` +
@@ -287,6 +338,7 @@ async function compare() {
     if (PHASES) await printPhases({ 'bare-proxy': bareProxy.child, tollgate: tollgate.child });
   } finally {
     await Promise.all(processes.map((p) => stop(p.child)));
+    fs.rmSync(configDir, { recursive: true, force: true });
   }
 }
 
