@@ -594,7 +594,7 @@ describe('GeminiProvider against the Gemini emulator', () => {
             { role: 'tool', toolCallId: 'toolu_01', content: '{"temperature":21}' },
             { role: 'tool', toolCallId: 'toolu_02', content: '12:00' },
           ],
-          { tools: [weather, clock], model: 'gemini-3-pro-preview' },
+          { tools: [weather, clock], model: 'gemini/gemini-3-pro-preview' },
         )
         .finally(() => (suite.emulator.options.chatModels = chatModels));
       expect((upstreamBody().contents as unknown[])[1]).toEqual({
