@@ -6,7 +6,8 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { TestApps } from './support/test-apps';
 
-const UI_ROUTES = new Set(['/docs', '/docs/swagger-ui-init.js', '/docs/:asset', '/docs-json', '/docs-yaml']);
+/** Routes outside the API document: the API docs themselves and the usage page (HTML and its script). */
+const UI_ROUTES = new Set(['/docs', '/docs/swagger-ui-init.js', '/docs/:asset', '/docs-json', '/docs-yaml', '/usage', '/usage/usage.js']);
 let apps: TestApps;
 
 beforeAll(() => {

@@ -12,6 +12,7 @@ import { defaultLogLevel, ServerLogging, type LogOutput } from '../observability
 import { MetricsService } from '../observability/metrics.service';
 import { toMetricsSettings } from '../observability/metrics-settings';
 import { installOpenApi } from '../observability/openapi';
+import { installUsagePage } from '../governance/ledger/usage-page';
 import { HttpRootModule } from './http-root.module';
 import { logStartupSummary } from './startup-summary';
 
@@ -45,6 +46,7 @@ export async function createHttpApp(config: TollgateConfig, logs: LogOutput = {}
   app.useGlobalFilters(new ApiExceptionFilter());
   if (config.server.basePath) app.setGlobalPrefix(config.server.basePath);
   installOpenApi(app, config.server.basePath);
+  if (config.ledger.enabled) installUsagePage(app, config.server.basePath);
   return app;
 }
 
