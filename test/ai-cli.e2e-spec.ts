@@ -177,9 +177,15 @@ describe('tollgate generate', () => {
     expect(JSON.parse(run.stdout).provider).toBe('deepseek');
     await tollgate(['generate', 'hi', '--chat-model', 'gpt-other']);
     expect((openai.server.lastRequest!.body as { model: string }).model).toBe('gpt-other');
-    const model = await tollgate(['generate', 'hi', '--model', 'missing-model', '--no-fallback']);
+    const model = await tollgate(['generate', 'hi', '--provider', 'openai', '--model', 'missing-model', '--no-fallback']);
     expect(model.status).toBe(1);
     expect(model.stderr).toBe("tollgate: openai: model 'missing-model' is not available (404)\n");
+    // A model no provider is configured with, without --provider, is refused before any upstream call.
+    openai.server.reset();
+    const unknown = await tollgate(['generate', 'hi', '--model', 'missing-model']);
+    expect(unknown.status).toBe(1);
+    expect(unknown.stderr).toMatch(/^tollgate: model 'missing-model' is not served by any configured provider/);
+    expect(openai.server.requests).toHaveLength(0);
   });
 
   it('sends --response-format (a JSON Schema file) and --image (a local file, a URL) in the provider format', async () => {
@@ -203,6 +209,22 @@ describe('tollgate generate', () => {
         ],
       },
     ]);
+  });
+
+  it('--tools and --tool-choice send tools in the provider format and print the calls the model asks for, streamed or not', async () => {
+    const weather = { type: 'function', function: { name: 'get_weather', description: 'Weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } };
+    writeFileSync(join(work, 'tools.json'), JSON.stringify([weather, { name: 'get_time', parameters: { type: 'object', properties: {} } }]));
+    const run = await tollgate(['generate', 'Weather in Paris?', '--tools', 'tools.json', '--tool-choice', 'get_weather']);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/^tool call get_weather \{"city":"[^"]*"\}\n$/);
+    const sent = openai.server.requestsTo('/v1/chat/completions').at(-1)?.body as Record<string, unknown>;
+    expect(sent.tools).toEqual([weather, { type: 'function', function: { name: 'get_time', parameters: { type: 'object', properties: {} } } }]);
+    expect(sent.tool_choice).toEqual({ type: 'function', function: { name: 'get_weather' } });
+    const streamed = await tollgate(['generate', 'Weather and time?', '--tools', 'tools.json', '--stream']);
+    expect(streamed.status).toBe(0);
+    expect(streamed.stdout.split('\n').filter(Boolean).map((line) => line.split(' ').slice(0, 3).join(' '))).toEqual(['tool call get_weather', 'tool call get_time']);
+    const json = await tollgate(['generate', 'Weather?', '--tools', 'tools.json', '--tool-choice', 'required', '--format', 'json']);
+    expect(JSON.parse(json.stdout)).toMatchObject({ finish_reason: 'tool_calls', tool_calls: [expect.objectContaining({ name: 'get_weather' }), expect.objectContaining({ name: 'get_time' })] });
   });
 
   it('falls back to the next provider, unless --no-fallback', async () => {
@@ -238,6 +260,9 @@ describe('tollgate generate', () => {
     [['generate', 'x', '--format', 'xml'], /^tollgate: --format must be one of text, json \(got "xml"\)/],
     [['generate', 'x', '--response-format', 'absent.json'], /^tollgate: --response-format must be text, json_object or a JSON Schema file \(absent.json: no such file\)\n$/],
     [['generate', 'x', '--image', 'notes.txt'], /^tollgate: --image must be an http\(s\) URL or a \.png/],
+    [['generate', 'x', '--tools', 'absent.json'], /^tollgate: --tools must be a JSON file of tool definitions \(absent.json: no such file\)\n$/],
+    [['generate', 'x', '--tool-choice', 'auto'], /^tollgate: --tool-choice needs --tools\n$/],
+    [['generate', 'x', '--tool-choice', 'bad name!'], /^tollgate: --tool-choice must be auto, none, required or a tool name/],
     [['generate', 'x', '--image', 'https://example.com/a.png', '--json-file', 'docs.json'], /^tollgate: --image cannot be combined with --json-file/],
     [['generate', 'x', '--provider', 'ghost'], /^tollgate: unknown provider 'ghost' \(registered: openai, deepseek\)\n$/],
     [['generate', 'x', '--api-key-env', 'NOT_SET_ANYWHERE'], /^tollgate: --api-key-env: environment variable NOT_SET_ANYWHERE is not set\n$/],

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { UsageError } from './cli.errors';
-import { imageFlag, responseFormatFlag } from './generate-inputs';
+import { imageFlag, responseFormatFlag, toolChoiceFlag, toolsFlag } from './generate-inputs';
 
 let dir: string;
 
@@ -57,5 +57,40 @@ describe('imageFlag', () => {
     expect(call).toThrow(UsageError);
     expect(call).toThrow(/--image/);
     expect(call).toThrow(says);
+  });
+});
+
+describe('toolsFlag and toolChoiceFlag', () => {
+  const file = (name: string, content: string) => {
+    writeFileSync(join(dir, name), content);
+    return join(dir, name);
+  };
+
+  it('reads tools in the short shape and in OpenAI\'s, keeping only what the domain knows', () => {
+    const path = file('tools.json', JSON.stringify([{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object' }, strict: true } }, { name: 'get_time', description: 'Now' }]));
+    expect(toolsFlag(path)).toEqual([
+      { name: 'get_weather', parameters: { type: 'object' }, strict: true },
+      { name: 'get_time', description: 'Now' },
+    ]);
+  });
+
+  it.each([
+    ['empty.json', '[]', 'must hold a non-empty array of tools'],
+    ['object.json', '{"name":"x"}', 'must hold a non-empty array of tools'],
+    ['badname.json', '[{"name":"has space"}]', '[0].name must be 1-64 letters'],
+    ['params.json', '[{"name":"x","parameters":"object"}]', '[0].parameters must be a JSON Schema object'],
+    ['strict.json', '[{"name":"x","strict":"yes"}]', '[0].strict must be true or false'],
+    ['broken.json', '[{', 'not valid JSON'],
+  ])('refuses %s naming the flag and the entry', (name, content, says) => {
+    const call = () => toolsFlag(file(name, content));
+    expect(call).toThrow(UsageError);
+    expect(call).toThrow(/^--tools /);
+    expect(call).toThrow(says);
+  });
+
+  it('takes auto, none, required or one tool name', () => {
+    expect(['auto', 'none', 'required'].map(toolChoiceFlag)).toEqual(['auto', 'none', 'required']);
+    expect(toolChoiceFlag('get_weather')).toEqual({ name: 'get_weather' });
+    expect(() => toolChoiceFlag('two words')).toThrow(/^--tool-choice must be auto, none, required or a tool name/);
   });
 });

@@ -3,17 +3,19 @@ import { FileDocumentSource } from '../ai/documents/file-document-source';
 import { snakeCaseKeys } from '../ai/http/api-response';
 import type { ContextItem } from '../ai/prompts/context-rendering';
 import type { GenerateOptions, GenerateResponse, GenerateStreamEvent } from '../ai/client/ai-client';
-import type { ChatMessage, ResponseFormat } from '../ai/providers/ai-provider.interface';
+import type { ChatMessage, ResponseFormat, ToolChoice, ToolDefinition } from '../ai/providers/ai-provider.interface';
 import { AiCommand, type AiCommandOptions, inputText, type OutputFormat, writeJson } from './ai-command.base';
 import { UsageError } from './cli.errors';
 import { toCliError } from './cli-input-errors';
-import { imageFlag, responseFormatFlag } from './generate-inputs';
+import { imageFlag, responseFormatFlag, toolChoiceFlag, toolsFlag } from './generate-inputs';
 
 interface GenerateCommandOptions extends AiCommandOptions {
   jsonFile?: string;
   stream?: boolean;
   responseFormat?: ResponseFormat;
   image?: string[];
+  tools?: ToolDefinition[];
+  toolChoice?: ToolChoice;
 }
 
 /** `tollgate generate [TEXT]`: the same generation as POST /v1/generate. */
@@ -58,13 +60,26 @@ export class GenerateCommand extends AiCommand {
     return [...previous, value];
   }
 
+  @Option({ flags: '--tools <file>', description: 'a JSON file of tools the model may call ({name, description, parameters}, or OpenAI\'s shape); calls are printed, not run' })
+  parseTools(value: string): ToolDefinition[] {
+    return toolsFlag(value);
+  }
+
+  @Option({ flags: '--tool-choice <choice>', description: 'with --tools: auto, none, required, or the name of the tool to call' })
+  parseToolChoice(value: string): ToolChoice {
+    return toolChoiceFlag(value);
+  }
+
   async run([argument]: string[], options: GenerateCommandOptions = {}): Promise<void> {
     const prompt = await inputText(argument, 'generate');
+    if (options.toolChoice !== undefined && options.tools === undefined) throw new UsageError('--tool-choice needs --tools');
     const generateOptions: GenerateOptions = {
       model: options.model,
       systemPrompt: options.systemPrompt,
       enableFallback: options.fallback,
       ...(options.responseFormat ? { responseFormat: options.responseFormat } : {}),
+      ...(options.tools ? { tools: options.tools } : {}),
+      ...(options.toolChoice !== undefined ? { toolChoice: options.toolChoice } : {}),
     };
     if (options.image?.length) {
       await this.runWithImages(prompt, options.image, generateOptions, options);
@@ -109,7 +124,11 @@ export class GenerateCommand extends AiCommand {
 
 function printResult(result: GenerateResponse, format: OutputFormat | undefined): void {
   if (format === 'json') writeJson(snakeCaseKeys({ ...result }));
-  else process.stdout.write(result.response.endsWith('\n') ? result.response : `${result.response}\n`);
+  else {
+    if (result.response !== '' || !result.toolCalls?.length) process.stdout.write(result.response.endsWith('\n') ? result.response : `${result.response}\n`);
+    // The CLI does not run tools: it shows each call the model asked for, one per line.
+    for (const call of result.toolCalls ?? []) process.stdout.write(`tool call ${call.name} ${call.arguments}\n`);
+  }
 }
 
 /**
@@ -119,15 +138,25 @@ function printResult(result: GenerateResponse, format: OutputFormat | undefined)
  */
 async function printStream(events: AsyncIterable<GenerateStreamEvent>, format: OutputFormat): Promise<void> {
   let lastText = '';
+  // Text mode assembles streamed tool calls by index and prints them as printResult does, at the end.
+  const calls: Array<{ name: string; arguments: string }> = [];
   try {
     for await (const event of events) {
       if (format === 'json') process.stdout.write(`${JSON.stringify(snakeCaseKeys(event))}\n`);
-      else if (event.type === 'delta' && event.text !== '') {
-        process.stdout.write(event.text);
-        lastText = event.text;
+      else if (event.type === 'delta') {
+        if (event.text !== '') {
+          process.stdout.write(event.text);
+          lastText = event.text;
+        }
+        for (const delta of event.toolCalls ?? []) {
+          const call = (calls[delta.index] ??= { name: '', arguments: '' });
+          if (delta.name) call.name = delta.name;
+          call.arguments += delta.arguments ?? '';
+        }
       }
     }
   } finally {
     if (format === 'text' && lastText !== '' && !lastText.endsWith('\n')) process.stdout.write('\n');
   }
+  for (const call of calls) if (call) process.stdout.write(`tool call ${call.name} ${call.arguments}\n`);
 }
