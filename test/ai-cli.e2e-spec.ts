@@ -304,9 +304,12 @@ describe('tollgate embed', () => {
   it('--model and --embedding-model pick the embedding model', async () => {
     await tollgate(['embed', 'a', '--embedding-model', 'embed-test']);
     expect((openai.server.lastRequest!.body as { model: string }).model).toBe('embed-test');
-    const missing = await tollgate(['embed', 'a', '--model', 'nope-embed', '--no-fallback']);
+    const missing = await tollgate(['embed', 'a', '--model', 'openai/nope-embed', '--no-fallback']);
     expect(missing.status).toBe(1);
     expect(missing.stderr).toBe("tollgate: openai: model 'nope-embed' is not available (404)\n");
+    const unknown = await tollgate(['embed', 'a', '--model', 'nope-embed']);
+    expect(unknown.status).toBe(1);
+    expect(unknown.stderr).toMatch(/^tollgate: model 'nope-embed' is not served by any configured provider/);
   });
 
   it('refuses embeddings on a generation-only provider (exit 1)', async () => {

@@ -151,7 +151,7 @@ describe('graceful shutdown', () => {
     const server = await startServer({ TOLLGATE_SHUTDOWN_TIMEOUT: '10' });
     // An idle keep-alive connection must not hold the drain open.
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
-    ollama.server.delayNext(1500);
+    ollama.server.delayNext(1500, 1, '/api/chat');
     const inFlight = generate(server);
     await waitFor(() => ollama.server.requestsTo('/api/chat').length === 1, 'the upstream call');
 
@@ -177,7 +177,7 @@ describe('graceful shutdown', () => {
 
   it('a request running past the deadline is cut, and the process still exits (code 1)', async () => {
     const server = await startServer({ TOLLGATE_SHUTDOWN_TIMEOUT: '1' });
-    ollama.server.delayNext(30_000);
+    ollama.server.delayNext(30_000, 1, '/api/chat');
     const inFlight = generate(server);
     await waitFor(() => ollama.server.requestsTo('/api/chat').length === 1, 'the upstream call');
 
@@ -197,8 +197,8 @@ describe('graceful shutdown', () => {
   it('a request arriving on a kept-alive connection during the drain is answered 503 shutting_down in the envelope, and that connection closed', async () => {
     const server = await startServer({ TOLLGATE_SHUTDOWN_TIMEOUT: '10' });
     // Two requests in flight: the first ends early, so its connection carries one more; the second keeps the drain going.
-    ollama.server.delayNext(800);
-    ollama.server.delayNext(3000);
+    ollama.server.delayNext(800, 1, '/api/chat');
+    ollama.server.delayNext(3000, 1, '/api/chat');
     const socket = connect(server.port, '127.0.0.1');
     await once(socket, 'connect');
     let received = '';
@@ -233,7 +233,7 @@ describe('graceful shutdown', () => {
 
   it('a stream in flight is drained to its last event before the process exits 0', async () => {
     const server = await startServer({ TOLLGATE_SHUTDOWN_TIMEOUT: '10' });
-    ollama.server.inject({ kind: 'stream', chunkDelayMs: 250 });
+    ollama.server.inject({ kind: 'stream', chunkDelayMs: 250 }, 1, '/api/chat');
     let signalled = 0;
     const streamed = await generateStream(server, () => {
       signalled = Date.now();
@@ -250,7 +250,7 @@ describe('graceful shutdown', () => {
 
   it('a stream running past the deadline is cut without its done event, and the process exits 1', async () => {
     const server = await startServer({ TOLLGATE_SHUTDOWN_TIMEOUT: '1' });
-    ollama.server.inject({ kind: 'stream', chunkDelayMs: 1000 });
+    ollama.server.inject({ kind: 'stream', chunkDelayMs: 1000 }, 1, '/api/chat');
     let signalled = 0;
     const streamed = await generateStream(server, () => {
       signalled = Date.now();

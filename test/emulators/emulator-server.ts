@@ -131,8 +131,9 @@ export class EmulatorServer {
     );
   }
 
-  delayNext(ms: number, times = 1): this {
-    return this.inject({ kind: 'delay', ms }, times);
+  /** `path`: only requests to it are delayed, so a health probe arriving first does not take the delay. */
+  delayNext(ms: number, times = 1, path?: string | RegExp): this {
+    return this.inject({ kind: 'delay', ms }, times, path);
   }
 
   malformedNext(times = 1): this {
