@@ -3,8 +3,8 @@
  * on real Redis, seen by a second application on the same Redis within the refresh interval; a spent budget
  * answers 429 budget_exceeded with X-Budget-Reset and Retry-After, in OpenAI's shape on /openai/v1.
  *
- * BudgetsModule is mounted on its own here (the lead wires it into GovernanceModule and the model routes); a
- * Fastify hook stands in for the API auth layer, setting the governance state from an `x-test-caller` header.
+ * BudgetsModule is mounted beside GovernanceModule's API auth layer (the admin token, the shared token); for
+ * the miniature model route a Fastify hook sets the governance state from an `x-test-caller` header.
  */
 import { Body, Controller, type INestApplication, Module, Post, Req, UseFilters } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -17,6 +17,8 @@ import Redis from 'ioredis';
 import { ApiExceptionFilter } from '../src/http/api-exception.filter';
 import { GOVERNANCE_REQUEST_KEY, type GovernanceRequestState } from '../src/governance/governance-identity';
 import { BudgetsModule } from '../src/governance/budgets/budgets.module';
+import { GovernanceModule } from '../src/governance/governance.module';
+import { GOVERNANCE_DEFAULTS } from '../src/governance/governance-settings';
 import { BudgetsService } from '../src/governance/budgets/budgets.service';
 import type { BudgetsSettings } from '../src/governance/budgets/budgets-settings';
 import { buildDistIfStale, runCli } from './support/cli-run';
@@ -25,6 +27,8 @@ const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const run = randomUUID();
 const keyPrefix = `tollgate:test-budgets-admin:${run}:`;
 const REFRESH_MS = 200;
+const ADMIN_TOKEN = 'admin-token-for-budgets-admin';
+const API_TOKEN = 'api-token-for-budgets-admin';
 /** One CLI run starts a Nest application: seconds on a shared two-core machine, so the bounds are generous. */
 const CLI_TEST_MS = 60_000;
 const settings: BudgetsSettings = {
@@ -54,7 +58,10 @@ function callerFrom(header: string | string[] | undefined): GovernanceRequestSta
 }
 
 async function startApp(): Promise<NestFastifyApplication> {
-  @Module({ imports: [BudgetsModule.forRoot(settings)], controllers: [CallController] })
+  @Module({
+    imports: [GovernanceModule.forRoot({ ...GOVERNANCE_DEFAULTS, adminToken: ADMIN_TOKEN }, { mode: 'token', token: API_TOKEN }), BudgetsModule.forRoot(settings)],
+    controllers: [CallController],
+  })
   class TestModule {}
   const app = await NestFactory.create<NestFastifyApplication>(TestModule, new FastifyAdapter(), { logger: false });
   app
@@ -96,7 +103,7 @@ afterAll(async () => {
   redis.disconnect();
 });
 
-const ADMIN = { 'x-test-caller': 'ops:root:admin' };
+const ADMIN = { authorization: `Bearer ${ADMIN_TOKEN}` };
 const call = (app: NestFastifyApplication, tenant: string, path = '/v1/test/call', micros = 10_000) =>
   app.inject({ method: 'POST', url: path, headers: { 'x-test-caller': `${tenant}:u-1`, 'content-type': 'application/json' }, payload: { micros } });
 
@@ -104,9 +111,9 @@ describe('/v1/admin/budgets', () => {
   it('refuses callers without governance state (401) and callers who are not admins (403)', async () => {
     const anonymous = await first.inject({ method: 'GET', url: '/v1/admin/budgets' });
     expect(anonymous.statusCode).toBe(401);
-    const tenant = await first.inject({ method: 'PUT', url: '/v1/admin/budgets', headers: { 'x-test-caller': 't-1:u-1' }, payload: { scope: 'tenant', id: 't-1', usd: 1000, period: 'day' } });
+    const tenant = await first.inject({ method: 'PUT', url: '/v1/admin/budgets', headers: { authorization: `Bearer ${API_TOKEN}` }, payload: { scope: 'tenant', id: 't-1', usd: 1000, period: 'day' } });
     expect(tenant.statusCode).toBe(403);
-    expect(tenant.json().error).toEqual({ type: 'forbidden', message: 'This route needs the admin token or an admin role.' });
+    expect(tenant.json().error).toEqual({ type: 'forbidden', message: 'This operation needs the admin token or an admin role.' });
   });
 
   it('sets a budget on one application that the other enforces within the refresh interval, without a restart', async () => {
