@@ -4,17 +4,15 @@
  * holds across both processes under concurrent load, a model outside a key's allow-list is refused before any
  * upstream call, and the ledger's token sum is what the emulator reported.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import Redis from 'ioredis';
 import { Client } from 'pg';
 import { OpenAiEmulator } from './emulators/openai-emulator';
+import { ServerProcesses } from './support/server-process';
 
-const ROOT = resolve(__dirname, '..');
-const MAIN = join(ROOT, 'dist', 'src', 'main.js');
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PG_URL = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const ADMIN_TOKEN = 'admin-token-for-governance-enforcement';
@@ -27,42 +25,13 @@ const keyPrefix = `tollgate:test-governance-enforcement:${run}:`;
 const ledgerTable = `ledger_enforcement_${run}`;
 let work: string;
 let upstream: OpenAiEmulator;
-const children = new Set<ChildProcess>();
+const servers = new ServerProcesses();
 let first: string;
 let second: string;
 let configFile: string;
 
 function startServer(configFile: string): Promise<string> {
-  return startProcess(configFile).url;
-}
-
-function startProcess(configFile: string): { child: ChildProcess; url: Promise<string> } {
-  const child = spawn(process.execPath, [MAIN, '--config', configFile, '--port', '0'], {
-    cwd: work,
-    env: { PATH: process.env.PATH, NO_COLOR: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.add(child);
-  child.on('exit', () => children.delete(child));
-  let output = '';
-  const url = new Promise<string>((resolvePromise, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 60_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /listening on (http:\/\/[^/\s"]+)/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        resolvePromise(match[1]);
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited with ${code}:\n${output}`));
-    });
-  });
-  return { child, url };
+  return servers.start(configFile, work).url;
 }
 
 /** Polls the shared ledger (through the admin's /v1/usage) until the key shows `calls` calls; answers its row. */
@@ -132,15 +101,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await Promise.all(
-    [...children].map(
-      (child) =>
-        new Promise((done) => {
-          child.once('exit', done);
-          child.kill('SIGTERM');
-        }),
-    ),
-  );
+  await servers.stopAll();
   const redis = new Redis(REDIS_URL);
   const keys = await redis.keys(`${keyPrefix}*`);
   if (keys.length) await redis.del(...keys);
@@ -183,7 +144,7 @@ describe('the ledger across a SIGTERM', () => {
     // A flush interval of a minute: what reaches the ledger, the shutdown's own flush wrote.
     const slowFlush = join(work, 'slow-flush.yaml');
     writeFileSync(slowFlush, readFileSync(configFile, 'utf8').replace('flush_interval: 0.2', 'flush_interval: 60'));
-    const third = startProcess(slowFlush);
+    const third = servers.start(slowFlush, work);
     const origin = await third.url;
     upstream.server.delayNext(400, 30);
     const answers = Promise.all(Array.from({ length: 30 }, () => chat(origin, key).catch(() => undefined)));

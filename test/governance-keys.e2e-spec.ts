@@ -3,17 +3,15 @@
  * an OpenAI emulator upstream. Keys are created, listed, changed and revoked through /v1/admin/keys, used
  * on /v1, /openai/v1 and MCP, and a key revoked on one server is refused by the other within a second.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import Redis from 'ioredis';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { OpenAiEmulator } from './emulators/openai-emulator';
+import { ServerProcesses } from './support/server-process';
 
-const ROOT = resolve(__dirname, '..');
-const MAIN = join(ROOT, 'dist', 'src', 'main.js');
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const API_TOKEN = 'api-token-for-governance-keys';
 const ADMIN_TOKEN = 'admin-token-for-governance-keys';
@@ -25,36 +23,12 @@ const run = randomUUID();
 const keyPrefix = `tollgate:test-governance-keys:${run}:`;
 let work: string;
 let upstream: OpenAiEmulator;
-const children = new Set<ChildProcess>();
+const servers = new ServerProcesses();
 let first: string;
 let second: string;
 
 function startServer(configFile: string): Promise<string> {
-  const child = spawn(process.execPath, [MAIN, '--config', configFile, '--port', '0'], {
-    cwd: work,
-    env: { PATH: process.env.PATH, NO_COLOR: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.add(child);
-  child.on('exit', () => children.delete(child));
-  let output = '';
-  return new Promise((resolvePromise, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 30_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /listening on (http:\/\/[^/\s"]+)/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        resolvePromise(match[1]);
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited with ${code}:\n${output}`));
-    });
-  });
+  return servers.start(configFile, work).url;
 }
 
 interface Answer {
@@ -142,15 +116,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await Promise.all(
-    [...children].map(
-      (child) =>
-        new Promise((done) => {
-          child.once('exit', done);
-          child.kill('SIGTERM');
-        }),
-    ),
-  );
+  await servers.stopAll();
   const redis = new Redis(REDIS_URL);
   const keys = await redis.keys(`${keyPrefix}*`);
   if (keys.length) await redis.del(...keys);

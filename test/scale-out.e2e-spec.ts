@@ -4,7 +4,7 @@
  * (both ways: revoked, then granted again), a tenant's rate-limit counter is shared, and an MCP session
  * opened on one server is used and ended on the other.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { get } from 'node:http';
@@ -12,9 +12,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import Redis from 'ioredis';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import { ServerProcesses } from './support/server-process';
 
 const ROOT = resolve(__dirname, '..');
-const MAIN = join(ROOT, 'dist', 'src', 'main.js');
 const CLI = join(ROOT, 'bin', 'tollgate');
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const SECRET = 'scale-out-secret-0123456789abcdef-0123456789';
@@ -30,36 +30,12 @@ const mcpPrefix = `tollgate:test-scale:${run}:mcp:`;
 
 let work: string;
 let configFile: string;
-const children = new Set<ChildProcess>();
+const servers = new ServerProcesses();
 let first: string;
 let second: string;
 
 function startServer(): Promise<string> {
-  const child = spawn(process.execPath, [MAIN, '--config', configFile, '--port', '0'], {
-    cwd: work,
-    env: { PATH: process.env.PATH, NO_COLOR: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.add(child);
-  child.on('exit', () => children.delete(child));
-  let output = '';
-  return new Promise((resolvePromise, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 20_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /listening on (http:\/\/[^/\s"]+)/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        resolvePromise(match[1]);
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited with ${code}:\n${output}`));
-    });
-  });
+  return servers.start(configFile, work, 20000).url;
 }
 
 function writeRecordFile(permissions: Record<string, string[]>): string {
@@ -150,12 +126,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.all(
-    [...children].map((child) => new Promise((done) => {
-      child.once('exit', done);
-      child.kill('SIGTERM');
-    })),
-  );
+  await servers.stopAll();
   const redis = new Redis(REDIS_URL);
   const keys = [...(await redis.keys(`*${run}*`)), `tollgate:rbac:${recordKey}`];
   await redis.del(...keys);
