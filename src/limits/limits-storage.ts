@@ -3,13 +3,13 @@ import { ThrottlerStorageRedisService } from '@nest-lab/throttler-storage-redis'
 import type { ThrottlerStorage } from '@nestjs/throttler';
 import Redis from 'ioredis';
 import type { LimitsStore } from './limits-settings';
+import { StoreFailureLog } from '../common/store-failure-log';
 
 type StorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
 
 /** A hit that could not be counted: let it through, as if it were the first of its window. */
 /** What a storage answers when it could not count (Redis unreachable: fail open). */
 export const UNCOUNTED: StorageRecord = Object.freeze({ totalHits: 0, timeToExpire: 0, isBlocked: false, timeToBlockExpire: 0 });
-const ERROR_LOG_INTERVAL_MS = 30_000;
 const SWEEP_INTERVAL_MS = 60_000;
 
 interface WindowCounter {
@@ -76,7 +76,7 @@ export class RedisLimitsStorage implements ThrottlerStorage, OnModuleInit, OnMod
   private readonly logger = new Logger('Limits');
   private readonly redis: Redis;
   private readonly counters: ThrottlerStorageRedisService;
-  private lastErrorLogAt = -Infinity;
+  private readonly failures = new StoreFailureLog((message) => this.logger.error(message), (summary) => `rate-limit store unavailable (${summary}); requests pass uncounted until it answers`);
 
   constructor(url: string) {
     this.redis = new Redis(url, {
@@ -99,7 +99,7 @@ export class RedisLimitsStorage implements ThrottlerStorage, OnModuleInit, OnMod
     try {
       await this.redis.connect();
     } catch (error) {
-      this.logFailure(error);
+      this.failures.report(error);
     }
   }
 
@@ -107,23 +107,13 @@ export class RedisLimitsStorage implements ThrottlerStorage, OnModuleInit, OnMod
     try {
       return await this.counters.increment(key, ttl, limit, blockDuration, throttlerName);
     } catch (error) {
-      this.logFailure(error);
+      this.failures.report(error);
       return UNCOUNTED;
     }
   }
 
   onModuleDestroy(): void {
     this.redis.disconnect();
-  }
-
-  /** Names the error class and code only: the URL may carry a password. */
-  private logFailure(error: unknown): void {
-    const now = Date.now();
-    if (now - this.lastErrorLogAt < ERROR_LOG_INTERVAL_MS) return;
-    this.lastErrorLogAt = now;
-    const name = error instanceof Error ? error.name : typeof error;
-    const code = (error as { code?: unknown } | undefined)?.code;
-    this.logger.error(`rate-limit store unavailable (${name}${typeof code === 'string' ? ` ${code}` : ''}); requests pass uncounted until it answers`);
   }
 }
 

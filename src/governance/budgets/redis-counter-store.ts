@@ -3,6 +3,7 @@ import Redis from 'ioredis';
 import { BudgetStoreUnavailableError } from './budget-errors';
 import type { CounterStore, Refusal } from './budget-engine';
 import type { CounterPlan, LimitField, Usage } from './budget-scope';
+import { StoreFailureLog } from '../../common/store-failure-log';
 
 /**
  * Checks every counter, then charges all of them, inside one script: Redis runs it without interleaving any
@@ -49,7 +50,6 @@ type ScriptedRedis = Redis & {
   budgetAdjust(numKeys: number, ...args: (string | number)[]): Promise<0>;
 };
 
-const ERROR_LOG_INTERVAL_MS = 30_000;
 
 /**
  * Counters in Redis, shared by every process on it. A reserve that cannot reach Redis fails closed
@@ -59,7 +59,7 @@ const ERROR_LOG_INTERVAL_MS = 30_000;
 export class RedisCounterStore implements CounterStore {
   private readonly logger = new Logger('Budgets');
   private readonly redis: ScriptedRedis;
-  private lastErrorLogAt = -Infinity;
+  private readonly failures = new StoreFailureLog((message) => this.logger.error(message), (summary) => `budget store unavailable (${summary}); model calls with a budget or rate limit are refused until it answers`);
 
   constructor(url: string) {
     const redis = new Redis(url, {
@@ -82,7 +82,7 @@ export class RedisCounterStore implements CounterStore {
     try {
       await this.redis.connect();
     } catch (error) {
-      this.logFailure(error);
+      this.failures.report(error);
     }
   }
 
@@ -95,7 +95,7 @@ export class RedisCounterStore implements CounterStore {
     try {
       answer = await this.redis.budgetReserve(plans.length, ...plans.map((plan) => plan.key), ...args);
     } catch (error) {
-      this.logFailure(error);
+      this.failures.report(error);
       throw new BudgetStoreUnavailableError();
     }
     return answer === 0 ? undefined : { index: answer[0] - 1, field: answer[1] };
@@ -105,21 +105,11 @@ export class RedisCounterStore implements CounterStore {
     try {
       await this.redis.budgetAdjust(keys.length, ...keys, delta.micros, delta.tokens, delta.requests);
     } catch (error) {
-      this.logFailure(error);
+      this.failures.report(error);
     }
   }
 
   async close(): Promise<void> {
     this.redis.disconnect();
-  }
-
-  /** Names the error class and code only: the URL may carry a password. */
-  private logFailure(error: unknown): void {
-    const now = Date.now();
-    if (now - this.lastErrorLogAt < ERROR_LOG_INTERVAL_MS) return;
-    this.lastErrorLogAt = now;
-    const name = error instanceof Error ? error.name : typeof error;
-    const code = (error as { code?: unknown } | undefined)?.code;
-    this.logger.error(`budget store unavailable (${name}${typeof code === 'string' ? ` ${code}` : ''}); model calls with a budget or rate limit are refused until it answers`);
   }
 }
