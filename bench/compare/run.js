@@ -235,7 +235,12 @@ async function compare() {
   const processes = [emulator];
   const configDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tollgate-compare-governed-'));
   try {
-    const tollgate = await startTollgate({ OPENAI_API_KEY: API_KEY, OPENAI_URL: emulator.match, OPENAI_CHAT_MODEL: MODEL, TOLLGATE_DEFAULT_PROVIDER: 'openai' }, PHASE_PROBE_ARGS);
+    // The plain target runs without governance (the ledger, on by default, off), so `governed` shows its whole cost.
+    fs.writeFileSync(path.join(configDir, 'plain.yaml'), 'version: 1\ngovernance: { ledger: { enabled: false } }\n');
+    const tollgate = await startTollgate(
+      { TOLLGATE_CONFIG: path.join(configDir, 'plain.yaml'), OPENAI_API_KEY: API_KEY, OPENAI_URL: emulator.match, OPENAI_CHAT_MODEL: MODEL, TOLLGATE_DEFAULT_PROVIDER: 'openai' },
+      PHASE_PROBE_ARGS,
+    );
     processes.push(tollgate);
     const portkey = await startPortkey();
     processes.push(portkey);
@@ -318,7 +323,7 @@ async function compare() {
       lines.push(
         `${scenario.name}: governance (API key, ledger, budget; ${GOVERNANCE_STORE} stores) CPU per request ${rows.governed.cpu.toFixed(0)} vs ${rows.tollgate.cpu.toFixed(0)} us = ` +
           `+${(100 * (rows.governed.cpu / rows.tollgate.cpu - 1)).toFixed(1)}% (rounds ${governedCpu.map((s) => `${(100 * (s - 1)).toFixed(1)}%`).join(' ')}; target <= +10%: ${verdict(rows.governed.cpu <= 1.1 * rows.tollgate.cpu)}); ` +
-          `req/s ${rows.governed.rps.toFixed(0)} vs ${rows.tollgate.rps.toFixed(0)}`,
+          `req/s ${rows.governed.rps.toFixed(0)} vs ${rows.tollgate.rps.toFixed(0)}; governed/Portkey req/s ${median(samples[`${scenario.name}/governed`].map((r, i) => r.rps / portkeyRuns[i].rps)).toFixed(2)}x`,
       );
       lines.push(
         `${scenario.name}: Tollgate/Portkey req/s ${speedup.toFixed(2)}x (rounds ${speedups.map((s) => s.toFixed(2)).join(' ')}; target >= 4x: ${verdict(speedup >= 4)}); ` +
