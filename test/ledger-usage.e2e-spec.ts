@@ -1,10 +1,10 @@
 /**
- * The ledger in a Nest application on Fastify: /v1 calls recorded with the caller's identity (set the
- * way the keys slice's auth layer will set it) and priced, GET /v1/usage scoped to the caller's tenant
+ * The ledger in a Nest application on Fastify: /v1 calls recorded with the caller's identity (left by a host
+ * app's API hook, from test headers) and priced, GET /v1/usage scoped to the caller's tenant
  * (every tenant for the admin) with 400/403 naming the parameter, and a shutdown that loses no entry of
  * the requests it drained (PostgreSQL, 127.0.0.1:5432, database test).
  */
-import { type CallHandler, type DynamicModule, type ExecutionContext, Injectable, Module, type NestInterceptor } from '@nestjs/common';
+import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_INTERCEPTOR, NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyRequest } from 'fastify';
@@ -14,12 +14,12 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { Observable } from 'rxjs';
 import { AiModule } from '../src/ai/ai.module';
 import { loadConfig } from '../src/config/config.loader';
 import type { TollgateConfig } from '../src/config/config.types';
-import { runWithCallContext } from '../src/governance/call-context';
-import { GOVERNANCE_REQUEST_KEY, type GovernanceRequestState, governanceOf } from '../src/governance/governance-identity';
+import { CallContextInterceptor } from '../src/governance/call-context.interceptor';
+import type { GovernanceRequestState } from '../src/governance/governance-identity';
+import { setGovernance } from '../src/governance/governance-state';
 import { LedgerModule } from '../src/governance/ledger/ledger.module';
 import { PostgresLedgerStore } from '../src/governance/ledger/postgres-ledger-store';
 import { OpenAiPair } from './support/openai-pair';
@@ -29,23 +29,19 @@ const TOKEN = 'api-token-for-ledger-tests';
 const PG_URL = 'postgres://postgres@127.0.0.1:5432/test';
 const TABLE = `ledger_usage_e2e_${process.pid}`;
 
-/** What the HTTP layer will do once the lead wires it: run each handler inside the caller's call context. */
-@Injectable()
-class CallContextFromRequest implements NestInterceptor {
-  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const request = context.switchToHttp().getRequest<FastifyRequest>();
-    const state = governanceOf(request);
-    if (!state) return next.handle();
-    const callContext = { identity: state.identity, requestId: String(request.id), route: request.routeOptions.url };
-    return new Observable((subscriber) => runWithCallContext(callContext, () => next.handle().subscribe(subscriber)));
-  }
-}
-
+/**
+ * The AiModule and the ledger, with the server's call-context interceptor; a host API hook stands in for API
+ * keys, leaving the identity the test headers name (a hook may set the governance state itself).
+ */
 @Module({})
 class LedgerTestModule {
   static forRoot(config: TollgateConfig): DynamicModule {
-    const ai = AiModule.forRoot(config.ai);
-    return { module: LedgerTestModule, imports: [ai, LedgerModule.forRoot(config.ledger, ai)], providers: [{ provide: APP_INTERCEPTOR, useClass: CallContextFromRequest }] };
+    const hook = (request: FastifyRequest) => {
+      setGovernance(request, stateFrom(request));
+      return request.headers.authorization === `Bearer ${TOKEN}`;
+    };
+    const ai = AiModule.forRoot({ ...config.ai, api: { ...config.ai.api, hook } });
+    return { module: LedgerTestModule, imports: [ai, LedgerModule.forRoot(config.ledger, ai)], providers: [{ provide: APP_INTERCEPTOR, useClass: CallContextInterceptor }] };
   }
 }
 
@@ -81,9 +77,6 @@ async function start(ledgerYaml: string): Promise<NestFastifyApplication> {
   writeFileSync(file, `version: 1\nai: { retry_attempts: 0 }\nproviders:\n  openai: {}\n${ledgerYaml}`);
   const config = loadConfig({ cwd: work, configPath: file, env: { ...pair.env(), API_TOKEN: TOKEN } });
   const app = await NestFactory.create<NestFastifyApplication>(LedgerTestModule.forRoot(config), new FastifyAdapter(), { logger: false });
-  app.getHttpAdapter().getInstance().addHook('onRequest', async (request) => {
-    (request as unknown as Record<string, unknown>)[GOVERNANCE_REQUEST_KEY] = stateFrom(request);
-  });
   await app.init();
   await app.getHttpAdapter().getInstance().ready();
   return app;
