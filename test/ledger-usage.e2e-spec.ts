@@ -5,7 +5,7 @@
  * the requests it drained (PostgreSQL, 127.0.0.1:5432, database test).
  */
 import { type DynamicModule, Module } from '@nestjs/common';
-import { APP_INTERCEPTOR, NestFactory } from '@nestjs/core';
+import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyRequest } from 'fastify';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -17,7 +17,7 @@ import { Client } from 'pg';
 import { AiModule } from '../src/ai/ai.module';
 import { loadConfig } from '../src/config/config.loader';
 import type { TollgateConfig } from '../src/config/config.types';
-import { CallContextInterceptor } from '../src/governance/call-context.interceptor';
+import { installCallContextHook } from '../src/governance/call-context';
 import type { GovernanceRequestState } from '../src/governance/governance-identity';
 import { setGovernance } from '../src/governance/governance-state';
 import { LedgerModule } from '../src/governance/ledger/ledger.module';
@@ -30,7 +30,7 @@ const PG_URL = 'postgres://postgres@127.0.0.1:5432/test';
 const TABLE = `ledger_usage_e2e_${process.pid}`;
 
 /**
- * The AiModule and the ledger, with the server's call-context interceptor; a host API hook stands in for API
+ * The AiModule and the ledger, under the server's call-context hook; a host API hook stands in for API
  * keys, leaving the identity the test headers name (a hook may set the governance state itself).
  */
 @Module({})
@@ -41,7 +41,7 @@ class LedgerTestModule {
       return request.headers.authorization === `Bearer ${TOKEN}`;
     };
     const ai = AiModule.forRoot({ ...config.ai, api: { ...config.ai.api, hook } });
-    return { module: LedgerTestModule, imports: [ai, LedgerModule.forRoot(config.ledger, ai)], providers: [{ provide: APP_INTERCEPTOR, useClass: CallContextInterceptor }] };
+    return { module: LedgerTestModule, imports: [ai, LedgerModule.forRoot(config.ledger, ai)] };
   }
 }
 
@@ -77,6 +77,7 @@ async function start(ledgerYaml: string): Promise<NestFastifyApplication> {
   writeFileSync(file, `version: 1\nai: { retry_attempts: 0 }\nproviders:\n  openai: {}\n${ledgerYaml}`);
   const config = loadConfig({ cwd: work, configPath: file, env: { ...pair.env(), API_TOKEN: TOKEN } });
   const app = await NestFactory.create<NestFastifyApplication>(LedgerTestModule.forRoot(config), new FastifyAdapter(), { logger: false });
+  installCallContextHook(app.getHttpAdapter().getInstance());
   await app.init();
   await app.getHttpAdapter().getInstance().ready();
   return app;

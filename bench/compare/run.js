@@ -393,7 +393,11 @@ async function faultRun() {
     const healthy = await startEmulator();
     processes.push(healthy);
     // Short retry waits so a reset costs milliseconds, not the default second; openai_compatible is the fallback.
-    fs.writeFileSync(path.join(config, 'tollgate.yaml'), 'version: 1\nai:\n  retry_delay: 0.01\n  default_provider: openai\n  fallback_providers: [openai_compatible]\n');
+    // No ledger: its memory store is a ring that fills up to 100,000 entries by design, which the flat-memory check would count as growth.
+    fs.writeFileSync(
+      path.join(config, 'tollgate.yaml'),
+      'version: 1\nai:\n  retry_delay: 0.01\n  default_provider: openai\n  fallback_providers: [openai_compatible]\ngovernance: { ledger: { enabled: false } }\n',
+    );
     const tollgate = await startTollgate({
       TOLLGATE_CONFIG: path.join(config, 'tollgate.yaml'),
       OPENAI_API_KEY: API_KEY,

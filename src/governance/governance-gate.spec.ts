@@ -24,7 +24,7 @@ async function gateWith(rules: BudgetsSettings['rules'], models = GOVERNANCE_DEF
   return new GovernanceGate(allowList, pricing, budgets);
 }
 
-/** Runs `fn` as a request of the caller `state` would: the call context the interceptor sets. */
+/** Runs `fn` as a request of the caller `state` would: the call context its request scope gives. */
 function asCaller<T>(state: GovernanceRequestState, fn: () => Promise<T>): Promise<T> {
   const request = { id: 'req-1' };
   setGovernance(request, state);

@@ -1,12 +1,10 @@
 import { type DynamicModule, Inject, Module, type OnApplicationShutdown, Optional } from '@nestjs/common';
-import { APP_INTERCEPTOR } from '@nestjs/core';
 import { AiClient } from '../ai/client/ai-client';
 import { API_AUTH_OPTIONS, API_CALLER_RESOLVER, ApiAuthGuard, type ApiAuthOptions } from '../http/api-auth.guard';
 import { ModelAllowList } from './allow-lists/model-allow-list';
 import { BudgetsModule } from './budgets/budgets.module';
 import { BudgetsService } from './budgets/budgets.service';
 import type { BudgetsSettings } from './budgets/budgets-settings';
-import { CallContextInterceptor } from './call-context.interceptor';
 import { GovernanceGate } from './governance-gate';
 import { GovernanceAdminGuard } from './governance-admin.guard';
 import { GovernanceCallers } from './governance-callers';
@@ -30,8 +28,9 @@ export interface GovernanceParts {
 /**
  * Identity-bound governance (docs/governance.md). Global: the /v1 and MCP auth layers find its
  * ApiCallerResolver (API keys, admin token, JWT callers) wherever they are. `apiAuth` is the /v1 API's
- * auth setting, for the admin routes' own ApiAuthGuard. With `parts`, it also runs every handler in its
- * caller's call context, records the AiClient's calls in the ledger and gates them by allow-lists and budgets.
+ * auth setting, for the admin routes' own ApiAuthGuard. With `parts`, it also records the AiClient's calls
+ * in the ledger and gates them by allow-lists and budgets, for the call context the server's request hook
+ * (installCallContextHook) gives each request.
  */
 @Module({})
 export class GovernanceModule implements OnApplicationShutdown {
@@ -48,7 +47,6 @@ export class GovernanceModule implements OnApplicationShutdown {
       ? {
           imports: [parts.ai, LedgerModule.forRoot(parts.ledger, parts.ai), BudgetsModule.forRoot(parts.budgets)],
           providers: [
-            { provide: APP_INTERCEPTOR, useClass: CallContextInterceptor },
             {
               provide: GovernanceGate,
               useFactory: (allowList: ModelAllowList, budgets: BudgetsService) => new GovernanceGate(allowList, parts.ledger.pricing, budgets),

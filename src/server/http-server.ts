@@ -13,6 +13,7 @@ import { MetricsService } from '../observability/metrics.service';
 import { toMetricsSettings } from '../observability/metrics-settings';
 import { installOpenApi } from '../observability/openapi';
 import { installUsagePage } from '../governance/ledger/usage-page';
+import { installCallContextHook } from '../governance/call-context';
 import { HttpRootModule } from './http-root.module';
 import { logStartupSummary } from './startup-summary';
 
@@ -40,6 +41,7 @@ export async function createHttpApp(config: TollgateConfig, logs: LogOutput = {}
     logging.install(fastify);
   }
   installRequestIdHeader(fastify);
+  installCallContextHook(fastify);
   useDepthLimitedJsonParser(app, config.server.bodyLimit);
   useChatBodyLimit(app, config.server.chatBodyLimit);
   if (metrics.enabled) installHttpMetrics(fastify, app.get(MetricsService));

@@ -3,7 +3,7 @@
  * health. Retries, fallback and `service.request` events live here, once, for every adapter
  * (docs/decisions.md B2, B6); adapters only speak their wire format.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { AsyncResource } from 'node:async_hooks';
 import {
   CapabilityNotSupportedError,
   ConnectionError,
@@ -361,7 +361,8 @@ export class AiClient {
     const { rest } = result;
     const sink = this.modelCallSink;
     // Taken at the first read, so the record reaches the sink in the caller's context even from a disconnect.
-    const inCallerContext = sink ? AsyncLocalStorage.snapshot() : undefined;
+    // An async scope of its own rather than AsyncLocalStorage.snapshot(), whose bind costs a deprecation wrapper per call on Node 20.
+    const callerScope = sink ? new AsyncResource('TollgateModelStream') : undefined;
     let status: ModelCallStatus = 'aborted';
     let receivedChars = 0;
     let last: GenerateStreamChunk | undefined;
@@ -395,7 +396,7 @@ export class AiClient {
           const request = sent;
           const model = last?.done ? last.model : configuredModel(provider, request.model, 'chatModel');
           const usage = last?.done ? last.usage : undefined;
-          if (sink && inCallerContext) inCallerContext(() => this.recordCall(sink, provider, model, 'stream', status, usage, messageChars(request.messages), receivedChars));
+          if (sink && callerScope) callerScope.runInAsyncScope(() => this.recordCall(sink, provider, model, 'stream', status, usage, messageChars(request.messages), receivedChars));
           // A stream stopped early still cost what the upstream read and wrote: settled on the estimate.
           closeTicket(ticket, provider, model, usage, messageChars(request.messages), receivedChars);
         }
