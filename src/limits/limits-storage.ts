@@ -1,8 +1,9 @@
 import { Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { ThrottlerStorageRedisService } from '@nest-lab/throttler-storage-redis';
 import type { ThrottlerStorage } from '@nestjs/throttler';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import type { LimitsStore } from './limits-settings';
+import { failFastRedis } from '../common/fail-fast-redis';
 import { StoreFailureLog } from '../common/store-failure-log';
 
 type StorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
@@ -79,18 +80,7 @@ export class RedisLimitsStorage implements ThrottlerStorage, OnModuleInit, OnMod
   private readonly failures = new StoreFailureLog((message) => this.logger.error(message), (summary) => `rate-limit store unavailable (${summary}); requests pass uncounted until it answers`);
 
   constructor(url: string) {
-    this.redis = new Redis(url, {
-      lazyConnect: true,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 1,
-      connectTimeout: 2000,
-      retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
-      // After a failed connection the socket never reports its close, and this timer would hold the process
-      // at shutdown for ioredis's default 2 s.
-      disconnectTimeout: 200,
-    });
-    // Failures surface on the hits that meet them; a background reconnect must not crash or flood the log.
-    this.redis.on('error', () => undefined);
+    this.redis = failFastRedis(url);
     this.counters = new ThrottlerStorageRedisService(this.redis);
   }
 

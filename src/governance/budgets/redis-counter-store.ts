@@ -1,8 +1,9 @@
 import { Logger } from '@nestjs/common';
-import Redis from 'ioredis';
 import { BudgetStoreUnavailableError } from './budget-errors';
 import type { CounterStore, Refusal } from './budget-engine';
 import type { CounterPlan, LimitField, Usage } from './budget-scope';
+import type Redis from 'ioredis';
+import { failFastRedis } from '../../common/fail-fast-redis';
 import { StoreFailureLog } from '../../common/store-failure-log';
 
 /**
@@ -62,15 +63,7 @@ export class RedisCounterStore implements CounterStore {
   private readonly failures = new StoreFailureLog((message) => this.logger.error(message), (summary) => `budget store unavailable (${summary}); model calls with a budget or rate limit are refused until it answers`);
 
   constructor(url: string) {
-    const redis = new Redis(url, {
-      lazyConnect: true,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 1,
-      connectTimeout: 2000,
-      retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
-      disconnectTimeout: 200,
-    });
-    redis.on('error', () => undefined);
+    const redis = failFastRedis(url);
     // defineCommand sends EVALSHA and falls back to EVAL once per connection when Redis lacks the script.
     redis.defineCommand('budgetReserve', { lua: RESERVE_SCRIPT });
     redis.defineCommand('budgetAdjust', { lua: ADJUST_SCRIPT });

@@ -1,0 +1,22 @@
+import Redis from 'ioredis';
+
+/**
+ * A Redis client for a counter store on the request path: commands never wait in an offline queue (they
+ * fail at once while Redis is unreachable, and the store decides whether that fails open or closed), one
+ * retry per command, reconnects every 0.2–2 s. Not connected until the store connects it.
+ */
+export function failFastRedis(url: string): Redis {
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 2000,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
+    // After a failed connection the socket never reports its close, and this timer would hold the process
+    // at shutdown for ioredis's default 2 s.
+    disconnectTimeout: 200,
+  });
+  // Failures surface on the commands that meet them; a background reconnect must not crash or flood the log.
+  redis.on('error', () => undefined);
+  return redis;
+}
