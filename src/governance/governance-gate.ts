@@ -25,7 +25,7 @@ export class GovernanceGate implements ModelCallGate {
   constructor(
     private readonly allowList: ModelAllowList,
     private readonly pricing: PricingTable,
-    private readonly budgets?: BudgetsService,
+    private readonly budgets: BudgetsService,
   ) {}
 
   async open(call: GatedCall): Promise<GateTicket | undefined> {
@@ -33,7 +33,7 @@ export class GovernanceGate implements ModelCallGate {
     const state = context?.state;
     if (!state) return undefined;
     this.allowList.checkModelAllowed(state, call.provider, call.model);
-    if (!this.budgets || !context.request) return undefined;
+    if (!context.request) return undefined;
     const scopes = this.budgets.scopesFor(context.request, { key: keyLimits(apiKeyOf(state)) });
     if (scopes.length === 0) return undefined;
     const outputTokens = call.maxOutputTokens ?? DEFAULT_OUTPUT_ESTIMATE;
@@ -53,10 +53,9 @@ export class GovernanceGate implements ModelCallGate {
   }
 
   private close(reservation: Reservation, outcome: GateOutcome): void {
-    const budgets = this.budgets as BudgetsService;
     const settled = outcome
-      ? budgets.settle(reservation, this.cost(outcome.provider, outcome.providerKind, outcome.model, outcome.usage))
-      : budgets.release(reservation);
+      ? this.budgets.settle(reservation, this.cost(outcome.provider, outcome.providerKind, outcome.model, outcome.usage))
+      : this.budgets.release(reservation);
     // The answer has gone out already: a counter store that fails now is logged, never the caller's error.
     settled.catch((error: unknown) => this.logger.warn(`settling a budget reservation failed: ${(error as Error)?.message ?? String(error)}`));
   }

@@ -225,11 +225,14 @@ export class AiClient {
     messagesFor: (candidate: AiProvider) => ChatMessage[],
     callerMessages: readonly ChatMessage[] = [],
   ): Promise<GenerateResponse> {
+    let sent: GenerateRequest | undefined;
     const gated = this.gate ? chatGate('generate', options, messagesFor) : undefined;
-    const { result, provider, ticket } = await this.withFallback('generate', 'generate', options, (candidate, model) =>
-      this.measuredGenerate(candidate, generateRequest(options, messagesFor(candidate), model)),
-    requiredFeatures(options, callerMessages), gated);
-    if (ticket) closeTicket(ticket, provider, result.model, result.usage, messageChars(messagesFor(provider)), result.text.length + toolCallChars(result.toolCalls));
+    const { result, provider, ticket } = await this.withFallback('generate', 'generate', options, (candidate, model) => {
+      sent = generateRequest(options, messagesFor(candidate), model);
+      return this.measuredGenerate(candidate, sent);
+    }, requiredFeatures(options, callerMessages), gated);
+    // The messages the answering candidate was sent: built once per attempt, not again for the settlement.
+    if (ticket && sent) closeTicket(ticket, provider, result.model, result.usage, messageChars(sent.messages), result.text.length + toolCallChars(result.toolCalls));
     return {
       response: result.text,
       provider: provider.name,
