@@ -32,13 +32,16 @@ function start(args, env, pattern) {
   });
 }
 
-/** The emulator, then the gateway pointed at it; `nodeArgs` go before the gateway's entry (e.g. --cpu-prof). */
-async function startServers(nodeArgs = []) {
+/**
+ * The emulator, then the gateway pointed at it; `nodeArgs` go before the gateway's entry (e.g. --cpu-prof),
+ * `env` is added to the gateway's (e.g. TOLLGATE_CONFIG).
+ */
+async function startServers(nodeArgs = [], env = {}) {
   const emulator = await start([path.join(__dirname, 'emulator-process.js')], { BENCH_API_KEY: API_KEY }, /ready (\S+)/);
   try {
     const gateway = await start(
       [...nodeArgs, path.join(ROOT, 'dist', 'src', 'main.js')],
-      { PORT: '0', API_TOKEN, OPENAI_API_KEY: API_KEY, OPENAI_URL: emulator.match, OPENAI_CHAT_MODEL: 'gpt-test', OPENAI_EMBEDDING_MODEL: 'embed-test' },
+      { PORT: '0', API_TOKEN, OPENAI_API_KEY: API_KEY, OPENAI_URL: emulator.match, OPENAI_CHAT_MODEL: 'gpt-test', OPENAI_EMBEDDING_MODEL: 'embed-test', ...env },
       /listening on (http:\/\/[^\s"]+)/,
     );
     return { emulator, gateway };
@@ -78,8 +81,8 @@ function scenarios(emulatorUrl, gatewayUrl) {
 }
 
 /** Tollgate's OpenAI-compatible chat route, plain and streamed (profile.js; bench/compare measures them against peers). */
-function openAiScenarios(gatewayUrl) {
-  const headers = { 'content-type': 'application/json', authorization: `Bearer ${API_TOKEN}` };
+function openAiScenarios(gatewayUrl, bearer = API_TOKEN) {
+  const headers = { 'content-type': 'application/json', authorization: `Bearer ${bearer}` };
   const messages = [{ role: 'system', content: 'You are a helpful assistant. Answer accurately and concisely.' }, { role: 'user', content: 'Say hello' }];
   return [
     { name: 'openai-chat', gateway: { origin: gatewayUrl, path: '/openai/v1/chat/completions', headers, body: JSON.stringify({ model: 'gpt-test', messages }) } },

@@ -5,12 +5,15 @@
 // (start-up excluded), in % of the sampled time and in microseconds per request. The .cpuprofile it names
 // opens as a flame graph in Chrome DevTools (Performance > Load profile) or https://www.speedscope.app.
 // Usage: npm run build && node bench/gateway/profile.js [generate|embeddings|openai-chat|openai-chat-stream]
-//   (env: DURATION=8 CONNECTIONS=10 TOP=30 OUT=<directory for the .cpuprofile, default a new temp dir>)
+//   (env: DURATION=8 CONNECTIONS=10 TOP=30 OUT=<directory for the .cpuprofile, default a new temp dir>
+//    VARIANT=<a governance variant of bench/governance/variants.js: none, ledger, key, key+budget, governed>;
+//    without it, Tollgate's defaults with the shared API token)
 const autocannon = require('autocannon');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { openAiScenarios, scenarios, startServers, stop } = require('./harness');
+const { VARIANTS, configYaml, createKey } = require('../governance/variants');
 
 const DURATION = Number(process.env.DURATION || 8);
 const CONNECTIONS = Number(process.env.CONNECTIONS || 10);
@@ -79,11 +82,19 @@ async function main() {
   const out = process.env.OUT ?? fs.mkdtempSync(path.join(os.tmpdir(), 'tollgate-profile-'));
   fs.mkdirSync(out, { recursive: true });
   const before = new Set(fs.readdirSync(out));
-  const { emulator, gateway } = await startServers(['--cpu-prof', `--cpu-prof-dir=${out}`]);
+  const variant = process.env.VARIANT === undefined ? undefined : VARIANTS[process.env.VARIANT];
+  if (process.env.VARIANT !== undefined && !variant) throw new Error(`unknown VARIANT ${process.env.VARIANT} (${Object.keys(VARIANTS).join(', ')})`);
+  let config;
+  if (variant) {
+    config = path.join(out, 'governance.yaml');
+    fs.writeFileSync(config, configYaml(variant));
+  }
+  const { emulator, gateway } = await startServers(['--cpu-prof', `--cpu-prof-dir=${out}`], config ? { TOLLGATE_CONFIG: config, TOLLGATE_DEFAULT_PROVIDER: 'openai' } : {});
   let window;
   let requests;
   try {
-    const scenario = [...scenarios(emulator.match, gateway.match), ...openAiScenarios(gateway.match)].find((s) => s.name === route);
+    const bearer = variant?.key ? await createKey(gateway.match) : undefined;
+    const scenario = [...scenarios(emulator.match, gateway.match), ...openAiScenarios(gateway.match, bearer)].find((s) => s.name === route);
     if (!scenario) throw new Error(`unknown route ${route} (generate, embeddings, openai-chat or openai-chat-stream)`);
     const load = (duration) =>
       autocannon({ url: gateway.match + scenario.gateway.path, method: 'POST', headers: scenario.gateway.headers, body: scenario.gateway.body, connections: CONNECTIONS, duration });
