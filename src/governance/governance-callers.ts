@@ -18,7 +18,7 @@ export class GovernanceCallers implements ApiCallerResolver {
     this.adminRoles = new Set(settings.adminRoles);
   }
 
-  authenticateKey(key: string): Promise<GovernanceRequestState> {
+  authenticateKey(key: string): GovernanceRequestState | Promise<GovernanceRequestState> {
     return this.keys.authenticate(key);
   }
 

@@ -1,8 +1,9 @@
 import { CanActivate, ExecutionContext, Inject, Injectable, Optional, SetMetadata, UnauthorizedException } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import crypto, { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { RouteFlagLookup } from '../common/route-flag-lookup';
+import { sha256, sha256Hex } from '../common/sha256';
 import type { GovernanceRequestState } from '../governance/governance-identity';
 import { API_TOKEN_STATE, setGovernance } from '../governance/governance-state';
 
@@ -36,8 +37,11 @@ export const API_KEY_PREFIX = 'tg_';
  * the admin token and JWT callers become a GovernanceRequestState on the request.
  */
 export interface ApiCallerResolver {
-  /** A bearer starting with `tg_`: the key's state; rejects (401 invalid_key) a bad, revoked or expired key. */
-  authenticateKey(key: string): Promise<GovernanceRequestState>;
+  /**
+   * A bearer starting with `tg_`: the key's state, synchronously when the key was looked up moments ago;
+   * rejects (401 invalid_key) a bad, revoked or expired key.
+   */
+  authenticateKey(key: string): GovernanceRequestState | Promise<GovernanceRequestState>;
   /** The caller AuthModule's guard verified (api.auth jwt), or undefined without an auth context. */
   fromAuthContext(request: object): GovernanceRequestState | undefined;
   /** The admin token's state when `token` is it (compared in constant time), else undefined. */
@@ -82,13 +86,6 @@ export function sameToken(token: string, expected: string | undefined): boolean 
   return tokenMatches(token, tokenDigest(expected));
 }
 
-/** Node's one-shot hash (20.12+) skips the Hash object, the larger part of the cost; older 20.x lack it. */
-const oneShotHash = (crypto as { hash?: (algorithm: string, data: string, encoding: 'buffer') => Buffer }).hash;
-
-export function sha256(text: string): Buffer {
-  return oneShotHash ? oneShotHash('sha256', text, 'buffer') : createHash('sha256').update(text).digest();
-}
-
 @Injectable()
 export class ApiAuthGuard implements CanActivate {
   /** The configured token's digest, computed once: a request hashes only the token it presents. */
@@ -107,8 +104,8 @@ export class ApiAuthGuard implements CanActivate {
     this.expectedTokenKey = this.expectedDigest?.toString('hex');
   }
 
-  // Synchronous for the configured token without a per-token limit: Nest awaits a returned promise twice.
-  // API keys (`tg_` bearers) take the asynchronous key path; the shared token's check stays as cheap as before.
+  // Synchronous for the configured token, or a key looked up moments ago, without a per-token limit: Nest
+  // awaits a returned promise twice.
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     if (this.skip.isSet(context)) return true;
     const request = context.getArgByIndex<FastifyRequest>(0);
@@ -137,12 +134,14 @@ export class ApiAuthGuard implements CanActivate {
     return true;
   }
 
-  private async viaKey(callers: ApiCallerResolver, key: string, request: FastifyRequest, context: ExecutionContext): Promise<boolean> {
-    const state = await callers.authenticateKey(key);
-    setGovernance(request, state);
-    // Counted per key under its stored digest, like any other token.
-    if (this.limiter) await this.limiter.consume(context, sha256(key).toString('hex'));
-    return true;
+  private viaKey(callers: ApiCallerResolver, key: string, request: FastifyRequest, context: ExecutionContext): boolean | Promise<boolean> {
+    const admitted = (state: GovernanceRequestState): boolean | Promise<boolean> => {
+      setGovernance(request, state);
+      // Counted per key under its stored digest, like any other token.
+      return this.limiter ? this.limiter.consume(context, sha256Hex(key)).then(() => true) : true;
+    };
+    const state = callers.authenticateKey(key);
+    return state instanceof Promise ? state.then(admitted) : admitted(state);
   }
 
   private viaAdminToken(token: string, request: FastifyRequest): true {
@@ -168,6 +167,6 @@ function refused(): UnauthorizedException {
 }
 
 function presentedTokenKey(authorization: string | string[] | undefined): string | undefined {
-  const match = typeof authorization === 'string' ? BEARER.exec(authorization.trim()) : null;
-  return match ? sha256(match[1].trim()).toString('hex') : undefined;
+  const token = bearerOf(authorization);
+  return token === undefined ? undefined : sha256Hex(token);
 }

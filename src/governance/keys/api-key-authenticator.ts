@@ -12,6 +12,8 @@ const MAX_CACHED_KEYS = 10_000;
 interface CachedLookup {
   until: number;
   record: Promise<ApiKeyRecord | undefined>;
+  /** Once the lookup has answered: the record (or its absence) and the caller state made from it. */
+  found?: { record: ApiKeyRecord | undefined; state?: KeyRequestState };
 }
 
 /**
@@ -19,7 +21,8 @@ interface CachedLookup {
  * store lookup; a well-formed one is looked up by its SHA-256, each result reused for at most
  * {@link KEY_CACHE_TTL_MS} (concurrent requests with one key share one lookup), so a key revoked in a
  * shared store is refused by every process within that time. Revocation and expiry are checked on every
- * request, against the cached record.
+ * request, against the cached record. A key whose lookup has answered is admitted synchronously (the guard
+ * then returns no promise for Nest to await); a refusal is always a rejected promise.
  */
 export class ApiKeyAuthenticator {
   private readonly cache = new Map<string, CachedLookup>();
@@ -29,14 +32,16 @@ export class ApiKeyAuthenticator {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async authenticate(key: string): Promise<KeyRequestState> {
+  authenticate(key: string): KeyRequestState | Promise<KeyRequestState> {
     const id = apiKeyId(key);
-    if (id === undefined) throw new InvalidKeyError();
-    const hash = hashApiKey(key);
-    const record = await this.lookup(hash);
-    // The id is part of the hashed key, so a record found by hash always carries it; checked all the same.
-    if (!record || record.id !== id || keyInactiveReason(record, this.now()) !== undefined) throw new InvalidKeyError();
-    return stateForKey(record);
+    if (id === undefined) return Promise.reject(new InvalidKeyError());
+    const lookup = this.lookup(hashApiKey(key));
+    if (lookup.found) return this.admit(lookup.found, id) ?? Promise.reject(new InvalidKeyError());
+    return lookup.record.then(() => {
+      const state = lookup.found && this.admit(lookup.found, id);
+      if (!state) throw new InvalidKeyError();
+      return state;
+    });
   }
 
   /** Forgets the cached lookup of one key, so this process's own revocations and updates take effect at once. */
@@ -44,18 +49,36 @@ export class ApiKeyAuthenticator {
     this.cache.delete(hash);
   }
 
-  private lookup(hash: string): Promise<ApiKeyRecord | undefined> {
+  /** The caller state of an active key; undefined for a missing, revoked or expired one. */
+  private admit(found: NonNullable<CachedLookup['found']>, id: string): KeyRequestState | undefined {
+    const record = found.record;
+    // The id is part of the hashed key, so a record found by hash always carries it; checked all the same.
+    if (!record || record.id !== id || keyInactiveReason(record, this.now()) !== undefined) return undefined;
+    found.state ??= stateForKey(record);
+    return found.state;
+  }
+
+  private lookup(hash: string): CachedLookup {
     const now = this.now();
     const cached = this.cache.get(hash);
-    if (cached && cached.until > now) return cached.record;
+    if (cached && cached.until > now) return cached;
     if (cached) this.cache.delete(hash);
     else if (this.cache.size >= MAX_CACHED_KEYS) this.evictExpiredOrOldest(now);
-    const record = this.store.findByHash(hash).catch((error: unknown) => {
-      this.cache.delete(hash);
-      throw new ConnectionError('The API key store is unavailable.', { cause: error });
-    });
-    this.cache.set(hash, { until: now + KEY_CACHE_TTL_MS, record });
-    return record;
+    const lookup: CachedLookup = {
+      until: now + KEY_CACHE_TTL_MS,
+      record: this.store.findByHash(hash).then(
+        (record) => {
+          lookup.found = { record };
+          return record;
+        },
+        (error: unknown) => {
+          this.cache.delete(hash);
+          throw new ConnectionError('The API key store is unavailable.', { cause: error });
+        },
+      ),
+    };
+    this.cache.set(hash, lookup);
+    return lookup;
   }
 
   private evictExpiredOrOldest(now: number): void {

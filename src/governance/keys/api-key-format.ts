@@ -1,4 +1,5 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { sha256Hex } from '../../common/sha256';
 
 /**
  * API keys look like `tg_<id>_<secret>`: a 12-hex-digit public id (shown in lists and logs) and 32 random
@@ -31,7 +32,7 @@ export function apiKeyId(text: string): string | undefined {
 
 /** Hex SHA-256 of the whole key: what the stores keep and look keys up by. */
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return sha256Hex(key);
 }
 
 export function isApiKeyId(text: string): boolean {
