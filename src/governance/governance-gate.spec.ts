@@ -24,11 +24,11 @@ async function gateWith(rules: BudgetsSettings['rules'], models = GOVERNANCE_DEF
   return new GovernanceGate(allowList, pricing, budgets);
 }
 
-/** Runs `fn` as a request of the caller `state` would: the call context its request scope gives. */
-function asCaller<T>(state: GovernanceRequestState, fn: () => Promise<T>): Promise<T> {
+/** Runs `fn` as a request of the caller `state` would: the call context its request scope gives. A refusal rejects. */
+function asCaller<T>(state: GovernanceRequestState, fn: () => T | Promise<T>): Promise<T> {
   const request = { id: 'req-1' };
   setGovernance(request, state);
-  return runWithCallContext({ identity: state.identity, state, request }, fn);
+  return runWithCallContext({ identity: state.identity, state, request }, async () => fn());
 }
 
 const call = (model = 'gpt-priced', maxOutputTokens?: number) => ({
@@ -36,7 +36,7 @@ const call = (model = 'gpt-priced', maxOutputTokens?: number) => ({
   providerKind: 'openai' as const,
   model,
   operation: 'generate' as const,
-  inputTokens: 10,
+  estimateInputTokens: () => 10,
   ...(maxOutputTokens !== undefined ? { maxOutputTokens } : {}),
 });
 const usage = (inputTokens: number, outputTokens: number) => ({ inputTokens, outputTokens, cachedTokens: 0 });
@@ -44,12 +44,16 @@ const usage = (inputTokens: number, outputTokens: number) => ({ inputTokens, out
 describe('GovernanceGate', () => {
   it('passes calls outside a call context untouched (CLI, in-process use)', async () => {
     const gate = await gateWith({ budgets: [{ scope: 'key', id: '*', period: 'day', tokens: 1 }], limits: [] });
-    await expect(gate.open(call())).resolves.toBeUndefined();
+    expect(gate.open(call())).toBeUndefined();
   });
 
-  it('a caller without any budget or limit gets no ticket', async () => {
+  it('a caller without any budget or limit gets no ticket, at once (no promise to await)', async () => {
     const gate = await gateWith({ budgets: [], limits: [] });
-    await expect(asCaller(stateForKey(keyRecord()), () => gate.open(call()))).resolves.toBeUndefined();
+    const estimated = jest.fn(() => 10);
+    // Wrapped, so that a promise returned by open would be seen as one.
+    const { opened } = await asCaller(stateForKey(keyRecord()), () => ({ opened: gate.open({ ...call(), estimateInputTokens: estimated }) }));
+    expect(opened).toBeUndefined();
+    expect(estimated).not.toHaveBeenCalled();
   });
 
   it('reserves max_tokens (or the default) plus the input estimate, and settles to the real tokens', async () => {

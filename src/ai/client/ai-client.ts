@@ -529,7 +529,8 @@ export class AiClient {
       );
     }
     const gate = this.gate;
-    const ticket = gate && gated ? await gate.open(gatedCall(primary, requestedModel, gated)) : undefined;
+    const opened = gate && gated ? gate.open(gatedCall(primary, requestedModel, gated)) : undefined;
+    const ticket = opened instanceof Promise ? await opened : opened;
     try {
       return { result: await this.retrying(primary, operation, options.signal, () => call(primary, requestedModel)), provider: primary, ticket };
     } catch (error) {
@@ -689,7 +690,7 @@ function gatedCall(provider: AiProvider, model: string | undefined, gated: GateR
     providerKind: provider.kind,
     model: configuredModel(provider, model, gated.setting),
     operation: gated.operation,
-    inputTokens: estimateTokens(gated.inputChars(provider)),
+    estimateInputTokens: () => estimateTokens(gated.inputChars(provider)),
     ...(gated.maxOutputTokens !== undefined ? { maxOutputTokens: gated.maxOutputTokens } : {}),
   };
 }

@@ -12,8 +12,8 @@ export interface GatedCall {
   providerKind: ProviderKind;
   model: string;
   operation: ModelCallOperation;
-  /** Estimated from the text sent (4 characters per token). */
-  inputTokens: number;
+  /** Estimated from the text sent (4 characters per token); counted only for a gate that reserves. */
+  estimateInputTokens(): number;
   /** The caller's output bound (`max_tokens`), when it gave one. */
   maxOutputTokens?: number;
 }
@@ -27,8 +27,11 @@ export interface GateTicket {
 }
 
 export interface ModelCallGate {
-  /** Resolves to a ticket to close after the call, or undefined when nothing needs settling; rejects to refuse. */
-  open(call: GatedCall): Promise<GateTicket | undefined>;
+  /**
+   * A ticket to close after the call, or undefined when nothing needs settling; throws or rejects to refuse.
+   * Synchronous when nothing is reserved (a caller without budgets), so such a call awaits no promise.
+   */
+  open(call: GatedCall): GateTicket | undefined | Promise<GateTicket | undefined>;
   /** Whether fallback may move the call to this provider and model. */
   admits(provider: string, model: string): boolean;
 }

@@ -1,11 +1,20 @@
 import { InvalidBudgetError, limitExceeded } from './budget-errors';
-import { type CounterPlan, type LimitField, type MeteredScope, type Usage, WindowCache, planCounters, scopeProblems, usageProblems } from './budget-scope';
+import { type CounterPlan, type LimitField, type MeteredScope, type Usage, WindowCache, isCount, planCounters, scopeProblems, usageProblems } from './budget-scope';
 
 /** Counters charged by one reserve call; settle or release it exactly once (later calls do nothing). */
 export interface Reservation {
-  readonly counters: readonly { key: string; expireAt: number }[];
+  /** The store keys of the counters charged. */
+  readonly keys: readonly string[];
   readonly estimate: Usage;
   done: boolean;
+}
+
+/** The counter plans of one scopes array, valid while every one of their windows is. */
+interface Planned {
+  plans: CounterPlan[];
+  keys: string[];
+  from: number;
+  until: number;
 }
 
 /** A counter over its limit, as a store reports it: which plan and which field. */
@@ -19,7 +28,10 @@ export interface Refusal {
  * (all or none), so concurrent callers in any number of processes cannot overspend together.
  */
 export interface BudgetEngine {
-  /** Charges `estimate` and one request to every scope, or throws BudgetExceededError / RateLimitExceededError. */
+  /**
+   * Charges `estimate` and one request to every scope, or throws BudgetExceededError / RateLimitExceededError.
+   * A scopes array is read as it is when first handed over (BudgetsService hands each caller's the same one).
+   */
   reserve(scopes: readonly MeteredScope[], estimate: Usage): Promise<Reservation>;
   /** Corrects the reservation to what the call really cost (the request stays counted). */
   settle(reservation: Reservation, actual: Usage): Promise<void>;
@@ -39,6 +51,8 @@ export interface CounterStore {
 
 export class CountingBudgetEngine implements BudgetEngine {
   private readonly windows = new WindowCache();
+  /** Checked and planned once per scopes array and window, not on every call. */
+  private readonly planned = new WeakMap<readonly MeteredScope[], Planned>();
 
   constructor(
     private readonly store: CounterStore,
@@ -47,21 +61,23 @@ export class CountingBudgetEngine implements BudgetEngine {
   ) {}
 
   async reserve(scopes: readonly MeteredScope[], estimate: Usage): Promise<Reservation> {
-    const problems = [...scopeProblems(scopes), ...usageProblems(estimate, 'estimate')];
-    if (problems.length) throw new InvalidBudgetError(problems);
+    // A scopes array planned before was checked then.
+    if (!isUsage(estimate) || !this.planned.has(scopes)) {
+      const problems = [...scopeProblems(scopes), ...usageProblems(estimate, 'estimate')];
+      if (problems.length) throw new InvalidBudgetError(problems);
+    }
     const now = this.clock();
-    const plans = planCounters(scopes, now, this.keyPrefix, this.windows);
+    const { plans, keys } = this.plan(scopes, now);
     const refusal = plans.length ? await this.store.tryCharge(plans, estimate, now) : undefined;
     if (refusal) {
       const plan = plans[refusal.index];
       throw limitExceeded(plan.scope, refusal.field, new Date(plan.window.end));
     }
-    return { counters: plans.map((plan) => ({ key: plan.key, expireAt: plan.window.end })), estimate: { ...estimate }, done: false };
+    return { keys, estimate: { micros: estimate.micros, tokens: estimate.tokens }, done: false };
   }
 
   async settle(reservation: Reservation, actual: Usage): Promise<void> {
-    const problems = usageProblems(actual, 'actual');
-    if (problems.length) throw new InvalidBudgetError(problems);
+    if (!isUsage(actual)) throw new InvalidBudgetError(usageProblems(actual, 'actual'));
     await this.finish(reservation, { micros: actual.micros - reservation.estimate.micros, tokens: actual.tokens - reservation.estimate.tokens, requests: 0 });
   }
 
@@ -76,7 +92,25 @@ export class CountingBudgetEngine implements BudgetEngine {
   private async finish(reservation: Reservation, delta: Usage & { requests: number }): Promise<void> {
     if (reservation.done) return;
     reservation.done = true;
-    if (reservation.counters.length === 0 || (delta.micros === 0 && delta.tokens === 0 && delta.requests === 0)) return;
-    await this.store.adjust(reservation.counters.map((counter) => counter.key), delta);
+    if (reservation.keys.length === 0 || (delta.micros === 0 && delta.tokens === 0 && delta.requests === 0)) return;
+    await this.store.adjust(reservation.keys, delta);
   }
+
+  private plan(scopes: readonly MeteredScope[], now: number): Planned {
+    const known = this.planned.get(scopes);
+    if (known && now >= known.from && now < known.until) return known;
+    const plans = planCounters(scopes, now, this.keyPrefix, this.windows);
+    const planned: Planned = {
+      plans,
+      keys: plans.map((plan) => plan.key),
+      from: Math.max(...plans.map((plan) => plan.window.start)),
+      until: Math.min(...plans.map((plan) => plan.window.end)),
+    };
+    this.planned.set(scopes, planned);
+    return planned;
+  }
+}
+
+function isUsage(usage: Usage): boolean {
+  return isCount(usage?.micros) && isCount(usage?.tokens);
 }

@@ -41,6 +41,46 @@ export interface BudgetSources {
 
 export const WILDCARD_ID = '*';
 
+/** The rules of one set for one scope kind and id. */
+interface ScopeRules {
+  budgets: BudgetRule[];
+  limits: LimitRule[];
+}
+
+/** A rule set by scope kind and id, built once per set, so a request looks its few scopes up instead of filtering every rule. */
+class RuleIndex {
+  private readonly byScope = new Map<string, ScopeRules>();
+
+  constructor(set: RuleSet) {
+    for (const rule of set.budgets) this.entry(rule.scope, rule.id).budgets.push(rule);
+    for (const rule of set.limits) this.entry(rule.scope, rule.id).limits.push(rule);
+  }
+
+  get empty(): boolean {
+    return this.byScope.size === 0;
+  }
+
+  of(kind: ScopeKind, id: string): ScopeRules | undefined {
+    return this.byScope.get(`${kind}\u0000${id}`);
+  }
+
+  private entry(kind: ScopeKind, id: string): ScopeRules {
+    const key = `${kind}\u0000${id}`;
+    let rules = this.byScope.get(key);
+    if (!rules) this.byScope.set(key, (rules = { budgets: [], limits: [] }));
+    return rules;
+  }
+}
+
+/** Rule sets are replaced, never changed in place (configuration, and each read of the run-time store). */
+const indexes = new WeakMap<RuleSet, RuleIndex>();
+
+function indexOf(set: RuleSet): RuleIndex {
+  let index = indexes.get(set);
+  if (!index) indexes.set(set, (index = new RuleIndex(set)));
+  return index;
+}
+
 /**
  * The scopes a request is held to. Each limit field (money, tokens per period; requests, tokens per minute)
  * of each scope is taken from the most specific source that sets it: a run-time rule for the exact id, then
@@ -48,17 +88,25 @@ export const WILDCARD_ID = '*';
  * rule, a configured `*` rule (docs/decisions.md D6).
  */
 export function scopesFor(state: GovernanceRequestState, sources: BudgetSources): MeteredScope[] {
+  const config = indexOf(sources.config);
+  const runtime = indexOf(sources.runtime);
   const scopes: MeteredScope[] = [];
+  if (config.empty && runtime.empty && !sources.key && !sources.claims) return scopes;
   for (const [kind, id] of scopeIds(state)) {
     const own = kind === 'key' ? sources.key : kind === 'subject' ? sources.claims : undefined;
+    // Most specific first: the order in which a field's first setter wins.
+    const ranked = [runtime.of(kind, id), config.of(kind, id), runtime.of(kind, WILDCARD_ID), config.of(kind, WILDCARD_ID)];
+    if (!own && ranked.every((rules) => rules === undefined)) continue;
+    const [runtimeExact, ...rest] = ranked;
     for (const period of BUDGET_PERIODS) {
-      const ownBudget = own?.budget?.period === period ? own.budget : undefined;
-      const candidates = ranked(kind, id, sources, (rules) => rules.budgets.filter((rule) => rule.period === period), ownBudget);
+      const ownBudget = own?.budget?.period === period ? [own.budget] : [];
+      const inPeriod = (rules: ScopeRules | undefined) => rules?.budgets.filter((rule) => rule.period === period) ?? [];
+      const candidates = [...inPeriod(runtimeExact), ...ownBudget, ...rest.flatMap(inPeriod)];
       const limit = pick(candidates, { micros: (rule) => rule.micros, tokens: (rule) => rule.tokens });
       if (limit) scopes.push({ kind, id, period, limit });
     }
-    const ownRate = own && (own.rpm !== undefined || own.tpm !== undefined) ? { rpm: own.rpm, tpm: own.tpm } : undefined;
-    const candidates = ranked(kind, id, sources, (rules) => rules.limits, ownRate);
+    const ownRate = own && (own.rpm !== undefined || own.tpm !== undefined) ? [{ rpm: own.rpm, tpm: own.tpm }] : [];
+    const candidates = [...(runtimeExact?.limits ?? []), ...ownRate, ...rest.flatMap((rules) => rules?.limits ?? [])];
     const limit = pick(candidates, { requests: (rule) => rule.rpm, tokens: (rule) => rule.tpm });
     if (limit) scopes.push({ kind, id, period: 'minute', limit });
   }
@@ -74,17 +122,6 @@ export function scopeIds(state: GovernanceRequestState): [ScopeKind, string][] {
   ids.push(['subject', subject]);
   if (keyId) ids.push(['key', keyId]);
   return ids;
-}
-
-function ranked<R extends { scope: ScopeKind; id: string }, O>(kind: ScopeKind, id: string, sources: BudgetSources, rulesOf: (set: RuleSet) => R[], own: O | undefined): (R | O)[] {
-  const matching = (set: RuleSet, wanted: string) => rulesOf(set).filter((rule) => rule.scope === kind && rule.id === wanted);
-  return [
-    ...matching(sources.runtime, id),
-    ...(own ? [own] : []),
-    ...matching(sources.config, id),
-    ...matching(sources.runtime, WILDCARD_ID),
-    ...matching(sources.config, WILDCARD_ID),
-  ];
 }
 
 function pick<R>(candidates: R[], fields: Partial<Record<keyof ScopeLimit, (rule: R) => number | undefined>>): ScopeLimit | undefined {

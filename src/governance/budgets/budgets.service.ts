@@ -1,6 +1,8 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { getPayload } from '../../auth/request-context';
-import { governanceOf } from '../governance-identity';
+import { type GovernanceRequestState, governanceOf } from '../governance-identity';
+import { apiKeyOf } from '../governance-state';
+import type { ApiKeyRecord } from '../keys/api-key-record';
 import { claimLimits } from './budget-claims';
 import type { BudgetEngine, Reservation } from './budget-engine';
 import { InvalidBudgetError } from './budget-errors';
@@ -17,6 +19,13 @@ import type { BudgetsSettings } from './budgets-settings';
  */
 @Injectable()
 export class BudgetsService implements OnModuleDestroy {
+  /**
+   * The scopes of each caller state under the run-time rules they were resolved with. A state is one object per
+   * caller (the shared token's, a key's for as long as its lookup is reused) and never changes; callers whose
+   * JWT claims carry budgets are resolved on every request, since their claims are not part of the state.
+   */
+  private readonly resolved = new WeakMap<GovernanceRequestState, { runtime: RuleSet; scopes: readonly MeteredScope[] }>();
+
   constructor(
     @Inject(BUDGETS_SETTINGS) private readonly settings: BudgetsSettings,
     @Inject(BUDGET_ENGINE) private readonly engine: BudgetEngine,
@@ -24,24 +33,29 @@ export class BudgetsService implements OnModuleDestroy {
   ) {}
 
   /**
-   * The scopes the request's caller is held to; none for a request without a governance identity. `key` is the
-   * caller's key record's own budget, rpm and tpm. Bad budget claims in its JWT refuse the request (400).
+   * The scopes the request's caller is held to; none for a request without a governance identity. An API key's
+   * caller is also held to its key record's own budget, rpm and tpm. Bad budget claims in its JWT refuse the
+   * request (400).
    */
-  scopesFor(request: object, own: { key?: IdentityLimits } = {}): MeteredScope[] {
+  scopesFor(request: object): readonly MeteredScope[] {
     const state = governanceOf(request);
     if (!state) return [];
-    let claims: IdentityLimits | undefined;
+    const runtime = this.rules.current();
     const payload = this.settings.claims && state.identity.subjectKind === 'user' ? getPayload(request) : undefined;
     if (payload) {
       const read = claimLimits(payload as Record<string, unknown>, this.settings.claims!);
       if (!read.ok) throw new InvalidBudgetError(read.problems);
-      claims = read.limits;
+      return scopesFor(state, { config: this.settings.rules, runtime, key: keyLimits(apiKeyOf(state)), claims: read.limits });
     }
-    return scopesFor(state, { config: this.settings.rules, runtime: this.rules.current(), key: own.key, claims });
+    const known = this.resolved.get(state);
+    if (known?.runtime === runtime) return known.scopes;
+    const scopes = scopesFor(state, { config: this.settings.rules, runtime, key: keyLimits(apiKeyOf(state)) });
+    this.resolved.set(state, { runtime, scopes });
+    return scopes;
   }
 
-  reserve(request: object, estimate: Usage, own: { key?: IdentityLimits } = {}): Promise<Reservation> {
-    return this.engine.reserve(this.scopesFor(request, own), estimate);
+  reserve(request: object, estimate: Usage): Promise<Reservation> {
+    return this.engine.reserve(this.scopesFor(request), estimate);
   }
 
   /** Reserves on scopes already computed (scopesFor), so a caller without any can skip the engine entirely. */
@@ -77,4 +91,22 @@ export class BudgetsService implements OnModuleDestroy {
   async onModuleDestroy(): Promise<void> {
     await Promise.all([this.engine.close(), this.rules.close()]);
   }
+}
+
+/** An API key's own budget, rpm and tpm, in the rules' terms. */
+function keyLimits(record: ApiKeyRecord | undefined): IdentityLimits | undefined {
+  if (!record || (record.budget === undefined && record.rpm === undefined && record.tpm === undefined)) return undefined;
+  return {
+    ...(record.budget
+      ? {
+          budget: {
+            period: record.budget.period,
+            ...(record.budget.microUsd !== undefined ? { micros: record.budget.microUsd } : {}),
+            ...(record.budget.tokens !== undefined ? { tokens: record.budget.tokens } : {}),
+          },
+        }
+      : {}),
+    ...(record.rpm !== undefined ? { rpm: record.rpm } : {}),
+    ...(record.tpm !== undefined ? { tpm: record.tpm } : {}),
+  };
 }

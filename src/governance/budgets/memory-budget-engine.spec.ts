@@ -57,6 +57,21 @@ describe('CountingBudgetEngine on memory', () => {
     expect(store.size).toBe(1);
   });
 
+  it('charges the counters of the current window when one scopes array is reused across windows', async () => {
+    // BudgetsService hands a caller's calls the same array; the engine's plan of it must follow the clock.
+    const scopes = [tenant, { kind: 'key', id: 'k-1', period: 'minute', limit: { requests: 1 } }] as const;
+    await engine.reserve(scopes, { micros: 100, tokens: 0 });
+    await expect(engine.reserve(scopes, { micros: 0, tokens: 0 })).rejects.toBeInstanceOf(RateLimitExceededError);
+    now = Date.parse('2026-11-28T00:00:30Z');
+    const next = await engine.reserve(scopes, { micros: 100, tokens: 0 });
+    expect(next.keys).toEqual(['p:c:day:2026-11-28:tenant:t-1', 'p:c:minute:2026-11-28T00:00:key:k-1']);
+    now = Date.parse('2026-11-28T00:01:00Z');
+    await expect(engine.reserve(scopes, { micros: 1, tokens: 0 })).rejects.toThrow('daily budget of tenant t-1');
+    expect((await engine.reserve([{ kind: 'key', id: 'k-1', period: 'minute', limit: { requests: 1 } }], { micros: 0, tokens: 0 })).keys).toEqual([
+      'p:c:minute:2026-11-28T00:01:key:k-1',
+    ]);
+  });
+
   it('counts requests and tokens per minute, refusing with a rate-limit error', async () => {
     const rate: MeteredScope = { kind: 'subject', id: 'u-1', period: 'minute', limit: { requests: 2, tokens: 100 } };
     await engine.reserve([rate], { micros: 0, tokens: 10 });

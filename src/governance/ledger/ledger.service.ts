@@ -15,15 +15,13 @@ import type { LedgerStore } from './ledger-store';
 import { LedgerWriter } from './ledger-writer';
 import { MemoryLedgerStore } from './memory-ledger-store';
 import { PostgresLedgerStore } from './postgres-ledger-store';
-import { findPrice, type ModelPrice } from './pricing';
+import { PriceLookup } from './pricing';
 import type { UsageQuery, UsageRow } from './usage-query';
 
 /** Distinct model label values on the ledger's counters before `other` (model names are caller-chosen). */
 export const METRICS_MAX_MODELS = 200;
 /** How often the durable store folds old entries into daily roll-ups (and once at start). */
 export const ROLLUP_INTERVAL_MS = 3_600_000;
-/** Prices looked up per provider and model, remembered up to this many (model names are caller-chosen). */
-const PRICE_CACHE_SIZE = 1000;
 /** Entries held in memory while the store is failing, in batches; older ones are dropped. */
 const MAX_PENDING_BATCHES = 50;
 
@@ -41,7 +39,7 @@ export class LedgerService implements OnModuleInit, BeforeApplicationShutdown, O
   private readonly modelLabels = new LabelCap(METRICS_MAX_MODELS);
   private rollUpTimer?: NodeJS.Timeout;
   private lastWriteError = 0;
-  private readonly prices = new Map<string, ModelPrice | undefined>();
+  private readonly prices: PriceLookup;
 
   constructor(
     private readonly settings: LedgerSettings,
@@ -49,6 +47,7 @@ export class LedgerService implements OnModuleInit, BeforeApplicationShutdown, O
     private readonly now: () => number = Date.now,
   ) {
     this.tenantLabels = new LabelCap(settings.metricsMaxTenants);
+    this.prices = new PriceLookup(settings.pricing);
     this.writer = new LedgerWriter(store, {
       batchSize: settings.batchSize,
       flushIntervalMs: settings.flushIntervalMs,
@@ -59,7 +58,7 @@ export class LedgerService implements OnModuleInit, BeforeApplicationShutdown, O
 
   /** The AiClient sink: cheap and synchronous; the store write happens later, in a batch. */
   readonly record = (record: ModelCallRecord): void => {
-    const entry = toLedgerEntry(record, currentCallContext(), this.priceOf(record), this.now());
+    const entry = toLedgerEntry(record, currentCallContext(), this.prices.priceOf(record.provider, record.providerKind, record.model), this.now());
     this.writer.add(entry);
     if (ledgerEntryChannel.hasSubscribers) {
       const event: LedgerEntryEvent = {
@@ -75,15 +74,6 @@ export class LedgerService implements OnModuleInit, BeforeApplicationShutdown, O
       ledgerEntryChannel.publish(event);
     }
   };
-
-  private priceOf(record: ModelCallRecord): ModelPrice | undefined {
-    const key = `${record.provider}\u0000${record.providerKind}\u0000${record.model}`;
-    if (this.prices.has(key)) return this.prices.get(key);
-    const price = findPrice(this.settings.pricing, record.provider, record.providerKind, record.model);
-    if (this.prices.size >= PRICE_CACHE_SIZE) this.prices.clear();
-    this.prices.set(key, price);
-    return price;
-  }
 
   /** Sums over the store, after writing what this process still holds, so a caller sees its own calls. */
   async usage(query: UsageQuery): Promise<UsageRow[]> {

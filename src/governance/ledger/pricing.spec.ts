@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { baseModelName, buildPricingTable, costMicros, findPrice, type PriceSection } from './pricing';
+import { baseModelName, buildPricingTable, costMicros, findPrice, PriceLookup, type PriceSection } from './pricing';
 
 const defaults: Record<string, PriceSection> = {
   'openai/gpt-4o': { input: 2.5, output: 10, cached_input: 1.25 },
@@ -60,6 +60,24 @@ describe('costMicros', () => {
 
   it('is null without a price', () => {
     expect(costMicros(undefined, { inputTokens: 10, cachedTokens: 0, outputTokens: 10 })).toBeNull();
+  });
+});
+
+describe('PriceLookup', () => {
+  it('answers what findPrice answers, keyed by registration, kind and model, and remembers absences too', () => {
+    const table = buildPricingTable({}, { 'openai/gpt-4o*': { input: 2.5, output: 10 }, 'work/gpt-4o': { input: 1, output: 1 } }, false);
+    const reads = jest.spyOn(table.entries as Map<string, unknown>, 'get');
+    const lookup = new PriceLookup(table);
+    const asked: [string, string, string][] = [['work', 'openai', 'gpt-4o'], ['openai', 'openai', 'gpt-4o-mini'], ['work', 'openai', 'gpt-4o-mini'], ['openai', 'openai', 'o3']];
+    for (const [provider, kind, model] of asked) {
+      const expected = findPrice(table, provider, kind, model);
+      expect(lookup.priceOf(provider, kind, model)).toEqual(expected);
+    }
+    const readsBefore = reads.mock.calls.length;
+    for (const [provider, kind, model] of asked) lookup.priceOf(provider, kind, model);
+    expect(reads.mock.calls.length).toBe(readsBefore);
+    expect(lookup.priceOf('work', 'openai', 'gpt-4o')).toEqual({ input: 1, output: 1 });
+    expect(lookup.priceOf('openai', 'openai', 'o3')).toBeUndefined();
   });
 });
 

@@ -82,6 +82,38 @@ export function findPrice(table: PricingTable, provider: string, kind: string, m
   return undefined;
 }
 
+/** Prices looked up per provider and model, remembered up to this many (model names are caller-chosen). */
+const REMEMBERED_PRICES = 1000;
+
+/**
+ * findPrice over one table, remembered per registration, kind and model: the ledger and the budget gate price
+ * every call, and the prefix scan walks the whole table.
+ */
+export class PriceLookup {
+  /** registration -> kind -> model -> price: nested, so a lookup builds no key string. */
+  private readonly prices = new Map<string, Map<string, Map<string, ModelPrice | undefined>>>();
+  private remembered = 0;
+
+  constructor(private readonly table: PricingTable) {}
+
+  priceOf(provider: string, kind: string, model: string): ModelPrice | undefined {
+    let byKind = this.prices.get(provider);
+    let byModel = byKind?.get(kind);
+    if (byModel?.has(model)) return byModel.get(model);
+    const price = findPrice(this.table, provider, kind, model);
+    if (this.remembered >= REMEMBERED_PRICES) {
+      this.prices.clear();
+      this.remembered = 0;
+      byKind = byModel = undefined;
+    }
+    if (!byKind) this.prices.set(provider, (byKind = new Map()));
+    if (!byModel) byKind.set(kind, (byModel = new Map()));
+    byModel.set(model, price);
+    this.remembered += 1;
+    return price;
+  }
+}
+
 /** Integer micro-dollars, rounded once at the end; `null` without a price. */
 export function costMicros(price: ModelPrice | undefined, usage: PricedUsage): number | null {
   if (!price) return null;
