@@ -7,18 +7,18 @@ interface LabelledSeries {
   duration: { observe(value: number): void };
 }
 
-interface Increment {
-  inc(value?: number): void;
-}
-
-/** One tenant/provider/model combination's ledger counters. */
-interface LedgerSeries {
-  input: Increment;
-  output: Increment;
-  cached: Increment;
-  cost: Increment;
-  unpriced: Increment;
-  calls: Increment;
+/** One tenant/provider/model/status combination's ledger figures, copied into the ledger counters when scraped. */
+interface LedgerTally {
+  labels: { tenant: string; provider: string; model: string };
+  status: string;
+  input: number;
+  output: number;
+  cached: number;
+  /** Integer micro-dollars of the priced calls: exact, converted to USD only when scraped. */
+  costMicros: number;
+  priced: number;
+  unpriced: number;
+  calls: number;
 }
 import { AGENT_EVENT_CHANNEL, type AgentTelemetryEvent } from '../ai/agent/agent-telemetry';
 import {
@@ -51,9 +51,9 @@ export const UNMATCHED_ROUTE = 'unmatched';
 
 /**
  * The Prometheus registry of one application (not prom-client's global one, so two apps in a process,
- * or a host's own metrics, never collide) and the subscriptions that feed it. Auth decisions and
- * permission-cache outcomes are tallied in plain integers on the request path and copied into their
- * counters only when /metrics is scraped.
+ * or a host's own metrics, never collide) and the subscriptions that feed it. Auth decisions,
+ * permission-cache outcomes and ledger entries are tallied in plain numbers on the request path and copied
+ * into their counters only when /metrics is scraped.
  */
 @Injectable()
 export class MetricsService implements OnModuleDestroy {
@@ -78,11 +78,7 @@ export class MetricsService implements OnModuleDestroy {
   private readonly httpSeries = new Map<string, LabelledSeries>();
   private readonly providerSeries = new Map<string, LabelledSeries>();
   /** Bounded by the ledger's label caps (docs/governance.md#ledger-and-usage): tenants and models past them are `other`. */
-  private readonly ledgerSeries = new Map<string, LedgerSeries>();
-  private readonly ledgerTokens: Counter<'tenant' | 'provider' | 'model' | 'type'>;
-  private readonly ledgerCost: Counter<'tenant' | 'provider' | 'model'>;
-  private readonly ledgerUnpriced: Counter<'tenant' | 'provider' | 'model'>;
-  private readonly ledgerCalls: Counter<'tenant' | 'provider' | 'model' | 'status'>;
+  private readonly ledgerTallies = new Map<string, LedgerTally>();
 
   constructor() {
     const registers = [this.registry];
@@ -138,29 +134,50 @@ export class MetricsService implements OnModuleDestroy {
       buckets: LATENCY_BUCKETS,
       registers,
     });
-    this.ledgerTokens = new Counter({
+    const ledgerTallies = this.ledgerTallies;
+    new Counter({
       name: 'tollgate_ledger_tokens_total',
       help: 'Tokens of model calls recorded in the ledger, by tenant, provider, model and type (input, output, cached; cached is part of input).',
       labelNames: ['tenant', 'provider', 'model', 'type'],
       registers,
+      collect() {
+        this.reset();
+        for (const tally of ledgerTallies.values()) {
+          this.inc({ ...tally.labels, type: 'input' }, tally.input);
+          this.inc({ ...tally.labels, type: 'output' }, tally.output);
+          this.inc({ ...tally.labels, type: 'cached' }, tally.cached);
+        }
+      },
     });
-    this.ledgerCost = new Counter({
+    new Counter({
       name: 'tollgate_ledger_cost_usd_total',
       help: 'Cost in USD of the priced model calls recorded in the ledger, by tenant, provider and model.',
       labelNames: ['tenant', 'provider', 'model'],
       registers,
+      collect() {
+        this.reset();
+        for (const tally of ledgerTallies.values()) if (tally.priced > 0) this.inc(tally.labels, tally.costMicros / 1_000_000);
+      },
     });
-    this.ledgerUnpriced = new Counter({
+    new Counter({
       name: 'tollgate_ledger_unpriced_calls_total',
       help: 'Model calls recorded without a cost because the model has no price.',
       labelNames: ['tenant', 'provider', 'model'],
       registers,
+      collect() {
+        this.reset();
+        for (const tally of ledgerTallies.values()) if (tally.unpriced > 0) this.inc(tally.labels, tally.unpriced);
+      },
     });
-    this.ledgerCalls = new Counter({
+    new Counter({
       name: 'tollgate_ledger_calls_total',
       help: 'Model calls recorded in the ledger, by tenant, provider, model and status (ok, error, aborted).',
       labelNames: ['tenant', 'provider', 'model', 'status'],
       registers,
+      collect() {
+        this.reset();
+        for (const tally of ledgerTallies.values()) this.inc({ ...tally.labels, status: tally.status }, tally.calls);
+      },
     });
     const authTally = this.authTally;
     const authStatus = this.authStatus;
@@ -257,27 +274,22 @@ export class MetricsService implements OnModuleDestroy {
   }
 
   private recordLedgerEntry(event: LedgerEntryEvent): void {
-    const { tenant, provider, model } = event;
-    const key = `${tenant} ${provider} ${model} ${event.status}`;
-    let series = this.ledgerSeries.get(key);
-    if (series === undefined) {
-      const labels = { tenant, provider, model };
-      series = {
-        input: this.ledgerTokens.labels({ ...labels, type: 'input' }),
-        output: this.ledgerTokens.labels({ ...labels, type: 'output' }),
-        cached: this.ledgerTokens.labels({ ...labels, type: 'cached' }),
-        cost: this.ledgerCost.labels(labels),
-        unpriced: this.ledgerUnpriced.labels(labels),
-        calls: this.ledgerCalls.labels({ ...labels, status: event.status }),
-      };
-      this.ledgerSeries.set(key, series);
+    const { tenant, provider, model, status } = event;
+    const key = `${tenant}\u0000${provider}\u0000${model}\u0000${status}`;
+    let tally = this.ledgerTallies.get(key);
+    if (tally === undefined) {
+      tally = { labels: { tenant, provider, model }, status, input: 0, output: 0, cached: 0, costMicros: 0, priced: 0, unpriced: 0, calls: 0 };
+      this.ledgerTallies.set(key, tally);
     }
-    series.input.inc(event.inputTokens);
-    series.output.inc(event.outputTokens);
-    series.cached.inc(event.cachedTokens);
-    if (event.costMicros === null) series.unpriced.inc();
-    else series.cost.inc(event.costMicros / 1_000_000);
-    series.calls.inc();
+    tally.input += event.inputTokens;
+    tally.output += event.outputTokens;
+    tally.cached += event.cachedTokens;
+    if (event.costMicros === null) tally.unpriced += 1;
+    else {
+      tally.costMicros += event.costMicros;
+      tally.priced += 1;
+    }
+    tally.calls += 1;
   }
 
   private recordAuthDecision(event: AuthDecisionEvent): void {
