@@ -38,7 +38,9 @@ export class GovernanceGate implements ModelCallGate {
     if (scopes.length === 0) return undefined;
     const outputTokens = call.maxOutputTokens ?? DEFAULT_OUTPUT_ESTIMATE;
     const estimate = this.cost(call.provider, call.providerKind, call.model, { inputTokens: call.estimateInputTokens(), outputTokens, cachedTokens: 0 });
-    return this.budgets.reserveScopes(scopes, estimate).then((reservation) => ({ close: (outcome) => this.close(reservation, outcome) }));
+    const ticket = (reservation: Reservation): GateTicket => ({ close: (outcome) => this.close(reservation, outcome) });
+    const reserved = this.budgets.reserveScopes(scopes, estimate);
+    return reserved instanceof Promise ? reserved.then(ticket) : ticket(reserved);
   }
 
   admits(provider: string, model: string): boolean {
@@ -51,12 +53,17 @@ export class GovernanceGate implements ModelCallGate {
     }
   }
 
+  /** The answer has gone out already: a counter store that fails now is logged, never the caller's error. */
   private close(reservation: Reservation, outcome: GateOutcome): void {
-    const settled = outcome
-      ? this.budgets.settle(reservation, this.cost(outcome.provider, outcome.providerKind, outcome.model, outcome.usage))
-      : this.budgets.release(reservation);
-    // The answer has gone out already: a counter store that fails now is logged, never the caller's error.
-    settled.catch((error: unknown) => this.logger.warn(`settling a budget reservation failed: ${(error as Error)?.message ?? String(error)}`));
+    const failed = (error: unknown) => this.logger.warn(`settling a budget reservation failed: ${(error as Error)?.message ?? String(error)}`);
+    try {
+      const settled = outcome
+        ? this.budgets.settle(reservation, this.cost(outcome.provider, outcome.providerKind, outcome.model, outcome.usage))
+        : this.budgets.release(reservation);
+      if (settled instanceof Promise) settled.catch(failed);
+    } catch (error) {
+      failed(error);
+    }
   }
 
   /** Priced calls cost micro-dollars; an unpriced model counts its tokens only (its cost is unknown, not zero-checked). */

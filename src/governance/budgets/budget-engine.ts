@@ -24,28 +24,35 @@ export interface Refusal {
 }
 
 /**
+ * A store's answer: synchronous from counters in this process, a promise from a shared store. Every call of a
+ * budgeted caller goes through reserve and settle, and with AsyncLocalStorage in use each promise costs hooks.
+ */
+export type StoreAnswer<T> = T | Promise<T>;
+
+/**
  * Reserve before a model call, settle after it: every scope is checked and charged in one atomic step
- * (all or none), so concurrent callers in any number of processes cannot overspend together.
+ * (all or none), so concurrent callers in any number of processes cannot overspend together. Each method
+ * throws, or rejects, with the errors named.
  */
 export interface BudgetEngine {
   /**
    * Charges `estimate` and one request to every scope, or throws BudgetExceededError / RateLimitExceededError.
    * A scopes array is read as it is when first handed over (BudgetsService hands each caller's the same one).
    */
-  reserve(scopes: readonly MeteredScope[], estimate: Usage): Promise<Reservation>;
+  reserve(scopes: readonly MeteredScope[], estimate: Usage): StoreAnswer<Reservation>;
   /** Corrects the reservation to what the call really cost (the request stays counted). */
-  settle(reservation: Reservation, actual: Usage): Promise<void>;
+  settle(reservation: Reservation, actual: Usage): StoreAnswer<void>;
   /** The call was not made: gives back the estimate and the request. */
-  release(reservation: Reservation): Promise<void>;
+  release(reservation: Reservation): StoreAnswer<void>;
   close(): Promise<void>;
 }
 
 /** The store part of an engine: where counters live. The checks and errors are the same for every store. */
 export interface CounterStore {
   /** Atomically: refuse with the first counter that would pass its limit, else charge every counter. */
-  tryCharge(plans: readonly CounterPlan[], estimate: Usage, now: number): Promise<Refusal | undefined>;
+  tryCharge(plans: readonly CounterPlan[], estimate: Usage, now: number): StoreAnswer<Refusal | undefined>;
   /** Moves existing counters by the deltas; counters whose window expired are left alone. */
-  adjust(keys: readonly string[], delta: Usage & { requests: number }): Promise<void>;
+  adjust(keys: readonly string[], delta: Usage & { requests: number }): StoreAnswer<void>;
   close(): Promise<void>;
 }
 
@@ -60,7 +67,7 @@ export class CountingBudgetEngine implements BudgetEngine {
     private readonly clock: () => number = Date.now,
   ) {}
 
-  async reserve(scopes: readonly MeteredScope[], estimate: Usage): Promise<Reservation> {
+  reserve(scopes: readonly MeteredScope[], estimate: Usage): StoreAnswer<Reservation> {
     // A scopes array planned before was checked then.
     if (!isUsage(estimate) || !this.planned.has(scopes)) {
       const problems = [...scopeProblems(scopes), ...usageProblems(estimate, 'estimate')];
@@ -68,32 +75,35 @@ export class CountingBudgetEngine implements BudgetEngine {
     }
     const now = this.clock();
     const { plans, keys } = this.plan(scopes, now);
-    const refusal = plans.length ? await this.store.tryCharge(plans, estimate, now) : undefined;
-    if (refusal) {
-      const plan = plans[refusal.index];
-      throw limitExceeded(plan.scope, refusal.field, new Date(plan.window.end));
-    }
-    return { keys, estimate: { micros: estimate.micros, tokens: estimate.tokens }, done: false };
+    const reserved = (refusal: Refusal | undefined): Reservation => {
+      if (refusal) {
+        const plan = plans[refusal.index];
+        throw limitExceeded(plan.scope, refusal.field, new Date(plan.window.end));
+      }
+      return { keys, estimate: { micros: estimate.micros, tokens: estimate.tokens }, done: false };
+    };
+    const refusal = plans.length ? this.store.tryCharge(plans, estimate, now) : undefined;
+    return refusal instanceof Promise ? refusal.then(reserved) : reserved(refusal);
   }
 
-  async settle(reservation: Reservation, actual: Usage): Promise<void> {
+  settle(reservation: Reservation, actual: Usage): StoreAnswer<void> {
     if (!isUsage(actual)) throw new InvalidBudgetError(usageProblems(actual, 'actual'));
-    await this.finish(reservation, { micros: actual.micros - reservation.estimate.micros, tokens: actual.tokens - reservation.estimate.tokens, requests: 0 });
+    return this.finish(reservation, { micros: actual.micros - reservation.estimate.micros, tokens: actual.tokens - reservation.estimate.tokens, requests: 0 });
   }
 
-  async release(reservation: Reservation): Promise<void> {
-    await this.finish(reservation, { micros: -reservation.estimate.micros, tokens: -reservation.estimate.tokens, requests: -1 });
+  release(reservation: Reservation): StoreAnswer<void> {
+    return this.finish(reservation, { micros: -reservation.estimate.micros, tokens: -reservation.estimate.tokens, requests: -1 });
   }
 
   close(): Promise<void> {
     return this.store.close();
   }
 
-  private async finish(reservation: Reservation, delta: Usage & { requests: number }): Promise<void> {
+  private finish(reservation: Reservation, delta: Usage & { requests: number }): StoreAnswer<void> {
     if (reservation.done) return;
     reservation.done = true;
     if (reservation.keys.length === 0 || (delta.micros === 0 && delta.tokens === 0 && delta.requests === 0)) return;
-    await this.store.adjust(reservation.keys, delta);
+    return this.store.adjust(reservation.keys, delta);
   }
 
   private plan(scopes: readonly MeteredScope[], now: number): Planned {

@@ -4,7 +4,7 @@ import { type GovernanceRequestState, governanceOf } from '../governance-identit
 import { apiKeyOf } from '../governance-state';
 import type { ApiKeyRecord } from '../keys/api-key-record';
 import { claimLimits } from './budget-claims';
-import type { BudgetEngine, Reservation } from './budget-engine';
+import type { BudgetEngine, Reservation, StoreAnswer } from './budget-engine';
 import { InvalidBudgetError } from './budget-errors';
 import type { BudgetRuleStore } from './budget-rule-store';
 import { type BudgetRule, type IdentityLimits, type LimitRule, type RuleNames, type RuleSet, BODY_NAMES, parseRule, scopesFor } from './budget-rules';
@@ -54,20 +54,20 @@ export class BudgetsService implements OnModuleDestroy {
     return scopes;
   }
 
-  reserve(request: object, estimate: Usage): Promise<Reservation> {
+  async reserve(request: object, estimate: Usage): Promise<Reservation> {
     return this.engine.reserve(this.scopesFor(request), estimate);
   }
 
   /** Reserves on scopes already computed (scopesFor), so a caller without any can skip the engine entirely. */
-  reserveScopes(scopes: readonly MeteredScope[], estimate: Usage): Promise<Reservation> {
+  reserveScopes(scopes: readonly MeteredScope[], estimate: Usage): StoreAnswer<Reservation> {
     return this.engine.reserve(scopes, estimate);
   }
 
-  settle(reservation: Reservation, actual: Usage): Promise<void> {
+  settle(reservation: Reservation, actual: Usage): StoreAnswer<void> {
     return this.engine.settle(reservation, actual);
   }
 
-  release(reservation: Reservation): Promise<void> {
+  release(reservation: Reservation): StoreAnswer<void> {
     return this.engine.release(reservation);
   }
 

@@ -12,7 +12,7 @@ const SWEEP_INTERVAL_MS = 60_000;
 
 /**
  * Counters in this process (the embedded default): the Redis script's semantics, made atomic by running
- * synchronously between awaits. Expired windows are swept once a minute.
+ * synchronously, and answering synchronously. Expired windows are swept once a minute.
  */
 export class MemoryCounterStore implements CounterStore {
   private readonly counters = new Map<string, Counter>();
@@ -20,7 +20,7 @@ export class MemoryCounterStore implements CounterStore {
 
   constructor(private readonly clock: () => number = Date.now) {}
 
-  async tryCharge(plans: readonly CounterPlan[], estimate: Usage, now: number): Promise<Refusal | undefined> {
+  tryCharge(plans: readonly CounterPlan[], estimate: Usage, now: number): Refusal | undefined {
     const found = plans.map((plan) => this.live(plan.key, now));
     for (let index = 0; index < plans.length; index++) {
       const used = found[index] ?? { micros: 0, tokens: 0, requests: 0 };
@@ -37,7 +37,7 @@ export class MemoryCounterStore implements CounterStore {
     return undefined;
   }
 
-  async adjust(keys: readonly string[], delta: Usage & { requests: number }): Promise<void> {
+  adjust(keys: readonly string[], delta: Usage & { requests: number }): void {
     const now = this.clock();
     for (const key of keys) {
       const counter = this.live(key, now);
