@@ -1,5 +1,6 @@
 import type { LedgerEntry } from './ledger-entry';
 import { MemoryLedgerStore } from './memory-ledger-store';
+import type { UsageQuery } from './usage-query';
 
 const entry = (time: number, tenant = 't-1'): LedgerEntry => ({
   time,
@@ -40,5 +41,17 @@ describe('MemoryLedgerStore', () => {
       [null, 1, 5, 0],
     ]);
     expect((await store.usage({ from: 0, to: 10, groupBy: 'model', tenant: 't-2' })).map((r) => [r.group, r.calls])).toEqual([['gpt-4o', 1]]);
+  });
+
+  it('answers every grouping after many distinct subjects made it rebuild its string table', async () => {
+    const store = new MemoryLedgerStore(10);
+    const calls = Array.from({ length: 6000 }, (_, i) => ({ ...entry(10 + i, `t-${i % 3}`), subject: `u-${i}`, keyId: i % 2 ? `k-${i % 5}` : null }));
+    for (let i = 0; i < calls.length; i += 500) await store.write(calls.slice(i, i + 500));
+    const last = calls.slice(-10);
+    const groups = async (groupBy: UsageQuery['groupBy']) => (await store.usage({ from: 0, to: 10_000, groupBy })).map((row) => [row.group, row.calls]);
+    expect(await groups('subject')).toEqual(last.map((call) => [call.subject, 1]).sort((a, b) => String(a[0]).localeCompare(String(b[0]))));
+    expect(await groups('tenant')).toEqual([['t-0', 3], ['t-1', 3], ['t-2', 4]]);
+    expect(await groups('key')).toEqual([['k-0', 1], ['k-1', 1], ['k-2', 1], ['k-3', 1], ['k-4', 1], [null, 5]]);
+    expect(await groups('model')).toEqual([['gpt-4o', 10]]);
   });
 });
