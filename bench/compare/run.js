@@ -237,38 +237,45 @@ async function compare() {
   try {
     // The plain target runs without governance (the ledger, on by default, off), so `governed` shows its whole cost.
     fs.writeFileSync(path.join(configDir, 'plain.yaml'), 'version: 1\ngovernance: { ledger: { enabled: false } }\n');
-    const tollgate = await startTollgate(
-      { TOLLGATE_CONFIG: path.join(configDir, 'plain.yaml'), OPENAI_API_KEY: API_KEY, OPENAI_URL: emulator.match, OPENAI_CHAT_MODEL: MODEL, TOLLGATE_DEFAULT_PROVIDER: 'openai' },
-      PHASE_PROBE_ARGS,
-    );
-    processes.push(tollgate);
+    fs.writeFileSync(path.join(configDir, 'governed.yaml'), GOVERNANCE_YAML(GOVERNANCE_STORE));
+    const upstream = { OPENAI_API_KEY: API_KEY, OPENAI_URL: emulator.match, OPENAI_CHAT_MODEL: MODEL, TOLLGATE_DEFAULT_PROVIDER: 'openai' };
+    /**
+     * Both Tollgates, started afresh every round: one process can run several per cent slower than another for
+     * its whole life, which a single pair would carry into every round's governed/plain ratio.
+     */
+    const startTollgates = async () => {
+      const tollgate = await startTollgate({ TOLLGATE_CONFIG: path.join(configDir, 'plain.yaml'), ...upstream }, PHASE_PROBE_ARGS);
+      processes.push(tollgate);
+      const governed = await startTollgate({ TOLLGATE_CONFIG: path.join(configDir, 'governed.yaml'), ...upstream });
+      processes.push(governed);
+      return { tollgate, governed, governedKey: await createKey(governed.match) };
+    };
     const portkey = await startPortkey();
     processes.push(portkey);
     const bareProxy = await start([...PHASE_PROBE_ARGS, BARE_PROXY, emulator.match], {}, /ready (\S+)/);
     processes.push(bareProxy);
-    fs.writeFileSync(path.join(configDir, 'governed.yaml'), GOVERNANCE_YAML(GOVERNANCE_STORE));
-    const governed = await startTollgate({
-      TOLLGATE_CONFIG: path.join(configDir, 'governed.yaml'),
-      OPENAI_API_KEY: API_KEY,
-      OPENAI_URL: emulator.match,
-      OPENAI_CHAT_MODEL: MODEL,
-      TOLLGATE_DEFAULT_PROVIDER: 'openai',
+    let tollgates = await startTollgates();
+    const urlsOf = ({ tollgate, governed, governedKey }) => ({
+      emulator: emulator.match,
+      tollgate: tollgate.match,
+      portkey: portkey.match,
+      bareProxy: bareProxy.match,
+      governed: governed.match,
+      governedKey,
     });
-    processes.push(governed);
-    const governedKey = await createKey(governed.match);
-    const urls = { emulator: emulator.match, tollgate: tollgate.match, portkey: portkey.match, bareProxy: bareProxy.match, governed: governed.match, governedKey };
-    await checkTargets(urls);
-    const watched = { tollgate: tollgate.child.pid, governed: governed.child.pid, portkey: portkey.child.pid, 'bare-proxy': bareProxy.child.pid };
-    const scenarios = [
+    const watchedOf = ({ tollgate, governed }) => ({ tollgate: tollgate.child.pid, governed: governed.child.pid, portkey: portkey.child.pid, 'bare-proxy': bareProxy.child.pid });
+    const scenariosOf = (urls) => [
       { name: 'chat', stream: false, targets: requests(urls, false) },
       { name: 'chat-stream', stream: true, targets: requests(urls, true) },
     ];
+    await checkTargets(urlsOf(tollgates));
+    let scenarios = scenariosOf(urlsOf(tollgates));
 
     process.stdout.write(
       `bench/compare: Tollgate /openai/v1/chat/completions, a bare Node proxy, Portkey gateway ` +
         `${require('@portkey-ai/gateway/package.json').version}, OpenAI emulator direct; Node ${process.version}, ${os.cpus().length} CPUs; ` +
         `Tollgate access log lines ${REQUEST_LOGS ? 'on' : 'off (REQUEST_LOGS=0)'}\n` +
-        `${CONNECTIONS} connections x ${DURATION} s for req/s; ${SAMPLES} sequential requests for p50/p99/TTFT (ms), each through a gateway followed by one direct for its added latency; medians of ${ROUNDS} interleaved rounds\n\n`,
+        `${CONNECTIONS} connections x ${DURATION} s for req/s; ${SAMPLES} sequential requests for p50/p99/TTFT (ms), each through a gateway followed by one direct for its added latency; medians of ${ROUNDS} interleaved rounds, both Tollgates started afresh each round\n\n`,
     );
     for (const scenario of scenarios) {
       for (const target of TARGETS) await throughput(scenario.targets[target], WARMUP);
@@ -276,6 +283,14 @@ async function compare() {
 
     const samples = {};
     for (let round = 0; round < ROUNDS; round++) {
+      if (round > 0) {
+        await Promise.all([stop(tollgates.tollgate.child), stop(tollgates.governed.child)]);
+        processes.splice(0, processes.length, ...processes.filter((p) => p !== tollgates.tollgate && p !== tollgates.governed));
+        tollgates = await startTollgates();
+        scenarios = scenariosOf(urlsOf(tollgates));
+        for (const scenario of scenarios) for (const target of ['tollgate', 'governed']) await throughput(scenario.targets[target], WARMUP);
+      }
+      const watched = watchedOf(tollgates);
       // The order rotates so a slow drift of the machine favours no target.
       const order = TARGETS.map((_, i) => TARGETS[(i + round) % TARGETS.length]);
       for (const scenario of scenarios) {
@@ -340,7 +355,7 @@ async function compare() {
       `RSS after load (median over load runs): Tollgate ${rss.tollgate.toFixed(1)} MiB, Portkey ${rss.portkey.toFixed(1)} MiB (target Tollgate <= Portkey: ${verdict(rss.tollgate <= rss.portkey)})`,
     );
     process.stdout.write(`\n${lines.join('\n')}\n`);
-    if (PHASES) await printPhases({ 'bare-proxy': bareProxy.child, tollgate: tollgate.child });
+    if (PHASES) await printPhases({ 'bare-proxy': bareProxy.child, tollgate: tollgates.tollgate.child });
   } finally {
     await Promise.all(processes.map((p) => stop(p.child)));
     fs.rmSync(configDir, { recursive: true, force: true });

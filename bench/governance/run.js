@@ -6,20 +6,24 @@
 // order rotates, each variant in a fresh process every round; each variant's CPU per request is divided by the
 // plain one of the same round, and the medians of those ratios are printed.
 // Usage: npm run build && node bench/governance/run.js
-//   (env: CONNECTIONS=10 DURATION=5 ROUNDS=5 WARMUP=2 ROUTE=chat|stream GOVERNANCE_STORE=memory|redis
+//   (env: CONNECTIONS=10 DURATION=5 ROUNDS=5 WARMUP=2 ROUTE=chat|stream VARIANTS=ledger,governed GOVERNANCE_STORE=memory|redis
 //    REDIS_URL=redis://127.0.0.1:6379)
 const autocannon = require('autocannon');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { ROOT, cpuMicros, start, stop } = require('../gateway/harness');
-const { NAMES, STORE, VARIANTS, configYaml, createKey } = require('./variants');
+const { NAMES: ALL, STORE, VARIANTS, configYaml, createKey } = require('./variants');
 
 const CONNECTIONS = Number(process.env.CONNECTIONS || 10);
 const DURATION = Number(process.env.DURATION || 5);
 const ROUNDS = Number(process.env.ROUNDS || 5);
 const WARMUP = Number(process.env.WARMUP || 2);
 const STREAM = process.env.ROUTE === 'stream';
+/** VARIANTS=none,governed measures only those (none, the baseline, always). */
+const NAMES = process.env.VARIANTS ? ['none', ...process.env.VARIANTS.split(',').filter((name) => name !== 'none')] : ALL;
+const unknown = NAMES.filter((name) => !ALL.includes(name));
+if (unknown.length) throw new Error(`unknown variant ${unknown.join(', ')} (${ALL.join(', ')})`);
 
 const API_KEY = 'sk-bench-upstream';
 const API_TOKEN = 'bench-api-token';
