@@ -1,13 +1,15 @@
 /**
  * `tollgate usage` as a subprocess (node dist/src/cli.js) over a PostgreSQL ledger (127.0.0.1:5432,
  * database test) seeded through the store: table, JSON and CSV output, and exit codes naming the flag.
+ * Then the AI commands recording their own calls in that ledger, against the OpenAI emulator.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import type { LedgerEntry } from '../src/governance/ledger/ledger-entry';
 import { PostgresLedgerStore } from '../src/governance/ledger/postgres-ledger-store';
+import { OpenAiEmulator } from './emulators/openai-emulator';
 import { buildDistIfStale, runCli } from './support/cli-run';
 
 const PG_URL = 'postgres://postgres@127.0.0.1:5432/test';
@@ -41,6 +43,7 @@ beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'tollgate-ledger-cli-'));
   writeFileSync(join(work, 'postgres.yaml'), `version: 1\ngovernance:\n  ledger: { store: postgres, url: "${PG_URL}", table: ${TABLE} }\n`);
   writeFileSync(join(work, 'memory.yaml'), 'version: 1\n');
+  writeFileSync(join(work, 'commands.yaml'), `version: 1\ngovernance:\n  ledger: { store: postgres, url: "${PG_URL}", table: ${TABLE}_commands }\n`);
   const store = new PostgresLedgerStore({ url: PG_URL, table: TABLE, retentionDays: 31 });
   await store.write([
     entry({}),
@@ -54,7 +57,7 @@ beforeAll(async () => {
 afterAll(async () => {
   const sql = new Client({ connectionString: PG_URL });
   await sql.connect();
-  await sql.query(`DROP TABLE IF EXISTS ${TABLE}, ${TABLE}_daily`);
+  await sql.query(`DROP TABLE IF EXISTS ${TABLE}, ${TABLE}_daily, ${TABLE}_commands, ${TABLE}_commands_daily`);
   await sql.end();
   rmSync(work, { recursive: true, force: true });
 });
@@ -106,5 +109,34 @@ describe('tollgate usage', () => {
     const memory = await usage([], 'memory.yaml');
     expect(memory.status).toBe(1);
     expect(memory.stderr).toContain('governance.ledger.store is memory');
+  }, SLOW);
+});
+
+describe('the AI commands with a PostgreSQL ledger', () => {
+  it('record each model call they make for the local account, with the figures the upstream reported', async () => {
+    const key = 'sk-ledger-cli-KEY';
+    const openai = await OpenAiEmulator.start({ apiKey: key });
+    const sql = new Client({ connectionString: PG_URL });
+    try {
+      const env = { OPENAI_API_KEY: key, OPENAI_URL: openai.url, OPENAI_CHAT_MODEL: 'gpt-test', OPENAI_EMBEDDING_MODEL: 'embed-test' };
+      const generate = await runCli(['--config', 'commands.yaml', 'generate', 'Say hello', '--format', 'json'], { cwd: work, env, timeoutMs: 60_000 });
+      expect(generate.stderr).toBe('');
+      expect(generate.status).toBe(0);
+      const embed = await runCli(['--config', 'commands.yaml', 'embed', 'Say hello'], { cwd: work, env, timeoutMs: 60_000 });
+      expect(embed.status).toBe(0);
+      await sql.connect();
+      const { rows } = await sql.query(
+        `SELECT tenant, subject, route, provider, model, operation, input_tokens::int, output_tokens::int, status, estimated FROM ${TABLE}_commands ORDER BY id`,
+      );
+      const local = { tenant: null, subject: `local:${userInfo().username}`, provider: 'openai', status: 'ok', estimated: false };
+      // The emulator reports 7 prompt and 3 completion tokens for a chat, and one prompt token per embedded text.
+      expect(rows).toEqual([
+        { ...local, route: 'tollgate generate', model: 'gpt-test', operation: expect.stringMatching(/^(generate|stream)$/), input_tokens: 7, output_tokens: 3 },
+        { ...local, route: 'tollgate embed', model: 'embed-test', operation: 'embed', input_tokens: 1, output_tokens: 0 },
+      ]);
+    } finally {
+      await sql.end();
+      await openai.close();
+    }
   }, SLOW);
 });

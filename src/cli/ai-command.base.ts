@@ -5,8 +5,11 @@ import { AiClient } from '../ai/client/ai-client';
 import { ProviderRegistry } from '../ai/client/provider-registry';
 import { toClientOptions } from '../ai/ai.module';
 import type { ConfigOverride, TollgateConfig } from '../config/config.types';
+import { runWithCallContext } from '../governance/call-context';
+import { createLedgerStore, LedgerService } from '../governance/ledger/ledger.service';
 import { UsageError } from './cli.errors';
 import { CliConfigService } from './cli-config.service';
+import { localUser } from './local-user';
 
 export const OUTPUT_FORMATS = ['text', 'json'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
@@ -80,17 +83,25 @@ export abstract class AiCommand extends CommandRunner {
     return 'json';
   }
 
-  /** Runs `use` with a client built from the configuration and the flags; its pools are closed afterwards. */
+  /**
+   * Runs `use` with a client built from the configuration and the flags; its pools are closed afterwards.
+   * With a PostgreSQL ledger configured, its model calls are recorded there for the local account
+   * (docs/governance.md#ledger-and-usage); a memory ledger would end with the command, so none is kept.
+   */
   protected async withClient<T>(options: AiCommandOptions, use: (client: AiClient, provider: string | undefined) => Promise<T>): Promise<T> {
     const config = this.loadConfig(options);
     const client = new AiClient(ProviderRegistry.fromSettings(config.ai.providers), toClientOptions(config.ai));
+    const ledger = config.ledger.enabled && config.ledger.store.kind === 'postgres' ? new LedgerService(config.ledger, createLedgerStore(config.ledger)) : undefined;
+    if (ledger) client.setModelCallSink(ledger.record);
     try {
       if (options.provider !== undefined && !client.providerNames().includes(options.provider)) {
         throw new UsageError(`unknown provider '${options.provider}' (registered: ${client.providerNames().join(', ') || 'none'})`);
       }
-      return await use(client, options.provider);
+      const identity = { tenant: null, subTenant: null, subject: `local:${localUser()}`, subjectKind: 'local' as const, roles: [] };
+      return await runWithCallContext({ identity, route: `tollgate ${this.command.name()}` }, () => use(client, options.provider));
     } finally {
       await client.close();
+      await ledger?.onApplicationShutdown();
     }
   }
 

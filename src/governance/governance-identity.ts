@@ -1,15 +1,16 @@
 /**
  * Who a model call is made for, as governance (keys, ledger, budgets, limits, allow-lists) sees it: the
- * verified identity every request already carries, from a JWT's claims, an API key or the shared API token.
+ * verified identity every request already carries, from a JWT's claims, an API key or the shared API token;
+ * `local` is the operating-system account running one of the CLI's AI commands.
  */
-export type SubjectKind = 'user' | 'key' | 'token';
+export type SubjectKind = 'user' | 'key' | 'token' | 'local';
 
 export interface GovernanceIdentity {
   /** Top-level tenant; null for the shared API token without a tenant. */
   tenant: string | null;
   /** Sub-tenant slug, when the caller is bound to one. */
   subTenant: string | null;
-  /** The user id (JWT `sub`), the key id, or `api-token` for the shared token. */
+  /** The user id (JWT `sub`), the key id, `api-token` for the shared token, or `local:<account>` for the CLI. */
   subject: string;
   subjectKind: SubjectKind;
   /** Set when the caller authenticated with an API key. */
