@@ -117,6 +117,29 @@ describe.each(stores)('budget engine on %s', (name, create) => {
 });
 
 describe('budget engine on Redis', () => {
+  it('writes the settles of one turn of the event loop as one command, summed per counter', async () => {
+    const store = new RedisCounterStore(REDIS_URL);
+    await store.connect();
+    const engine = new CountingBudgetEngine(store, `${prefix}coalesce:`);
+    // A script's first run on a connection is EVAL (EVALSHA answered NOSCRIPT, a rejected call); later ones EVALSHA.
+    const scriptCalls = async () => {
+      const stats = await redis.info('commandstats');
+      return ['eval', 'evalsha'].reduce((sum, command) => sum + Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0), 0);
+    };
+    try {
+      const scopes = [{ kind: 'key', id: 'k', period: 'day', limit: { tokens: 1_000 } }] as const;
+      const reservations = [];
+      for (let call = 0; call < 5; call++) reservations.push(await engine.reserve(scopes, { micros: 0, tokens: 100 }));
+      const before = await scriptCalls();
+      await Promise.all(reservations.map((reservation, call) => engine.settle(reservation, { micros: 0, tokens: 10 * call })));
+      expect((await scriptCalls()) - before).toBe(1);
+      const [key] = await redis.keys(`${prefix}coalesce:*`);
+      expect(await redis.hgetall(key)).toEqual({ m: '0', t: String(0 + 10 + 20 + 30 + 40), r: '5' });
+    } finally {
+      await engine.close();
+    }
+  });
+
   it('sets counters to expire when their window ends', async () => {
     const store = new RedisCounterStore(REDIS_URL);
     await store.connect();
