@@ -18,6 +18,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { Pool } = require('undici');
 const { ROOT, cpuMicros, start, stop } = require('../gateway/harness');
+const { ADMIN_TOKEN, createKey } = require('../governance/variants');
 
 const CONNECTIONS = Number(process.env.CONNECTIONS || 20);
 const DURATION = Number(process.env.DURATION || 5);
@@ -43,7 +44,6 @@ const MEMORY_PROBE = path.join(__dirname, 'memory-probe.js');
 const PHASE_PROBE_ARGS = PHASES ? ['--require', path.join(__dirname, 'phase-probe.js')] : [];
 const BARE_PROXY = path.join(__dirname, 'bare-proxy.js');
 const TARGETS = ['direct', 'bare-proxy', 'tollgate', 'governed', 'portkey'];
-const ADMIN_TOKEN = 'bench-admin-token';
 /** `governed`: the same Tollgate called with an API key, its ledger recording and a budget (far from spent) on every call. */
 const GOVERNANCE_YAML = (store) =>
   [
@@ -212,24 +212,6 @@ const median = (values) => {
 const fmt = (value, digits = 2, width = 9) => (value === undefined ? '-' : value.toFixed(digits)).padStart(width);
 const verdict = (ok) => (ok ? 'met' : 'MISSED');
 
-/** An API key of the governed Tollgate, made through its admin API. */
-async function createKey(origin) {
-  const pool = new Pool(origin, { connections: 1 });
-  try {
-    const response = await pool.request({
-      method: 'POST',
-      path: '/v1/admin/keys',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_TOKEN}` },
-      body: JSON.stringify({ tenant: 'bench', name: 'bench-compare' }),
-    });
-    const body = await response.body.json();
-    if (response.statusCode !== 201) throw new Error(`the governed Tollgate refused to create a key: ${JSON.stringify(body)}`);
-    return body.key;
-  } finally {
-    await pool.close();
-  }
-}
-
 async function compare() {
   const emulator = await startEmulator();
   const processes = [emulator];
@@ -248,7 +230,7 @@ async function compare() {
       processes.push(tollgate);
       const governed = await startTollgate({ TOLLGATE_CONFIG: path.join(configDir, 'governed.yaml'), ...upstream });
       processes.push(governed);
-      return { tollgate, governed, governedKey: await createKey(governed.match) };
+      return { tollgate, governed, governedKey: await createKey(governed.match, 'bench-compare') };
     };
     const portkey = await startPortkey();
     processes.push(portkey);

@@ -23,14 +23,15 @@ function configYaml(variant) {
   return ['version: 1', 'governance:', `  admin_token: "${ADMIN_TOKEN}"`, `  keys: { store: ${store('keys')} }`, ...variant.yaml.map((line) => `  ${line}`), ''].join('\n');
 }
 
-async function createKey(origin) {
+/** An API key of the Tollgate at `origin`, made through its admin API; `name` shows in its key list. */
+async function createKey(origin, name = 'bench-governance') {
   const pool = new Pool(origin, { connections: 1 });
   try {
     const response = await pool.request({
       method: 'POST',
       path: '/v1/admin/keys',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_TOKEN}` },
-      body: JSON.stringify({ tenant: 'bench', name: 'bench-governance' }),
+      body: JSON.stringify({ tenant: 'bench', name }),
     });
     const body = await response.body.json();
     if (response.statusCode !== 201) throw new Error(`a Tollgate refused to create a key: ${JSON.stringify(body)}`);
@@ -40,4 +41,4 @@ async function createKey(origin) {
   }
 }
 
-module.exports = { NAMES, STORE, VARIANTS, configYaml, createKey };
+module.exports = { ADMIN_TOKEN, NAMES, STORE, VARIANTS, configYaml, createKey };
