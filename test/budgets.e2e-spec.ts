@@ -140,6 +140,20 @@ describe('budget engine on Redis', () => {
     }
   });
 
+  it('finishes the settle writes on their way before it disconnects', async () => {
+    const store = new RedisCounterStore(REDIS_URL);
+    await store.connect();
+    const engine = new CountingBudgetEngine(store, `${prefix}close:`);
+    const reservation = await engine.reserve([{ kind: 'key', id: 'k', period: 'day', limit: { tokens: 1_000 } }], { micros: 0, tokens: 100 });
+    const settled = engine.settle(reservation, { micros: 0, tokens: 7 });
+    // The turn ends and the write is sent; close comes while Redis has not answered it yet.
+    await new Promise((turnEnded) => setImmediate(turnEnded));
+    await engine.close();
+    await settled;
+    const [key] = await redis.keys(`${prefix}close:*`);
+    expect(await redis.hget(key, 't')).toBe('7');
+  });
+
   it('sets counters to expire when their window ends', async () => {
     const store = new RedisCounterStore(REDIS_URL);
     await store.connect();

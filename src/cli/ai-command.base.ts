@@ -100,8 +100,12 @@ export abstract class AiCommand extends CommandRunner {
       const identity = { tenant: null, subTenant: null, subject: `local:${localUser()}`, subjectKind: 'local' as const, roles: [] };
       return await runWithCallContext({ identity, route: `tollgate ${this.command.name()}` }, () => use(client, options.provider));
     } finally {
-      await client.close();
-      await ledger?.onApplicationShutdown();
+      try {
+        await client.close();
+      } finally {
+        // The ledger reports entries it could not write itself; closing its pool must not fail a command that ran.
+        await ledger?.onApplicationShutdown().catch(() => undefined);
+      }
     }
   }
 

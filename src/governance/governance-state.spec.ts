@@ -1,5 +1,5 @@
 import type { AuthContext } from '../auth/request-context';
-import { stateForAuthContext } from './governance-state';
+import { stateForAuthContext, stateForKey } from './governance-state';
 
 describe('stateForAuthContext', () => {
   const context = (overrides: Partial<AuthContext>): AuthContext => ({ payload: {}, userId: 42, pathnameSlugs: [], roleIds: [], ...overrides });
@@ -16,5 +16,16 @@ describe('stateForAuthContext', () => {
     const state = stateForAuthContext(context({ pathnameSlugs: ['north', 'south'], roleIds: ['viewer'] }), admins);
     expect(state.identity).toMatchObject({ tenant: null, subTenant: null });
     expect(state.admin).toBe(false);
+  });
+});
+
+describe('stateForKey', () => {
+  it('is frozen throughout, since every request with the key shares it while its lookup is reused', () => {
+    const record = { id: 'abcdef012345', name: 'ci', tenant: 't-1', hash: 'h', createdAt: '2026-11-27T00:00:00.000Z' };
+    const state = stateForKey(record);
+    expect(state.identity).toEqual({ tenant: 't-1', subTenant: null, subject: 'abcdef012345', subjectKind: 'key', keyId: 'abcdef012345', roles: [] });
+    for (const part of [state, state.identity, state.identity.roles, state.apiKey]) expect(Object.isFrozen(part)).toBe(true);
+    // The store's own record stays its own.
+    expect(Object.isFrozen(record)).toBe(false);
   });
 });

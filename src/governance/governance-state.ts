@@ -28,12 +28,23 @@ export function apiKeyOf(state: GovernanceRequestState | undefined): ApiKeyRecor
   return (state as Partial<KeyRequestState> | undefined)?.apiKey;
 }
 
+/**
+ * Frozen: one state serves every request with the key while its lookup is reused, and keys the budget scopes
+ * resolved for it (BudgetsService), so no request may change it for the others.
+ */
 export function stateForKey(record: ApiKeyRecord): KeyRequestState {
-  return {
-    identity: { tenant: record.tenant, subTenant: record.subTenant ?? null, subject: record.id, subjectKind: 'key', keyId: record.id, roles: [] },
+  return Object.freeze({
+    identity: Object.freeze({
+      tenant: record.tenant,
+      subTenant: record.subTenant ?? null,
+      subject: record.id,
+      subjectKind: 'key' as const,
+      keyId: record.id,
+      roles: Object.freeze([]),
+    }),
     admin: false,
-    apiKey: record,
-  };
+    apiKey: Object.freeze({ ...record }),
+  });
 }
 
 /**

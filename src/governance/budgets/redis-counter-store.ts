@@ -69,6 +69,9 @@ export class RedisCounterStore implements CounterStore {
   /** Settles not yet written, summed per counter key; written when the current turn of the event loop ends. */
   private pendingDeltas = new Map<string, Delta>();
   private adjusted?: Promise<void>;
+  /** Settle writes sent and not yet answered. */
+  private readonly writing = new Set<Promise<void>>();
+  private closed = false;
   private readonly failures = new StoreFailureLog((message) => this.logger.error(message), (summary) => `budget store unavailable (${summary}); model calls with a budget or rate limit are refused until it answers`);
 
   constructor(url: string) {
@@ -110,6 +113,8 @@ export class RedisCounterStore implements CounterStore {
    * per turn instead of one per call halves a budgeted call's Redis commands.
    */
   adjust(keys: readonly string[], delta: Delta): Promise<void> {
+    // After close the client is gone: the counters keep the estimate until their window ends.
+    if (this.closed) return Promise.resolve();
     for (const key of keys) {
       const sum = this.pendingDeltas.get(key);
       if (sum) {
@@ -121,14 +126,18 @@ export class RedisCounterStore implements CounterStore {
     this.adjusted ??= new Promise((resolve) =>
       setImmediate(() => {
         this.adjusted = undefined;
-        resolve(this.writeDeltas());
+        const writing = this.writeDeltas().finally(() => this.writing.delete(writing));
+        this.writing.add(writing);
+        resolve(writing);
       }),
     );
     return this.adjusted;
   }
 
+  /** Writes every settle already made, waiting for those on their way, then disconnects. */
   async close(): Promise<void> {
-    await this.adjusted;
+    this.closed = true;
+    while (this.adjusted || this.writing.size > 0) await Promise.all([this.adjusted, ...this.writing]);
     this.redis.disconnect();
   }
 
