@@ -17,7 +17,7 @@ const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
 const { Pool } = require('undici');
-const { ROOT, cpuMicros, start, stop } = require('../gateway/harness');
+const { ROOT, start, stop, throughput: loadRun } = require('../gateway/harness');
 const { ADMIN_TOKEN, createKey } = require('../governance/variants');
 
 const CONNECTIONS = Number(process.env.CONNECTIONS || 20);
@@ -182,17 +182,8 @@ function percentile(values, share) {
 }
 
 /** Requests per second at CONNECTIONS, and the CPU microseconds each watched process spent per request. */
-async function throughput(request, duration, watched = {}) {
-  const before = Object.fromEntries(Object.entries(watched).map(([name, pid]) => [name, cpuMicros(pid)]));
-  const result = await autocannon({ url: request.origin + request.path, method: 'POST', headers: request.headers, body: request.body, connections: CONNECTIONS, duration });
-  const failed = result.non2xx + result.errors + result.timeouts;
-  if (failed > 0) throw new Error(`${request.origin}${request.path}: ${failed} failed requests`);
-  const cpu = {};
-  for (const [name, pid] of Object.entries(watched)) {
-    const after = cpuMicros(pid);
-    if (before[name] !== undefined && after !== undefined) cpu[name] = (after - before[name]) / result.requests.total;
-  }
-  return { rps: result.requests.average, total: result.requests.total, cpu };
+function throughput(request, duration, watched = {}) {
+  return loadRun(request, { duration, connections: CONNECTIONS, watched });
 }
 
 /** Resident set size in MiB from /proc (Linux); undefined elsewhere. */

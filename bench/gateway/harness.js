@@ -1,6 +1,7 @@
 'use strict';
-// Shared by run.js and profile.js: the OpenAI emulator and the built Tollgate server as child processes,
-// the request pairs (direct to the emulator / through the gateway) and per-process CPU readings.
+// Shared by the benches: the OpenAI emulator and the built Tollgate server as child processes, the request
+// pairs (direct to the emulator / through the gateway), per-process CPU readings and a load run measuring them.
+const autocannon = require('autocannon');
 const { execFileSync, spawn } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
@@ -110,4 +111,22 @@ function cpuMicros(pid) {
   }
 }
 
-module.exports = { ROOT, cpuMicros, openAiScenarios, scenarios, start, startServers, stop };
+/**
+ * Requests per second of `request` ({origin, path, headers, body}, POSTed) at `connections` for `duration`
+ * seconds, and the CPU microseconds each watched process (name -> pid) spent per request. Any failed request
+ * fails the run.
+ */
+async function throughput(request, { duration, connections, watched = {} }) {
+  const before = Object.fromEntries(Object.entries(watched).map(([name, pid]) => [name, cpuMicros(pid)]));
+  const result = await autocannon({ url: request.origin + request.path, method: 'POST', headers: request.headers, body: request.body, connections, duration });
+  const failed = result.non2xx + result.errors + result.timeouts;
+  if (failed > 0) throw new Error(`${request.origin}${request.path}: ${failed} failed requests`);
+  const cpu = {};
+  for (const [name, pid] of Object.entries(watched)) {
+    const after = cpuMicros(pid);
+    if (before[name] !== undefined && after !== undefined) cpu[name] = (after - before[name]) / result.requests.total;
+  }
+  return { rps: result.requests.average, total: result.requests.total, cpu };
+}
+
+module.exports = { ROOT, cpuMicros, openAiScenarios, scenarios, start, startServers, stop, throughput };

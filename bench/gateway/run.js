@@ -10,10 +10,9 @@
 // Targets (issue 3): added p50 <= 1 ms, gateway throughput >= 0.5x direct.
 // Usage: npm run build && node bench/gateway/run.js
 //   (env: DURATION=5 CONNECTIONS=10 SAMPLES=2000 WARMUP=2 ROUNDS=3)
-const autocannon = require('autocannon');
 const path = require('node:path');
 const { Pool } = require('undici');
-const { cpuMicros, scenarios, start, startServers, stop } = require('./harness');
+const { scenarios, start, startServers, stop, throughput: loadRun } = require('./harness');
 
 const DURATION = Number(process.env.DURATION || 5);
 const CONNECTIONS = Number(process.env.CONNECTIONS || 10);
@@ -47,17 +46,8 @@ async function sequentialLatency(origin, request) {
 }
 
 /** Requests per second, and the CPU microseconds each watched process spent per request meanwhile. */
-async function throughput(origin, request, duration = DURATION, watched = {}) {
-  const before = Object.fromEntries(Object.entries(watched).map(([name, pid]) => [name, cpuMicros(pid)]));
-  const result = await autocannon({ url: origin + request.path, method: 'POST', headers: request.headers, body: request.body, connections: CONNECTIONS, duration });
-  const failed = result.non2xx + result.errors + result.timeouts;
-  if (failed > 0) throw new Error(`${origin}${request.path}: ${failed} failed requests`);
-  const cpu = {};
-  for (const [name, pid] of Object.entries(watched)) {
-    const after = cpuMicros(pid);
-    if (before[name] !== undefined && after !== undefined) cpu[name] = (after - before[name]) / result.requests.total;
-  }
-  return { rps: result.requests.average, cpu };
+function throughput(origin, request, duration = DURATION, watched = {}) {
+  return loadRun({ ...request, origin }, { duration, connections: CONNECTIONS, watched });
 }
 
 const fmt = (value, digits = 2) => (value === undefined ? '-' : value.toFixed(digits)).padStart(9);

@@ -8,11 +8,10 @@
 // Usage: npm run build && node bench/governance/run.js
 //   (env: CONNECTIONS=10 DURATION=5 ROUNDS=5 WARMUP=2 ROUTE=chat|stream VARIANTS=ledger,governed GOVERNANCE_STORE=memory|redis
 //    REDIS_URL=redis://127.0.0.1:6379)
-const autocannon = require('autocannon');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { ROOT, cpuMicros, start, stop } = require('../gateway/harness');
+const { ROOT, start, stop, throughput } = require('../gateway/harness');
 const { NAMES: ALL, STORE, VARIANTS, configYaml, createKey } = require('./variants');
 
 const CONNECTIONS = Number(process.env.CONNECTIONS || 10);
@@ -36,18 +35,14 @@ const median = (values) => {
 
 /** req/s and the server's CPU microseconds per request over `duration` seconds of load. */
 async function load(target, duration) {
-  const before = cpuMicros(target.pid);
-  const result = await autocannon({
-    url: target.origin + '/openai/v1/chat/completions',
-    method: 'POST',
+  const request = {
+    origin: target.origin,
+    path: '/openai/v1/chat/completions',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${target.bearer}` },
     body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'Say hello' }], ...(STREAM ? { stream: true } : {}) }),
-    connections: CONNECTIONS,
-    duration,
-  });
-  if (result.non2xx + result.errors > 0) throw new Error(`${result.non2xx + result.errors} failed requests`);
-  const requests = result.requests.total;
-  return { rps: result.requests.average, cpu: (cpuMicros(target.pid) - before) / requests };
+  };
+  const { rps, cpu } = await throughput(request, { duration, connections: CONNECTIONS, watched: { server: target.pid } });
+  return { rps, cpu: cpu.server };
 }
 
 async function main() {
