@@ -2,12 +2,13 @@
  * The real CLI as a subprocess (node dist/src/cli.js): output, exit codes, and the RBAC commands
  * against the Redis server on 127.0.0.1:6379.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildDistIfStale, CLI, ROOT } from './support/cli-run';
+import { ServerProcesses } from './support/server-process';
 
 const BIN = join(ROOT, 'bin', 'tollgate');
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -392,25 +393,9 @@ describe('tollgate rbac (Redis on 127.0.0.1:6379)', () => {
 
 describe('tollgate serve', () => {
   it('serves the same HTTP app on --port, until SIGTERM', async () => {
-    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0'], {
-      cwd: work,
-      env: { PATH: process.env.PATH, NO_COLOR: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    const url = await new Promise<string>((resolvePromise, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no listening line:\n${output}`)), 20_000);
-      const onData = (chunk: Buffer) => {
-        output += chunk.toString();
-        const match = /listening on (http:\/\/[^/\s"]+)/.exec(output);
-        if (match) {
-          clearTimeout(timer);
-          resolvePromise(match[1]);
-        }
-      };
-      child.stdout.on('data', onData);
-      child.stderr.on('data', onData);
-    });
+    const server = new ServerProcesses().startNode([CLI, 'serve', '--port', '0'], work, 20_000);
+    const { child } = server;
+    const url = await server.url;
     try {
       const response = await fetch(`${url}/healthz`);
       expect(response.status).toBe(200);
@@ -420,7 +405,7 @@ describe('tollgate serve', () => {
       child.kill('SIGTERM');
       expect(await ended).toBe(0);
     }
-    expect(output).toContain('stopped (SIGTERM)');
+    expect(server.output()).toContain('stopped (SIGTERM)');
   });
 
   it('refuses a configuration the server would refuse before starting it: `file: key: message`, exit 1, no stack trace', () => {

@@ -12,6 +12,8 @@ export interface ServerProcess {
   child: ChildProcess;
   /** Resolves with the `http://host:port` the server logged once it listens; rejects if it exits first. */
   url: Promise<string>;
+  /** What the process has written to stdout and stderr so far. */
+  output(): string;
 }
 
 export class ServerProcesses {
@@ -19,7 +21,12 @@ export class ServerProcesses {
 
   /** Starts `main.js --config configFile --port 0` in `cwd`, with only PATH from the environment. */
   start(configFile: string, cwd: string, startTimeoutMs = 60_000): ServerProcess {
-    const child = spawn(process.execPath, [MAIN, '--config', configFile, '--port', '0'], {
+    return this.startNode([MAIN, '--config', configFile, '--port', '0'], cwd, startTimeoutMs);
+  }
+
+  /** Starts `node <args>` in `cwd` (another way to serve, such as the CLI's `serve`), with only PATH from the environment. */
+  startNode(args: readonly string[], cwd: string, startTimeoutMs = 60_000): ServerProcess {
+    const child = spawn(process.execPath, args, {
       cwd,
       env: { PATH: process.env.PATH, NO_COLOR: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -44,7 +51,7 @@ export class ServerProcesses {
         reject(new Error(`server exited with ${code}:\n${output}`));
       });
     });
-    return { child, url };
+    return { child, url, output: () => output };
   }
 
   /** SIGTERM to every process still running; resolves when all have exited. */
