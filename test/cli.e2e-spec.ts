@@ -393,7 +393,7 @@ describe('tollgate rbac (Redis on 127.0.0.1:6379)', () => {
 
 describe('tollgate serve', () => {
   it('serves the same HTTP app on --port, until SIGTERM', async () => {
-    const server = new ServerProcesses().startNode([CLI, 'serve', '--port', '0'], work, 20_000);
+    const server = new ServerProcesses().startNode([CLI, 'serve', '--port', '0'], work, { startTimeoutMs: 20_000 });
     const { child } = server;
     const url = await server.url;
     try {

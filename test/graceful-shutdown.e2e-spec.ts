@@ -4,7 +4,7 @@
  * stores and MCP session store (Redis) closed; a request or stream running past server.shutdown_timeout is
  * cut and the process still exits, with code 1.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { request } from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type OllamaEmulator, startOllamaEmulator } from './emulators/ollama-emulator';
 import { buildDistIfStale, ROOT } from './support/cli-run';
+import { ServerProcesses } from './support/server-process';
 
 const MAIN = join(ROOT, 'dist', 'src', 'main.js');
 const TOKEN = 'shutdown-test-token';
@@ -27,39 +28,18 @@ interface Server {
 
 let work: string;
 let ollama: OllamaEmulator;
-const running = new Set<ChildProcess>();
+const servers = new ServerProcesses();
 
-function startServer(env: NodeJS.ProcessEnv): Promise<Server> {
-  const child = spawn(process.execPath, [MAIN], {
-    cwd: work,
-    env: { PATH: process.env.PATH, NO_COLOR: '1', PORT: '0', OLLAMA_URL: ollama.url, API_TOKEN: TOKEN, TOLLGATE_CONFIG: join(work, 'tollgate.yaml'), ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+async function startServer(env: NodeJS.ProcessEnv): Promise<Server> {
+  const server = servers.startNode([MAIN], work, {
+    env: { PORT: '0', OLLAMA_URL: ollama.url, API_TOKEN: TOKEN, TOLLGATE_CONFIG: join(work, 'tollgate.yaml'), ...env },
+    startTimeoutMs: 20_000,
   });
-  running.add(child);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((resolveExit) =>
-    child.once('exit', (code, signal) => {
-      running.delete(child);
-      resolveExit({ code, signal, at: Date.now() });
-    }),
+    server.child.once('exit', (code, signal) => resolveExit({ code, signal, at: Date.now() })),
   );
-  let output = '';
-  return new Promise((resolvePromise, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 20_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /listening on (http:\/\/[^/\s"]+)/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        resolvePromise({ url: match[1], port: Number(new URL(match[1]).port), child, output: () => output, exited });
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    void exited.then(({ code }) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited with ${code}:\n${output}`));
-    });
-  });
+  const url = await server.url;
+  return { url, port: Number(new URL(url).port), child: server.child, output: server.output, exited };
 }
 
 /** POST /v1/generate on its own connection; resolves with the status and body, or the transport error's code. */
@@ -137,7 +117,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  for (const child of running) child.kill('SIGKILL');
+  await servers.stopAll('SIGKILL');
   await ollama.close();
   rmSync(work, { recursive: true, force: true });
 });

@@ -2,7 +2,7 @@
  * The real server (node dist/src/main.js) as a subprocess on a free loopback port: probes, body limit,
  * the auth switch (JWT_SECRET), configuration precedence and errors, graceful shutdown.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawnSync } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +11,7 @@ import { join } from 'node:path';
 
 import { type OllamaEmulator, startOllamaEmulator } from './emulators/ollama-emulator';
 import { buildDistIfStale, CLI, ROOT } from './support/cli-run';
+import { ServerProcesses } from './support/server-process';
 import { DEFAULT_SERVER_CONFIG } from '../src/config/config.defaults';
 
 const MAIN = join(ROOT, 'dist', 'src', 'main.js');
@@ -24,35 +25,12 @@ interface Server {
 let work: string;
 /** /readyz needs one ready AI provider: the servers here point their default (ollama) at this emulator. */
 let ollama: OllamaEmulator;
-const running = new Set<ChildProcess>();
+const servers = new ServerProcesses();
 
 /** Starts the server in a scratch directory with PORT=0 and waits for its "listening on" line. */
-function startServer(env: NodeJS.ProcessEnv = {}, args: string[] = []): Promise<Server> {
-  const child = spawn(process.execPath, [MAIN, ...args], {
-    cwd: work,
-    env: { PATH: process.env.PATH, NO_COLOR: '1', PORT: '0', OLLAMA_URL: ollama.url, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  running.add(child);
-  child.on('exit', () => running.delete(child));
-  let output = '';
-  return new Promise((resolvePromise, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 20_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /listening on (http:\/\/[^/\s"]+)/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        resolvePromise({ url: match[1], child, output: () => output });
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited with ${code}:\n${output}`));
-    });
-  });
+async function startServer(env: NodeJS.ProcessEnv = {}, args: string[] = []): Promise<Server> {
+  const server = servers.startNode([MAIN, ...args], work, { env: { PORT: '0', OLLAMA_URL: ollama.url, ...env }, startTimeoutMs: 20_000 });
+  return { url: await server.url, child: server.child, output: server.output };
 }
 
 /** Resolves with the log's `msg` texts once one matches `pattern` (the summary's probe lines come after listening). */
@@ -141,7 +119,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  for (const child of running) child.kill('SIGKILL');
+  await servers.stopAll('SIGKILL');
   rmSync(work, { recursive: true, force: true });
   await ollama.close();
 });

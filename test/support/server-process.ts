@@ -21,14 +21,18 @@ export class ServerProcesses {
 
   /** Starts `main.js --config configFile --port 0` in `cwd`, with only PATH from the environment. */
   start(configFile: string, cwd: string, startTimeoutMs = 60_000): ServerProcess {
-    return this.startNode([MAIN, '--config', configFile, '--port', '0'], cwd, startTimeoutMs);
+    return this.startNode([MAIN, '--config', configFile, '--port', '0'], cwd, { startTimeoutMs });
   }
 
-  /** Starts `node <args>` in `cwd` (another way to serve, such as the CLI's `serve`), with only PATH from the environment. */
-  startNode(args: readonly string[], cwd: string, startTimeoutMs = 60_000): ServerProcess {
+  /**
+   * Starts `node <args>` in `cwd` (the server with other arguments, or the CLI's `serve`), with PATH and `env`
+   * as its whole environment.
+   */
+  startNode(args: readonly string[], cwd: string, options: { env?: NodeJS.ProcessEnv; startTimeoutMs?: number } = {}): ServerProcess {
+    const startTimeoutMs = options.startTimeoutMs ?? 60_000;
     const child = spawn(process.execPath, args, {
       cwd,
-      env: { PATH: process.env.PATH, NO_COLOR: '1' },
+      env: { PATH: process.env.PATH, NO_COLOR: '1', ...options.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.children.add(child);
@@ -54,14 +58,14 @@ export class ServerProcesses {
     return { child, url, output: () => output };
   }
 
-  /** SIGTERM to every process still running; resolves when all have exited. */
-  async stopAll(): Promise<void> {
+  /** `signal` (SIGTERM: a graceful stop) to every process still running; resolves when all have exited. */
+  async stopAll(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
     await Promise.all(
       [...this.children].map(
         (child) =>
           new Promise((done) => {
             child.once('exit', done);
-            child.kill('SIGTERM');
+            child.kill(signal);
           }),
       ),
     );
