@@ -105,6 +105,8 @@ export interface BatchEmbeddingResponse {
   provider: string;
   model: string;
   dimensions: number;
+  /** The upstream's usage report, when it sent one (the ledger's figures for the call). */
+  usage?: TokenUsage;
 }
 
 export interface ModelListing {
@@ -495,7 +497,13 @@ export class AiClient {
       this.measuredEmbed(candidate, { inputs: [...texts], model, signal: options.signal }),
     [], gated);
     if (ticket) closeTicket(ticket, provider, result.model, result.usage, sentChars, 0);
-    return { embeddings: result.embeddings, provider: provider.name, model: result.model, dimensions: result.embeddings[0].length };
+    return {
+      embeddings: result.embeddings,
+      provider: provider.name,
+      model: result.model,
+      dimensions: result.embeddings[0].length,
+      ...(result.usage ? { usage: result.usage } : {}),
+    };
   }
 
   /**

@@ -21,6 +21,8 @@ import {
 import { ModelNotFoundError } from '../../errors';
 import { chatCompletionBody, embeddingsBody, modelObject, modelsBody, qualifiedModel } from './openai-responses';
 import { writeChatStream } from './openai-stream';
+import { estimateTokens } from '../../client/model-call';
+import type { TokenUsage } from '../../providers/ai-provider.interface';
 
 /**
  * OpenAI's chat completions, embeddings and models under `/openai/v1`, so OpenAI clients can use the gateway
@@ -91,7 +93,7 @@ export class OpenAiCompatController {
       throw new OpenAiRequestError(`Invalid value for 'input': at most ${this.maxBatchInputs} inputs per request.`, 'input', 'invalid_value');
     }
     const result = await this.client.generateEmbeddings(inputs, { model: embed.model, signal: disconnectSignal(reply) });
-    return embeddingsBody(result.embeddings, result.provider, result.model, embed.encoding_format ?? 'float');
+    return embeddingsBody(result.embeddings, result.provider, result.model, embed.encoding_format ?? 'float', promptTokens(result.usage, inputs));
   }
 
   /** Every provider's models as `provider/model` ids, then the aliases; a provider whose listing fails is left out. */
@@ -123,4 +125,9 @@ export class OpenAiCompatController {
     if (!found) throw new ModelNotFoundError(`model '${id}' does not exist: ${target.provider} does not list '${model}'`);
     return modelObject(id, found.ownedBy ?? found.provider);
   }
+}
+
+/** The input tokens the ledger records for an embeddings call: the upstream's count, else the estimate from the text. */
+function promptTokens(usage: TokenUsage | undefined, inputs: readonly string[]): number {
+  return usage?.inputTokens ?? estimateTokens(inputs.reduce((chars, text) => chars + text.length, 0));
 }
