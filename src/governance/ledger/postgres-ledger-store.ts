@@ -35,7 +35,7 @@ const ENTRY_GROUP: Readonly<Record<UsageGroup, string>> = {
   subject: 'subject',
   key: 'key_id',
   provider: 'provider',
-  model: 'model',
+  model: `provider || '/' || model`,
   day: `to_char(time AT TIME ZONE 'UTC', 'YYYY-MM-DD')`,
 };
 const ROLLUP_GROUP: Readonly<Record<UsageGroup, string>> = {
@@ -44,7 +44,7 @@ const ROLLUP_GROUP: Readonly<Record<UsageGroup, string>> = {
   subject: `NULLIF(subject, '')`,
   key: `NULLIF(key_id, '')`,
   provider: 'provider',
-  model: 'model',
+  model: `provider || '/' || model`,
   day: `to_char(day, 'YYYY-MM-DD')`,
 };
 
