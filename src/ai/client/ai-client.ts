@@ -164,6 +164,21 @@ export class AiClient {
     return this.router.servesModel(provider, model);
   }
 
+  /**
+   * Whether the call gate lets the current caller use `model` of `provider` (governance's allow-lists, read
+   * from the request's call context), so model listings show a caller only what it may call. True without a gate.
+   */
+  admitsModel(provider: string, model: string): boolean {
+    return this.gate?.admits(provider, model) ?? true;
+  }
+
+  /** Whether the current caller may use the alias: the gate admits at least one of its targets. */
+  admitsAlias(alias: string): boolean {
+    return (this.router.aliasTargets(alias) ?? []).some((target) =>
+      this.admitsModel(target.provider, configuredModel(this.registry.get(target.provider), target.model, 'chatModel')),
+    );
+  }
+
   /** The configured aliases, each with its targets as `provider/model`. */
   modelAliases(): Array<{ alias: string; targets: string[] }> {
     return this.router.aliasNames().map((alias) => ({
