@@ -72,9 +72,9 @@ describe('tollgate usage', () => {
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
     expect(run.stdout.split('\n')).toEqual([
-      'model        calls  input_tokens  output_tokens  cached_tokens  cost_usd  unpriced_calls  estimated_calls',
-      'gpt-4o           2          2000            200              0     0.007               0                0',
-      'local-llama      1          1000            100              0      0.00               1                1',
+      'model               calls  input_tokens  output_tokens  cached_tokens  cost_usd  unpriced_calls  estimated_calls',
+      'openai/gpt-4o           2          2000            200              0     0.007               0                0',
+      'openai/local-llama      1          1000            100              0      0.00               1                1',
       '',
     ]);
   }, SLOW);

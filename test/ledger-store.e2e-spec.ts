@@ -163,6 +163,8 @@ describe('PostgresLedgerStore roll-up', () => {
 
     for (const groupBy of USAGE_GROUPS) expect(await report(ledger, groupBy)).toEqual(await report(reference, groupBy));
     expect(await report(ledger, 'model', 't-1')).toEqual(await report(reference, 'model', 't-1'));
+    // A model is named provider/model, as everywhere else, in single entries and roll-ups alike.
+    expect((await report(ledger, 'model')).map((row) => row.group)).toEqual(['claude/claude-test', 'openai/gpt-test']);
     expect(await ledger.rollUp(NOW)).toBe(0);
     expect(await report(ledger, 'day')).toEqual(await report(reference, 'day'));
   });

@@ -127,8 +127,8 @@ describe('GET /v1/usage', () => {
     ]);
     const t2 = (await usage('?group_by=model&tenant=t-2', as(null, true))).json();
     expect(t2.rows.map((row: { group: string; calls: number; unpriced_calls: number }) => [row.group, row.calls, row.unpriced_calls])).toEqual([
-      ['embed-test', 1, 1],
-      ['gpt-test', 1, 0],
+      ['openai/embed-test', 1, 1],
+      ['openai/gpt-test', 1, 0],
     ]);
     const byDay = (await usage(`?group_by=day&from=${new Date(Date.now() - 86_400_000).toISOString()}`, as(null, true))).json();
     expect(byDay.totals.calls).toBe(4);

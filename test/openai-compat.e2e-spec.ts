@@ -190,7 +190,8 @@ describe('official openai client', () => {
     expect(encoded.data.map((item) => item.index)).toEqual([0, 1]);
     expect(encoded.data[0].embedding).toEqual(vectorFor('alpha', 4));
     expect(encoded.data[1].embedding).toEqual(vectorFor('beta', 4));
-    expect(encoded.usage).toEqual({ prompt_tokens: 0, total_tokens: 0 });
+    // The upstream's count (the emulator reports one token per input), as the ledger records it.
+    expect(encoded.usage).toEqual({ prompt_tokens: 2, total_tokens: 2 });
 
     const floats = await client.embeddings.create({ model: 'openai/embed-test', input: 'gamma', encoding_format: 'float' });
     expect(floats.data).toEqual([{ object: 'embedding', index: 0, embedding: vectorFor('gamma', 4) }]);

@@ -15,6 +15,8 @@ import { ServerProcesses } from './support/server-process';
 import { DEFAULT_SERVER_CONFIG } from '../src/config/config.defaults';
 
 const MAIN = join(ROOT, 'dist', 'src', 'main.js');
+/** How the start-up summary marks a /metrics without a token while the ledger is on (the default). */
+const OPEN_METRICS = ' (open: the ledger summed over tenants; set metrics.token for per-tenant figures)';
 
 interface Server {
   url: string;
@@ -215,7 +217,7 @@ describe('configuration of the server', () => {
     try {
       const texts = (await logMessagesUntil(server, /^API docs:/)).map((entry) => entry.msg);
       expect(texts).toContain(`configuration: ${file}`);
-      expect(texts).toContain(`API docs: ${server.url}/gateway/docs (OpenAPI JSON at ${server.url}/gateway/docs-json); metrics: ${server.url}/gateway/metrics`);
+      expect(texts).toContain(`API docs: ${server.url}/gateway/docs (OpenAPI JSON at ${server.url}/gateway/docs-json); metrics: ${server.url}/gateway/metrics${OPEN_METRICS}`);
       expect((await fetch(`${server.url}/gateway/healthz`)).status).toBe(200);
       expect((await fetch(`${server.url}/healthz`)).status).toBe(404);
     } finally {
@@ -328,7 +330,7 @@ describe('start-up summary', () => {
           'provider ollama: created from OLLAMA_URL (no providers: section in the configuration)',
           `provider ollama (ollama) at ${ollama.url}: checking its health`,
           `provider ollama (ollama) at ${ollama.url}: answered its first health probe, ready (model llama3.2)`,
-          `API docs: ${origin}/docs (OpenAPI JSON at ${origin}/docs-json); metrics: ${origin}/metrics`,
+          `API docs: ${origin}/docs (OpenAPI JSON at ${origin}/docs-json); metrics: ${origin}/metrics${OPEN_METRICS}`,
         ]),
       );
       const warning = messages.find((entry) => entry.msg.startsWith('no API token is set'));

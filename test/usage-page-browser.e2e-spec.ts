@@ -87,7 +87,7 @@ const bars = (page: Page, chart: string) =>
 it('the admin token shows every tenant: tokens per model and per day as bars', async () => {
   const page = await show(ADMIN_TOKEN);
   expect(await page.textContent('#error')).toBe('');
-  expect(await bars(page, 'chart-tokens-model')).toEqual({ 'gpt-test': 30, 'gpt-other': 10 });
+  expect(await bars(page, 'chart-tokens-model')).toEqual({ 'openai/gpt-test': 30, 'openai/gpt-other': 10 });
   const today = new Date().toISOString().slice(0, 10);
   expect(await bars(page, 'chart-tokens-day')).toEqual({ [today]: 40 });
   expect(await page.textContent('#totals')).toContain('4 calls, 40 tokens');
@@ -96,7 +96,7 @@ it('the admin token shows every tenant: tokens per model and per day as bars', a
 
 it("a tenant's key sees only its own tenant", async () => {
   const page = await show(keys.globex);
-  expect(await bars(page, 'chart-tokens-model')).toEqual({ 'gpt-test': 10 });
+  expect(await bars(page, 'chart-tokens-model')).toEqual({ 'openai/gpt-test': 10 });
   expect(await page.textContent('#totals')).toContain('1 calls, 10 tokens');
   await page.close();
 });

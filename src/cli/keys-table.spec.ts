@@ -21,6 +21,14 @@ describe('keysTable', () => {
     expect(table).not.toContain('fff');
   });
 
+  it('prints control characters a stored name or tenant holds as escapes, never raw', () => {
+    const table = keysTable([publicKeyView({ ...base, id: 'ab12cd34ef56', name: 'ci\u001b[2J\nab12cd34ef57  forged', tenant: 't\u001b]8;;https://evil.example\u0007x' }, now)]);
+    expect(table).not.toMatch(/[\u0000-\u0009\u000b-\u001f]/);
+    expect(table.split('\n')).toHaveLength(3);
+    expect(table).toContain('ci\\x1b[2J\\x0aab12cd34ef57  forged');
+    expect(table).toContain('t\\x1b]8;;https://evil.example\\x07x');
+  });
+
   it('prints the header alone for no keys', () => {
     expect(keysTable([])).toBe('ID  NAME  TENANT  STATUS  MODELS  BUDGET  RPM  TPM  EXPIRES\n');
   });

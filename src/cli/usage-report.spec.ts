@@ -37,6 +37,22 @@ describe('usage report formats', () => {
     ]);
   });
 
+  it('prints a hostile model name inert: no raw control character in the table, no formula or extra row in CSV', () => {
+    const hostile: UsageRow[] = [
+      { ...rows[0], group: 'openai/\u001b[2J\u001b]8;;https://evil.example\u0007gpt-4o\u001b]8;;\u0007' },
+      { ...rows[0], group: 'openai/x\nt-2         999' },
+      { ...rows[0], group: '=HYPERLINK("https://evil.example","gpt-4o")' },
+    ];
+    const table = usageTable(hostile, 'model');
+    expect(table).not.toMatch(/[\u0000-\u0009\u000b-\u001f]/);
+    expect(table.split('\n')).toHaveLength(5);
+    expect(table).toContain('openai/\\x1b[2J\\x1b]8;;https://evil.example\\x07gpt-4o');
+    const csv = usageCsv(hostile, 'model').split('\r\n');
+    expect(csv).toHaveLength(5);
+    expect(csv[2]).toBe('openai/x\\x0at-2         999,12,1200,300,100,0.00625,0,1');
+    expect(csv[3]).toBe(`"'=HYPERLINK(""https://evil.example"",""gpt-4o"")",12,1200,300,100,0.00625,0,1`);
+  });
+
   it('writes JSON rows with numbers, dollars and null groups', () => {
     const parsed = JSON.parse(usageJson(rows, { from: 0, to: 86_400_000, groupBy: 'model' }));
     expect(parsed).toMatchObject({ from: '1970-01-01T00:00:00.000Z', to: '1970-01-02T00:00:00.000Z', group_by: 'model', tenant: null });

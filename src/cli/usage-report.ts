@@ -1,9 +1,11 @@
 /**
  * `tollgate usage` output: an aligned text table, JSON (the shape of GET /v1/usage's rows) or CSV
- * (RFC 4180). Money in dollars, as everywhere outside the code and the stores.
+ * (RFC 4180). Money in dollars, as everywhere outside the code and the stores. Group values (a model name a
+ * caller chose) are printed inert: control characters escaped, CSV cells never read as formulas.
  */
 import { microsToUsd } from '../governance/ledger/pricing';
 import type { UsageRow } from '../governance/ledger/usage-query';
+import { csvCell, printable } from './printable-text';
 
 export const USAGE_FORMATS = ['table', 'json', 'csv'] as const;
 export type UsageFormat = (typeof USAGE_FORMATS)[number];
@@ -36,7 +38,7 @@ export function usageTable(rows: readonly UsageRow[], groupBy: string): string {
   const header = [groupBy, ...COLUMNS.slice(1)];
   const body = rows.map((row) => {
     const line = cells(row);
-    if (row.group === null) line[0] = NONE;
+    line[0] = row.group === null ? NONE : printable(row.group);
     return line;
   });
   const widths = header.map((title, column) => Math.max(title.length, ...body.map((line) => line[column].length)));
@@ -47,9 +49,8 @@ export function usageTable(rows: readonly UsageRow[], groupBy: string): string {
 }
 
 export function usageCsv(rows: readonly UsageRow[], groupBy: string): string {
-  const quote = (cell: string) => (/[",\r\n]/.test(cell) ? `"${cell.replace(/"/g, '""')}"` : cell);
   const lines = [[groupBy, ...COLUMNS.slice(1)], ...rows.map(cells)];
-  return lines.map((line) => line.map(quote).join(',')).join('\r\n') + '\r\n';
+  return lines.map((line) => line.map(csvCell).join(',')).join('\r\n') + '\r\n';
 }
 
 export function usageJson(rows: readonly UsageRow[], meta: { from: number; to: number; groupBy: string; tenant?: string }): string {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { resolveAuthOptions } from '../auth/auth.options';
 import { ConfigError } from './config.error';
 import { loadConfig } from './config.loader';
-import { checkSearchTools, checkServerStart } from './server-start-checks';
+import { checkSearchTools, checkServerStart, checkServerStores } from './server-start-checks';
 
 const STRONG_SECRET = 'k'.repeat(40);
 
@@ -95,5 +95,38 @@ describe('checkServerStart', () => {
       'tollgate.yaml: providers.gemini: an api_key is required for gemini',
       'tollgate.yaml: providers.anthropic: an api_key is required for anthropic',
     ]);
+  });
+});
+
+/** Against the real PostgreSQL of the test services (127.0.0.1:5432, database test, trust authentication). */
+describe('checkServerStores', () => {
+  let dir: string;
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'tollgate-start-stores-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  async function storeProblems(ledgerUrl: string): Promise<string[]> {
+    writeFileSync(join(dir, 'tollgate.yaml'), `version: 1\ngovernance:\n  ledger: { store: postgres, url: "${ledgerUrl}" }\n`);
+    try {
+      await checkServerStores(loadConfig({ cwd: dir, env: {}, configPath: 'tollgate.yaml' }));
+      return [];
+    } catch (error) {
+      if (error instanceof ConfigError) return error.problems;
+      throw error;
+    }
+  }
+
+  it('refuses a ledger database that does not exist, naming it and its server without the password', async () => {
+    const database = `tollgate_missing_${process.pid}`;
+    expect(await storeProblems(`postgres://postgres:s3cret-pw@127.0.0.1:5432/${database}?sslmode=disable&password=s3cret-pw`)).toEqual([
+      `tollgate.yaml: governance.ledger.url: database "${database}" does not exist on postgres://postgres:***@127.0.0.1:5432; create it or name an existing one`,
+    ]);
+  });
+
+  it('passes a database that exists, and leaves a server that does not answer to the writes\' retries', async () => {
+    expect(await storeProblems('postgres://postgres@127.0.0.1:5432/test')).toEqual([]);
+    expect(await storeProblems('postgres://postgres@127.0.0.1:1/test')).toEqual([]);
   });
 });

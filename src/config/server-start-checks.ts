@@ -1,4 +1,5 @@
 import { TollgateError } from '../ai/errors';
+import { missingDatabaseProblem } from '../governance/ledger/postgres-ledger-store';
 import { createProvider } from '../ai/providers/provider-factory';
 import { ToolRegistry } from '../ai/tools/tool-registry';
 import { authStartupProblems } from './auth-config.mapper';
@@ -15,6 +16,19 @@ import type { TollgateConfig } from './config.types';
 export async function checkServerStart(config: TollgateConfig, env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const problems = [...authStartupProblems(config, env), ...(await providerStartupProblems(config)), ...(await searchToolProblems(config))];
   if (problems.length) throw new ConfigError(problems);
+}
+
+/**
+ * What only a connection can tell, for the server's start (`npm start`, `tollgate serve`); `tollgate config
+ * validate` reads files and connects to nothing. A PostgreSQL ledger whose database does not exist is refused,
+ * naming the database and its server without the password; a server that does not answer yet is not (the
+ * ledger's writes retry).
+ */
+export async function checkServerStores(config: TollgateConfig): Promise<void> {
+  const { enabled, store } = config.ledger;
+  if (!enabled || store.kind !== 'postgres') return;
+  const problem = await missingDatabaseProblem(store.url);
+  if (problem) throw new ConfigError([`${config.file ?? 'configuration'}: governance.ledger.url: ${problem}`]);
 }
 
 /**

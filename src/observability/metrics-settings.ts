@@ -9,6 +9,14 @@ export interface MetricsSettings {
 
 export const DEFAULT_METRICS_SETTINGS: MetricsSettings = { enabled: true };
 
+export const METRICS_SETTINGS = Symbol('tollgate:metrics-settings');
+
+/**
+ * The `tenant` label of the ledger's series on a /metrics without a token: its figures summed over every tenant,
+ * so that whoever can reach the port learns no tenant's name, spend, tokens or models (docs/governance.md#metrics).
+ */
+export const ALL_TENANTS_LABEL = 'all';
+
 export function toMetricsSettings(document: ConfigDocument): MetricsSettings {
   const section = document.metrics ?? {};
   return {

@@ -5,9 +5,7 @@ import { bearerTokenMatches, SkipApiAuth } from '../http/api-auth.guard';
 import { SkipAuth } from '../auth/auth.decorators';
 import { MetricsService } from './metrics.service';
 import { METRICS_TOKEN_SCHEME } from './openapi';
-import type { MetricsSettings } from './metrics-settings';
-
-export const METRICS_SETTINGS = Symbol('tollgate:metrics-settings');
+import { METRICS_SETTINGS, type MetricsSettings } from './metrics-settings';
 
 /**
  * Prometheus scrape endpoint. Outside the JWT guard and the /v1 API hook: scrapers carry neither a user's

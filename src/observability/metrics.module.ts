@@ -1,7 +1,7 @@
 import { type DynamicModule, Module } from '@nestjs/common';
-import { MetricsController, METRICS_SETTINGS } from './metrics.controller';
+import { MetricsController } from './metrics.controller';
 import { MetricsService } from './metrics.service';
-import type { MetricsSettings } from './metrics-settings';
+import { METRICS_SETTINGS, type MetricsSettings } from './metrics-settings';
 
 /** GET /metrics and the registry behind it; absent entirely when `metrics.enabled` is false. */
 @Module({})

@@ -1,4 +1,4 @@
-import { Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleDestroy, Optional } from '@nestjs/common';
 import diagnosticsChannel from 'node:diagnostics_channel';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 
@@ -34,6 +34,7 @@ import {
   type PermissionCacheEvent,
 } from '../auth/auth-events';
 import { LEDGER_ENTRY_CHANNEL, type LedgerEntryEvent } from '../governance/ledger/ledger-events';
+import { ALL_TENANTS_LABEL, DEFAULT_METRICS_SETTINGS, METRICS_SETTINGS, type MetricsSettings } from './metrics-settings';
 
 /** Seconds; from a fast cached route (~1 ms) to a slow model answer (a minute). */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -77,10 +78,13 @@ export class MetricsService implements OnModuleDestroy {
    */
   private readonly httpSeries = new Map<string, LabelledSeries>();
   private readonly providerSeries = new Map<string, LabelledSeries>();
-  /** Bounded by the ledger's label caps (docs/governance.md#ledger-and-usage): tenants and models past them are `other`. */
+  /** Bounded by the ledger's label rules (docs/governance.md#metrics): tenants past the cap and unnamed models are `other`. */
   private readonly ledgerTallies = new Map<string, LedgerTally>();
+  /** Only a /metrics behind `metrics.token` shows the ledger per tenant; an open one sums every tenant as `all`. */
+  private readonly ledgerPerTenant: boolean;
 
-  constructor() {
+  constructor(@Optional() @Inject(METRICS_SETTINGS) settings: MetricsSettings = DEFAULT_METRICS_SETTINGS) {
+    this.ledgerPerTenant = settings.token !== undefined;
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'tollgate_' });
     this.httpRequests = new Counter({
@@ -274,7 +278,8 @@ export class MetricsService implements OnModuleDestroy {
   }
 
   private recordLedgerEntry(event: LedgerEntryEvent): void {
-    const { tenant, provider, model, status } = event;
+    const { provider, model, status } = event;
+    const tenant = this.ledgerPerTenant ? event.tenant : ALL_TENANTS_LABEL;
     const key = `${tenant}\u0000${provider}\u0000${model}\u0000${status}`;
     let tally = this.ledgerTallies.get(key);
     if (tally === undefined) {

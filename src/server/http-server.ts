@@ -14,6 +14,7 @@ import { toMetricsSettings } from '../observability/metrics-settings';
 import { installOpenApi } from '../observability/openapi';
 import { installUsagePage } from '../governance/ledger/usage-page';
 import { installCallContextHook } from '../governance/call-context';
+import { checkServerStores } from '../config/server-start-checks';
 import { HttpRootModule } from './http-root.module';
 import { logStartupSummary } from './startup-summary';
 
@@ -61,8 +62,12 @@ function withLogDefaults(logs: Exclude<LogOutput, false>, config: TollgateConfig
   };
 }
 
-/** Builds and starts the HTTP server from a loaded configuration (`npm start` and `tollgate serve`). */
+/**
+ * Builds and starts the HTTP server from a loaded configuration (`npm start` and `tollgate serve`), after the
+ * stores it can only check by connecting (checkServerStores: a ConfigError, reported without a stack trace).
+ */
 export async function startHttpServer(config: TollgateConfig): Promise<NestFastifyApplication> {
+  await checkServerStores(config);
   const app = await createHttpApp(config);
   installGracefulShutdown(app, { timeoutMs: config.server.shutdownTimeoutMs });
   await app.listen(config.server.port, config.server.host);

@@ -29,9 +29,15 @@ export function startupSummary(config: TollgateConfig, origin: string, providers
     lines.push({ level: 'log', text: `provider ${created.name}: created from ${created.variables.join(', ')} (no providers: section in the configuration)` });
   }
   const metrics = toMetricsSettings(config.document);
-  const metricsText = metrics.enabled ? `${base}/metrics${metrics.token ? ' (Bearer metrics.token)' : ''}` : 'off (metrics.enabled: false)';
+  const metricsText = metrics.enabled ? `${base}/metrics${metricsAccess(config, metrics.token !== undefined)}` : 'off (metrics.enabled: false)';
   lines.push({ level: 'log', text: `API docs: ${base}${OPENAPI_UI_PATH} (OpenAPI JSON at ${base}${OPENAPI_JSON_PATH}); metrics: ${metricsText}` });
   return lines;
+}
+
+/** Who may read /metrics, and what an open one leaves out (docs/governance.md#metrics). */
+function metricsAccess(config: TollgateConfig, tokenSet: boolean): string {
+  if (tokenSet) return ' (Bearer metrics.token)';
+  return config.ledger.enabled ? ' (open: the ledger summed over tenants; set metrics.token for per-tenant figures)' : ' (open)';
 }
 
 function authLine(config: TollgateConfig): string {

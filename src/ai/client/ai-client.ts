@@ -105,6 +105,8 @@ export interface BatchEmbeddingResponse {
   provider: string;
   model: string;
   dimensions: number;
+  /** The upstream's usage report, when it sent one (the ledger's figures for the call). */
+  usage?: TokenUsage;
 }
 
 export interface ModelListing {
@@ -160,6 +162,21 @@ export class AiClient {
   /** Whether the registration's configuration names `model` (its chat or embedding model, or its `models`). */
   servesModel(provider: string, model: string): boolean {
     return this.router.servesModel(provider, model);
+  }
+
+  /**
+   * Whether the call gate lets the current caller use `model` of `provider` (governance's allow-lists, read
+   * from the request's call context), so model listings show a caller only what it may call. True without a gate.
+   */
+  admitsModel(provider: string, model: string): boolean {
+    return this.gate?.admits(provider, model) ?? true;
+  }
+
+  /** Whether the current caller may use the alias: the gate admits at least one of its targets. */
+  admitsAlias(alias: string): boolean {
+    return (this.router.aliasTargets(alias) ?? []).some((target) =>
+      this.admitsModel(target.provider, configuredModel(this.registry.get(target.provider), target.model, 'chatModel')),
+    );
   }
 
   /** The configured aliases, each with its targets as `provider/model`. */
@@ -495,7 +512,13 @@ export class AiClient {
       this.measuredEmbed(candidate, { inputs: [...texts], model, signal: options.signal }),
     [], gated);
     if (ticket) closeTicket(ticket, provider, result.model, result.usage, sentChars, 0);
-    return { embeddings: result.embeddings, provider: provider.name, model: result.model, dimensions: result.embeddings[0].length };
+    return {
+      embeddings: result.embeddings,
+      provider: provider.name,
+      model: result.model,
+      dimensions: result.embeddings[0].length,
+      ...(result.usage ? { usage: result.usage } : {}),
+    };
   }
 
   /**

@@ -30,11 +30,15 @@ export class V1InfoController {
     return apiBody(request, { defaultProvider: this.client.defaultProvider, providers: this.client.describeProviders() });
   }
 
-  /** `?provider=<name>` lists one provider (its failure is the response's error); without it, all of them. */
+  /**
+   * `?provider=<name>` lists one provider (its failure is the response's error); without it, all of them. Only
+   * the models the caller's allow-lists admit are listed.
+   */
   @Get('models')
   async models(@Req() request: FastifyRequest, @Query() query: ModelsQueryDto) {
     const listing = await this.client.listModels(query.provider);
-    return apiBody(request, { models: listing.models, errors: listing.errors });
+    const models = listing.models.filter((model) => this.client.admitsModel(model.provider, model.id));
+    return apiBody(request, { models, errors: listing.errors });
   }
 
   @Get('capabilities')

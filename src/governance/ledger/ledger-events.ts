@@ -10,7 +10,7 @@ export interface LedgerEntryEvent {
   /** The tenant, `none`, or `other` past the tenant label cap. */
   tenant: string;
   provider: string;
-  /** The model, or `other` past the model label cap. */
+  /** The model when the configuration or the price table names it (model-labels.ts), else `other`. */
   model: string;
   status: string;
   inputTokens: number;

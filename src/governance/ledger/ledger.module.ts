@@ -20,7 +20,15 @@ export class LedgerModule {
       module: LedgerModule,
       imports: ai ? [ai] : [],
       controllers: [UsageController],
-      providers: [{ provide: LedgerService, useFactory: () => new LedgerService(settings, createLedgerStore(settings)) }],
+      providers: [
+        {
+          provide: LedgerService,
+          // The client's configuration names the models whose metric labels are kept (model-labels.ts).
+          useFactory: (client?: AiClient) =>
+            new LedgerService(settings, createLedgerStore(settings), Date.now, client ? (provider, model) => client.servesModel(provider, model) : undefined),
+          inject: [{ token: AiClient, optional: true }],
+        },
+      ],
       exports: [LedgerService],
     };
   }

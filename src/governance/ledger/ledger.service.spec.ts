@@ -38,8 +38,8 @@ describe('LedgerService', () => {
   let metrics: MetricsService;
   let ledger: LedgerService;
   beforeEach(() => {
-    metrics = new MetricsService();
-    ledger = new LedgerService(settings, new MemoryLedgerStore(100), () => NOW);
+    metrics = new MetricsService({ enabled: true, token: 'scrape-token' });
+    ledger = new LedgerService(settings, new MemoryLedgerStore(100), () => NOW, (provider, model) => provider === 'openai' && model === 'local-model');
   });
   afterEach(async () => {
     metrics.onModuleDestroy();
@@ -65,9 +65,42 @@ describe('LedgerService', () => {
     expect(value(text, 'tollgate_ledger_tokens_total{tenant="t-2",provider="openai",model="gpt-4o",type="cached"}')).toBe(400);
     expect(value(text, 'tollgate_ledger_tokens_total{tenant="other",provider="openai",model="gpt-4o",type="output"}')).toBe(200);
     expect(value(text, 'tollgate_ledger_cost_usd_total{tenant="t-1",provider="openai",model="gpt-4o"}')).toBeCloseTo(0.006, 9);
-    expect(value(text, 'tollgate_ledger_unpriced_calls_total{tenant="none",provider="openai",model="mystery-model"}')).toBe(1);
+    expect(value(text, 'tollgate_ledger_unpriced_calls_total{tenant="none",provider="openai",model="other"}')).toBe(1);
     expect(value(text, 'tollgate_ledger_calls_total{tenant="other",provider="openai",model="gpt-4o",status="ok"}')).toBe(2);
     expect(text).not.toContain('tenant="t-3"');
+  });
+
+  it('labels only the models the configuration or the price table names; junk names of one tenant take no place from the others', async () => {
+    runWithCallContext({ identity: identity('t-1') }, () => {
+      for (let i = 0; i < 500; i++) ledger.record(record(`junk-${i}`));
+    });
+    runWithCallContext({ identity: identity('t-2') }, () => {
+      ledger.record(record('gpt-4o'));
+      ledger.record(record('GPT-4o-2024-08-06'));
+      ledger.record(record('local-model'));
+    });
+    const text = await metrics.render();
+    expect(value(text, 'tollgate_ledger_calls_total{tenant="t-1",provider="openai",model="other",status="ok"}')).toBe(500);
+    // A dated snapshot of a priced model counts under the priced name.
+    expect(value(text, 'tollgate_ledger_calls_total{tenant="t-2",provider="openai",model="gpt-4o",status="ok"}')).toBe(2);
+    expect(value(text, 'tollgate_ledger_calls_total{tenant="t-2",provider="openai",model="local-model",status="ok"}')).toBe(1);
+    expect(text).not.toContain('junk-');
+    // The ledger itself keeps every name exactly.
+    const byModel = await ledger.usage({ from: NOW - 1, to: NOW + 1, groupBy: 'model' });
+    expect(byModel.map((row) => row.group)).toEqual(expect.arrayContaining(['openai/junk-499', 'openai/GPT-4o-2024-08-06', 'openai/local-model']));
+  });
+
+  it('sums the ledger over every tenant as tenant="all" on a /metrics without a token', async () => {
+    const open = new MetricsService();
+    try {
+      for (const tenant of ['t-1', 't-2', null]) runWithCallContext({ identity: identity(tenant) }, () => ledger.record(record()));
+      const text = await open.render();
+      expect(value(text, 'tollgate_ledger_calls_total{tenant="all",provider="openai",model="gpt-4o",status="ok"}')).toBe(3);
+      expect(value(text, 'tollgate_ledger_tokens_total{tenant="all",provider="openai",model="gpt-4o",type="input"}')).toBe(3000);
+      expect(text).not.toMatch(/tenant="(t-1|t-2|none)"/);
+    } finally {
+      open.onModuleDestroy();
+    }
   });
 
   it('drops and counts what is recorded after shutdown', async () => {

@@ -14,12 +14,11 @@ import type { LedgerSettings } from './ledger-settings';
 import type { LedgerStore } from './ledger-store';
 import { LedgerWriter } from './ledger-writer';
 import { MemoryLedgerStore } from './memory-ledger-store';
+import { type ConfiguredModels, ModelLabels } from './model-labels';
 import { PostgresLedgerStore } from './postgres-ledger-store';
 import { PriceLookup } from './pricing';
 import type { UsageQuery, UsageRow } from './usage-query';
 
-/** Distinct model label values on the ledger's counters before `other` (model names are caller-chosen). */
-export const METRICS_MAX_MODELS = 200;
 /** How often the durable store folds old entries into daily roll-ups (and once at start). */
 export const ROLLUP_INTERVAL_MS = 3_600_000;
 /** Entries held in memory while the store is failing, in batches; older ones are dropped. */
@@ -36,7 +35,7 @@ export class LedgerService implements OnModuleInit, BeforeApplicationShutdown, O
   private readonly logger = new Logger('Ledger');
   private readonly writer: LedgerWriter;
   private readonly tenantLabels: LabelCap;
-  private readonly modelLabels = new LabelCap(METRICS_MAX_MODELS);
+  private readonly modelLabels: ModelLabels;
   private rollUpTimer?: NodeJS.Timeout;
   private lastWriteError = 0;
   private readonly prices: PriceLookup;
@@ -45,8 +44,10 @@ export class LedgerService implements OnModuleInit, BeforeApplicationShutdown, O
     private readonly settings: LedgerSettings,
     private readonly store: LedgerStore,
     private readonly now: () => number = Date.now,
+    configuredModels: ConfiguredModels = () => false,
   ) {
     this.tenantLabels = new LabelCap(settings.metricsMaxTenants);
+    this.modelLabels = new ModelLabels(settings.pricing, configuredModels);
     this.prices = new PriceLookup(settings.pricing);
     this.writer = new LedgerWriter(store, {
       batchSize: settings.batchSize,
@@ -64,7 +65,7 @@ export class LedgerService implements OnModuleInit, BeforeApplicationShutdown, O
       const event: LedgerEntryEvent = {
         tenant: this.tenantLabels.label(entry.tenant),
         provider: entry.provider,
-        model: this.modelLabels.label(entry.model),
+        model: this.modelLabels.label(record.provider, record.providerKind, entry.model),
         status: entry.status,
         inputTokens: entry.inputTokens,
         outputTokens: entry.outputTokens,

@@ -40,7 +40,7 @@ describe('MemoryLedgerStore', () => {
       ['t-2', 1, 5, 0],
       [null, 1, 5, 0],
     ]);
-    expect((await store.usage({ from: 0, to: 10, groupBy: 'model', tenant: 't-2' })).map((r) => [r.group, r.calls])).toEqual([['gpt-4o', 1]]);
+    expect((await store.usage({ from: 0, to: 10, groupBy: 'model', tenant: 't-2' })).map((r) => [r.group, r.calls])).toEqual([['openai/gpt-4o', 1]]);
   });
 
   it('answers every grouping after many distinct subjects made it rebuild its string table', async () => {
@@ -52,6 +52,6 @@ describe('MemoryLedgerStore', () => {
     expect(await groups('subject')).toEqual(last.map((call) => [call.subject, 1]).sort((a, b) => String(a[0]).localeCompare(String(b[0]))));
     expect(await groups('tenant')).toEqual([['t-0', 3], ['t-1', 3], ['t-2', 4]]);
     expect(await groups('key')).toEqual([['k-0', 1], ['k-1', 1], ['k-2', 1], ['k-3', 1], ['k-4', 1], [null, 5]]);
-    expect(await groups('model')).toEqual([['gpt-4o', 10]]);
+    expect(await groups('model')).toEqual([['openai/gpt-4o', 10]]);
   });
 });

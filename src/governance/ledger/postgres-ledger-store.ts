@@ -3,7 +3,7 @@
  * retention folded into `<table>_daily` (one row per day, tenant, sub-tenant, subject, key, provider and
  * model) so the table does not grow without bound. Reports read both.
  */
-import { Pool, type PoolClient } from 'pg';
+import { Client, Pool, type PoolClient } from 'pg';
 import type { LedgerEntry } from './ledger-entry';
 import type { LedgerStore } from './ledger-store';
 import { emptyRow, sortRows, type UsageGroup, type UsageQuery, type UsageRow } from './usage-query';
@@ -35,7 +35,7 @@ const ENTRY_GROUP: Readonly<Record<UsageGroup, string>> = {
   subject: 'subject',
   key: 'key_id',
   provider: 'provider',
-  model: 'model',
+  model: `provider || '/' || model`,
   day: `to_char(time AT TIME ZONE 'UTC', 'YYYY-MM-DD')`,
 };
 const ROLLUP_GROUP: Readonly<Record<UsageGroup, string>> = {
@@ -44,7 +44,7 @@ const ROLLUP_GROUP: Readonly<Record<UsageGroup, string>> = {
   subject: `NULLIF(subject, '')`,
   key: `NULLIF(key_id, '')`,
   provider: 'provider',
-  model: 'model',
+  model: `provider || '/' || model`,
   day: `to_char(day, 'YYYY-MM-DD')`,
 };
 
@@ -192,4 +192,34 @@ export class PostgresLedgerStore implements LedgerStore {
       client.release();
     }
   }
+}
+
+/** PostgreSQL's SQLSTATE for a database that does not exist (`invalid_catalog_name`). */
+const UNDEFINED_DATABASE = '3D000';
+
+/**
+ * Connects once to `url` and says, without its secret, when the database it names does not exist: a mistake of
+ * the configuration, which the server refuses at start instead of logging a bare `3D000` on every write. Any
+ * other failure (the server not up yet, a timeout) is left to the writes' retries, as before.
+ */
+export async function missingDatabaseProblem(url: string, connectionTimeoutMs = 5000): Promise<string | undefined> {
+  const client = new Client({ connectionString: url, connectionTimeoutMillis: connectionTimeoutMs });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    return undefined;
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== UNDEFINED_DATABASE) return undefined;
+    const { database, server } = describePostgresUrl(url);
+    return `database "${database}" does not exist on ${server}; create it or name an existing one`;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** The database a URL names and the server it is on, as `postgres://user:***@host:port`: never the password or the query. */
+export function describePostgresUrl(url: string): { database: string; server: string } {
+  const parsed = new URL(url);
+  const user = parsed.username ? `${parsed.username}${parsed.password ? ':***' : ''}@` : '';
+  return { database: decodeURIComponent(parsed.pathname.slice(1)), server: `${parsed.protocol}//${user}${parsed.host}` };
 }

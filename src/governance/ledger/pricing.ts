@@ -60,15 +60,10 @@ export function baseModelName(model: string): string {
  * suffix; then the longest prefix entry (`openai/gpt-4o*`), registration name before kind.
  */
 export function findPrice(table: PricingTable, provider: string, kind: string, model: string): ModelPrice | undefined {
+  const named = findNamedPrice(table, provider, kind, model);
+  if (named) return named.price;
   const exact = model.toLowerCase().replace(/^models\//, '');
-  const base = baseModelName(model);
-  const owners = provider === kind ? [provider.toLowerCase()] : [provider.toLowerCase(), kind.toLowerCase()];
-  for (const name of exact === base ? [exact] : [exact, base]) {
-    for (const owner of owners) {
-      const price = table.entries.get(`${owner}/${name}`);
-      if (price) return price;
-    }
-  }
+  const owners = priceOwners(provider, kind);
   for (const owner of owners) {
     let best: { length: number; price: ModelPrice } | undefined;
     const key = `${owner}/${exact}`;
@@ -80,6 +75,28 @@ export function findPrice(table: PricingTable, provider: string, kind: string, m
     if (best) return best.price;
   }
   return undefined;
+}
+
+/**
+ * The price an entry of the table names `model` by (not a prefix entry): the exact model, else the model without
+ * its dated snapshot suffix, each under the registration name, then the kind. `name` is the model as the table
+ * writes it (lower case, no `models/`, no snapshot suffix when that is how it was found).
+ */
+export function findNamedPrice(table: PricingTable, provider: string, kind: string, model: string): { name: string; price: ModelPrice } | undefined {
+  const exact = model.toLowerCase().replace(/^models\//, '');
+  const base = baseModelName(model);
+  const owners = priceOwners(provider, kind);
+  for (const name of exact === base ? [exact] : [exact, base]) {
+    for (const owner of owners) {
+      const price = table.entries.get(`${owner}/${name}`);
+      if (price) return { name, price };
+    }
+  }
+  return undefined;
+}
+
+function priceOwners(provider: string, kind: string): string[] {
+  return provider === kind ? [provider.toLowerCase()] : [provider.toLowerCase(), kind.toLowerCase()];
 }
 
 /** Prices looked up per provider and model, remembered up to this many (model names are caller-chosen). */

@@ -19,7 +19,7 @@ export interface UsageQuery {
 
 /** One group's sums. Tokens count every call; `costMicros` sums the priced ones, `unpricedCalls` counts the rest. */
 export interface UsageRow {
-  /** The group's value: a tenant, a model, a day (`YYYY-MM-DD`)...; null for calls without one (no tenant). */
+  /** The group's value: a tenant, a `provider/model`, a day (`YYYY-MM-DD`)...; null for calls without one (no tenant). */
   group: string | null;
   calls: number;
   inputTokens: number;
@@ -103,7 +103,7 @@ export function groupValue(entry: LedgerEntry, group: UsageGroup): string | null
     case 'provider':
       return entry.provider;
     case 'model':
-      return entry.model;
+      return `${entry.provider}/${entry.model}`;
     case 'day':
       return utcDay(entry.time);
   }

@@ -21,6 +21,8 @@ import {
 import { ModelNotFoundError } from '../../errors';
 import { chatCompletionBody, embeddingsBody, modelObject, modelsBody, qualifiedModel } from './openai-responses';
 import { writeChatStream } from './openai-stream';
+import { estimateTokens } from '../../client/model-call';
+import type { TokenUsage } from '../../providers/ai-provider.interface';
 
 /**
  * OpenAI's chat completions, embeddings and models under `/openai/v1`, so OpenAI clients can use the gateway
@@ -91,36 +93,54 @@ export class OpenAiCompatController {
       throw new OpenAiRequestError(`Invalid value for 'input': at most ${this.maxBatchInputs} inputs per request.`, 'input', 'invalid_value');
     }
     const result = await this.client.generateEmbeddings(inputs, { model: embed.model, signal: disconnectSignal(reply) });
-    return embeddingsBody(result.embeddings, result.provider, result.model, embed.encoding_format ?? 'float');
+    return embeddingsBody(result.embeddings, result.provider, result.model, embed.encoding_format ?? 'float', promptTokens(result.usage, inputs));
   }
 
-  /** Every provider's models as `provider/model` ids, then the aliases; a provider whose listing fails is left out. */
+  /**
+   * Every provider's models as `provider/model` ids, then the aliases; a provider whose listing fails is left
+   * out, and so is every model (and alias) the caller's allow-lists do not admit.
+   */
   @Get('models')
   @ApiModelsDocs()
   async models(@Res({ passthrough: true }) reply: FastifyReply) {
     const listing = await this.client.listModels(undefined, disconnectSignal(reply));
     return modelsBody(
-      listing.models,
-      this.client.modelAliases().map(({ alias }) => alias),
+      listing.models.filter((model) => this.client.admitsModel(model.provider, model.id)),
+      this.client.modelAliases().map(({ alias }) => alias).filter((alias) => this.client.admitsAlias(alias)),
     );
   }
 
   /**
    * One model by any name `model` takes. An alias or a configured model answers without an upstream call; a
-   * `provider/model` the configuration does not name is looked up in that provider's listing.
+   * `provider/model` the configuration does not name is looked up in that provider's listing. A model the
+   * caller's allow-lists do not admit is 404, as if it did not exist.
    */
   @Get('models/*')
   @ApiModelDocs()
   async model(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
     // Read from the request, not @Param('*'), so the OpenAPI document has only the {path} parameter.
     const id = (request.params as Record<string, string>)['*'];
-    if (this.client.modelAliases().some(({ alias }) => alias === id)) return modelObject(id, 'tollgate');
+    if (this.client.modelAliases().some(({ alias }) => alias === id)) {
+      if (!this.client.admitsAlias(id)) throw notAdmitted(id);
+      return modelObject(id, 'tollgate');
+    }
     const { target } = this.client.routeModel({ model: id });
     const model = target.model as string;
+    if (!this.client.admitsModel(target.provider, model)) throw notAdmitted(id);
     if (this.client.servesModel(target.provider, model)) return modelObject(id, target.provider);
     const listing = await this.client.listModels(target.provider, disconnectSignal(reply));
     const found = listing.models.find((entry) => entry.id === model);
     if (!found) throw new ModelNotFoundError(`model '${id}' does not exist: ${target.provider} does not list '${model}'`);
     return modelObject(id, found.ownedBy ?? found.provider);
   }
+}
+
+/** The input tokens the ledger records for an embeddings call: the upstream's count, else the estimate from the text. */
+function promptTokens(usage: TokenUsage | undefined, inputs: readonly string[]): number {
+  return usage?.inputTokens ?? estimateTokens(inputs.reduce((chars, text) => chars + text.length, 0));
+}
+
+/** A model the caller may not use reads like one that does not exist (OpenAI answers 404 for both). */
+function notAdmitted(id: string): ModelNotFoundError {
+  return new ModelNotFoundError(`model '${id}' does not exist or is not allowed for this caller`);
 }

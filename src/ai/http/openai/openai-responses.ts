@@ -145,6 +145,7 @@ export function embeddingsBody(
   provider: string,
   model: string,
   format: 'float' | 'base64',
+  promptTokens: number,
 ) {
   return {
     object: 'list' as const,
@@ -154,8 +155,7 @@ export function embeddingsBody(
       embedding: format === 'base64' ? base64Embedding(vector) : vector,
     })),
     model: qualifiedModel(provider, model),
-    // The gateway's embedding results carry no token counts; OpenAI clients expect the field.
-    usage: { prompt_tokens: 0, total_tokens: 0 },
+    usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
   };
 }
 
