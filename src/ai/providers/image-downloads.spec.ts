@@ -1,8 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { AddressInfo, LookupFunction, Socket } from 'node:net';
 import { InvalidRequestError } from '../errors';
 import type { ChatMessage } from './ai-provider.interface';
 import { ImageDownloader, type ImageDownloadLimits } from './image-downloads';
+import * as imageFetch from './image-fetch';
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
 
@@ -166,6 +167,31 @@ describe('ImageDownloader', () => {
     await holding;
     await expect(images.inline(withImages([url('/cat.png')]))).resolves.toHaveLength(1);
     expect(requests).toEqual(['/slow.png', '/cat.png']);
+  });
+
+  it('hands over to a fresh agent after originsPerAgent distinct origins and closes the old one, which would keep every origin it served', async () => {
+    const created: Array<{ closed: boolean }> = [];
+    const createImageAgent = imageFetch.createImageAgent;
+    const spy = jest.spyOn(imageFetch, 'createImageAgent').mockImplementation((options) => {
+      const agent = createImageAgent(options);
+      created.push(agent);
+      return agent;
+    });
+    try {
+      // Every name is the local server, each its own origin.
+      const lookup = ((_hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) =>
+        options.all ? callback(null, [{ address: '127.0.0.1', family: 4 }]) : callback(null, '127.0.0.1', 4)) as LookupFunction;
+      const images = new ImageDownloader({}, { lookup, originsPerAgent: 2 });
+      downloaders.push(images);
+      for (const host of ['a.test', 'b.test', 'a.test', 'c.test']) {
+        await images.inline(withImages([`http://${host}:${port}/cat.png`]));
+      }
+      expect(created).toHaveLength(2);
+      expect(await settlesTo(() => created[0].closed, true)).toBe(true);
+      expect(created[1].closed).toBe(false);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('ends running downloads when closed', async () => {

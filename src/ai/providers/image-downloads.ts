@@ -52,6 +52,8 @@ export interface ImageDownloaderOptions {
   allowPrivateNetwork?: boolean;
   /** The guard's DNS step; tests answer a test host name with a loopback server. */
   lookup?: LookupFunction;
+  /** Distinct origins one agent serves (default ORIGINS_PER_AGENT). */
+  originsPerAgent?: number;
 }
 
 /**
@@ -59,7 +61,7 @@ export interface ImageDownloaderOptions {
  * agent serves this many distinct origins, then a fresh one takes over and the old one closes once its
  * downloads end.
  */
-const ORIGINS_PER_AGENT = 1024;
+export const ORIGINS_PER_AGENT = 1024;
 
 /** One per process (the provider registry's): the shared agent and the process-wide download slots. */
 export class ImageDownloader implements ImageInliner {
@@ -131,8 +133,9 @@ export class ImageDownloader implements ImageInliner {
   }
 
   private agentFor(url: URL): Agent {
-    if (this.agent && !this.origins.has(url.origin) && this.origins.size >= ORIGINS_PER_AGENT) this.retire(this.agent);
-    this.agent ??= createImageAgent({ timeoutMs: this.limits.timeoutMs, ...this.options });
+    const originsPerAgent = this.options.originsPerAgent ?? ORIGINS_PER_AGENT;
+    if (this.agent && !this.origins.has(url.origin) && this.origins.size >= originsPerAgent) this.retire(this.agent);
+    this.agent ??= createImageAgent({ timeoutMs: this.limits.timeoutMs, allowPrivateNetwork: this.options.allowPrivateNetwork, lookup: this.options.lookup });
     this.origins.add(url.origin);
     return this.agent;
   }
