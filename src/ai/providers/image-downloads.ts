@@ -5,7 +5,8 @@
  * whole process, how many bytes one image and all images of a request may bring, and one deadline per
  * download. A request's downloads form one set with its own AbortController: they all end when the first of
  * them fails, when the caller goes away, and in any case before the set's answer, so no download outlives its
- * request. One guarded undici Agent serves every download of the process.
+ * request. One guarded undici Agent serves every download of the process (a fresh one after ORIGINS_PER_AGENT
+ * origins), keeping no idle socket.
  */
 import type { LookupFunction } from 'node:net';
 import type { Agent } from 'undici';
@@ -101,7 +102,7 @@ export class ImageDownloader implements ImageInliner {
     });
   }
 
-  /** One download in a process-wide slot, under its own deadline; `takeBytes` is its request's byte allowance. */
+  /** One download of a request's set, in a process-wide slot, under its own deadline; `takeBytes` is the set's byte allowance. */
   async download(url: string, signal: AbortSignal, takeBytes: (bytes: number) => string | undefined): Promise<FetchedImage> {
     const release = await this.slots.acquire(signal);
     const own = new AbortController();
