@@ -11,6 +11,7 @@ import type { TollgateConfig } from './config/config.types';
 import { AiReadiness } from './server/ai-readiness';
 import { AuthContextController } from './server/auth-context.controller';
 import { AuthReadiness } from './server/auth-readiness';
+import { DescriptorLiveness } from './server/descriptor-liveness';
 import { HealthController } from './server/health.controller';
 import { ReadinessService } from './server/readiness.service';
 
@@ -31,7 +32,7 @@ export class AppModule implements OnApplicationShutdown {
     ];
     if (config.mcp.enabled) imports.push(McpModule.forRoot(config.mcp, ai));
     const controllers: Type[] = [HealthController];
-    const providers: Type[] = [ReadinessService, AiReadiness];
+    const providers: Type[] = [ReadinessService, AiReadiness, DescriptorLiveness];
     // The guard is mounted only when an auth: section or JWT_SECRET configures it (docs/decisions.md B3).
     if (config.auth) {
       imports.push(AuthModule.forRoot(serverAuthModuleOptions(config)));

@@ -102,6 +102,7 @@ export { MemoryDocumentSource } from './ai/documents/memory-document-source';
 export { KeyValueDocumentSource } from './ai/documents/key-value-document-source';
 export { DocumentSourceError } from './ai/documents/document-errors';
 export type { DocumentBounds, DocumentSource, KeyValueReader } from './ai/documents/document-source.interface';
+export { DEFAULT_IMAGE_DOWNLOAD_LIMITS, type ImageDownloadLimits } from './ai/providers/image-downloads';
 export { PgVectorStore, type PgVectorStoreOptions } from './ai/vector/pgvector-store';
 export { VectorStoreError } from './ai/vector/vector-errors';
 export { createVectorStore } from './ai/vector/vector-store.factory';

@@ -11,7 +11,7 @@ import type { AddressInfo, LookupFunction } from 'node:net';
 import OpenAI from 'openai';
 import { zodFunction, zodResponseFormat } from 'openai/helpers/zod';
 import { z } from 'zod';
-import * as imageFetch from '../src/ai/providers/image-fetch';
+import * as imageDownloads from '../src/ai/providers/image-downloads';
 import { publicOnlyLookup } from '../src/ai/tools/tool-url-guard';
 import { ANTHROPIC_EMULATOR_KEY, type AnthropicEmulator, startAnthropicEmulator } from './emulators/anthropic-emulator';
 import type { LoggedRequest } from './emulators/emulator-server';
@@ -280,11 +280,9 @@ beforeAll(async () => {
     res.writeHead(200, { 'content-type': 'image/png', 'content-length': SERVED_PNG.length }).end(SERVED_PNG);
   });
   await new Promise<void>((resolve) => imageServer.listen(0, '127.0.0.1', resolve));
-  // The adapters' image fetcher, with the real URL guard, size cap and download; only the DNS answer for the
-  // test host is local. Installed before the gateway builds its adapters, which take the fetcher then.
-  jest
-    .spyOn(imageFetch, 'fetchImageWithDefaults')
-    .mockImplementation((url, signal) => imageFetch.fetchImageAsBase64(url, { maxBytes: imageFetch.DEFAULT_MAX_IMAGE_BYTES, signal, lookup: imageLookup }));
+  // The adapters' image downloader, with the real URL guard, bounds and downloads; only the DNS answer for the
+  // test host is local. Installed before the gateway builds its adapters, which take the downloader then.
+  jest.spyOn(imageDownloads, 'createImageDownloader').mockImplementation((limits) => new imageDownloads.ImageDownloader(limits, { lookup: imageLookup }));
 
   [anthropic, gemini, ollama] = await Promise.all([
     startAnthropicEmulator(),

@@ -3,6 +3,7 @@ import type { DocumentBounds } from './documents/document-source.interface';
 import type { ApiAuthHook } from '../http/api-auth.guard';
 import type { PromptTemplateSet } from './prompts/prompt-templates';
 import type { ProviderSettings } from './providers/ai-provider.interface';
+import type { ImageDownloadLimits } from './providers/image-downloads';
 import type { SearchModuleOptions } from './tools/search.service';
 
 /**
@@ -31,6 +32,8 @@ export interface AiModuleOptions {
   healthCacheMs?: number;
   /** Inputs per batch embeddings call (default 32). */
   maxBatchInputs?: number;
+  /** Bounds of the image URLs Ollama and Gemini download (default DEFAULT_IMAGE_DOWNLOAD_LIMITS), for the whole module. */
+  images?: Partial<ImageDownloadLimits>;
   prompts?: Partial<PromptTemplateSet>;
   /** Search tools and bounds; without tools, /v1/search answers 400 tool_not_configured. */
   search?: SearchModuleOptions;

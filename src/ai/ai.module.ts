@@ -44,7 +44,7 @@ export function toClientOptions(options: AiModuleOptions): AiClientOptions {
 }
 
 function createClient(options: AiModuleOptions, events?: EventEmitter2): AiClient {
-  return new AiClient(ProviderRegistry.fromSettings(options.providers), toClientOptions(options), events);
+  return new AiClient(ProviderRegistry.fromSettings(options.providers, options.images), toClientOptions(options), events);
 }
 
 function createSearchService(options: AiModuleOptions, client: AiClient): SearchService {

@@ -90,7 +90,7 @@ export abstract class AiCommand extends CommandRunner {
    */
   protected async withClient<T>(options: AiCommandOptions, use: (client: AiClient, provider: string | undefined) => Promise<T>): Promise<T> {
     const config = this.loadConfig(options);
-    const client = new AiClient(ProviderRegistry.fromSettings(config.ai.providers), toClientOptions(config.ai));
+    const client = new AiClient(ProviderRegistry.fromSettings(config.ai.providers, config.ai.images), toClientOptions(config.ai));
     const ledger = config.ledger.enabled && config.ledger.store.kind === 'postgres' ? new LedgerService(config.ledger, createLedgerStore(config.ledger)) : undefined;
     if (ledger) client.setModelCallSink(ledger.record);
     try {

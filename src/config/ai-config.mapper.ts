@@ -18,6 +18,7 @@ import { ConfigError } from './config.error';
 import type { AiSettings, ConfigDocument, ConfigSource, PromptTemplatesSection, ProviderSection } from './config.types';
 import { toDocumentBounds, toSearchSettings } from './search-config.mapper';
 import { toAgentSettings } from './agent-config.mapper';
+import { toImageDownloadLimits } from './images-config.mapper';
 
 /** The gateway's defaults in the units of the `ai:` section, which counts time in seconds. */
 export const DEFAULT_AI_SETTINGS = Object.freeze({
@@ -83,6 +84,7 @@ export function toAiSettings(document: ConfigDocument, context: ConfigSource): A
     excludedContextFields: ai.excluded_context_fields ?? [...DEFAULT_EXCLUDED_CONTEXT_FIELDS],
     healthCacheMs: Math.round((ai.health_cache_ttl ?? DEFAULT_AI_SETTINGS.healthCacheSeconds) * 1000),
     maxBatchInputs: ai.max_batch_inputs ?? DEFAULT_AI_SETTINGS.maxBatchInputs,
+    images: toImageDownloadLimits(ai.images),
     prompts: prompts ?? { ...DEFAULT_PROMPT_TEMPLATES, providers: {} },
     api: { auth: apiAuth, ...(document.api?.token !== undefined ? { token: document.api.token } : {}) },
     search,

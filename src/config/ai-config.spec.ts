@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import schema from '../../config/tollgate.schema.json';
 import { DEFAULT_EXCLUDED_CONTEXT_FIELDS } from '../ai/prompts/context-rendering';
+import { DEFAULT_IMAGE_DOWNLOAD_LIMITS } from '../ai/providers/image-downloads';
 import { DEFAULT_AI_SETTINGS } from './ai-config.mapper';
 import { problemsOf } from '../../test/support/config-problems';
 import { loadConfig } from './config.loader';
@@ -196,5 +197,31 @@ describe('AI configuration (ai, providers, prompts, api)', () => {
       maxBatchInputs: ai.max_batch_inputs.default,
     }).toEqual({ ...DEFAULT_AI_SETTINGS, defaultProvider: undefined });
     expect(ai.excluded_context_fields.default).toEqual(DEFAULT_EXCLUDED_CONTEXT_FIELDS);
+  });
+
+  it('ai.images: the bounds of image downloads, timeout in seconds; the schema documents the built-in defaults and refuses a bound out of range', () => {
+    expect(loadConfig({ cwd: dir, env: {} }).ai.images).toEqual(DEFAULT_IMAGE_DOWNLOAD_LIMITS);
+    const file = write('images.yaml', 'version: 1\nai:\n  images: { max_per_request: 4, max_concurrent: 8, max_total_bytes: 4194304, timeout: 2.5 }\n');
+    expect(loadConfig({ cwd: dir, env: {}, configPath: file }).ai.images).toEqual({
+      ...DEFAULT_IMAGE_DOWNLOAD_LIMITS,
+      maxPerRequest: 4,
+      maxConcurrent: 8,
+      maxTotalBytes: 4194304,
+      timeoutMs: 2500,
+    });
+    const images = schema.definitions.ai.properties.images.properties;
+    expect({
+      maxPerRequest: images.max_per_request.default,
+      maxConcurrentPerRequest: images.max_concurrent_per_request.default,
+      maxConcurrent: images.max_concurrent.default,
+      maxBytes: images.max_bytes.default,
+      maxTotalBytes: images.max_total_bytes.default,
+      timeoutMs: images.timeout.default * 1000,
+    }).toEqual(DEFAULT_IMAGE_DOWNLOAD_LIMITS);
+    const bad = write('bad-images.yaml', 'version: 1\nai:\n  images: { max_concurrent: 0, per_host: 2 }\n');
+    expect(problemsOf(() => loadConfig({ cwd: dir, env: {}, configPath: bad }))).toEqual([
+      'bad-images.yaml: ai.images.per_host: unknown key (known keys: max_per_request, max_concurrent_per_request, max_concurrent, max_bytes, max_total_bytes, timeout)',
+      'bad-images.yaml: ai.images.max_concurrent: must be >= 1',
+    ]);
   });
 });

@@ -1,6 +1,7 @@
 import type { AuthModuleOptions } from '../auth/auth-module-options.interface';
 import type { ProviderKind, ProviderSettings } from '../ai/providers/ai-provider.interface';
 import type { PromptTemplateSet } from '../ai/prompts/prompt-templates';
+import type { ImageDownloadLimits } from '../ai/providers/image-downloads';
 import type { DocumentBounds } from '../ai/documents/document-source.interface';
 import type { SearchModuleOptions } from '../ai/tools/search.service';
 import type { VectorStoreSettings } from '../ai/vector/vector-store.interface';
@@ -181,6 +182,17 @@ export interface AiSection {
   excluded_context_fields?: string[];
   health_cache_ttl?: number;
   max_batch_inputs?: number;
+  images?: ImagesSection;
+}
+
+/** `ai.images`: bounds of the image URLs downloaded for Ollama and Gemini; timeout in seconds. */
+export interface ImagesSection {
+  max_per_request?: number;
+  max_concurrent_per_request?: number;
+  max_concurrent?: number;
+  max_bytes?: number;
+  max_total_bytes?: number;
+  timeout?: number;
 }
 
 /** One `providers:` entry (docs/configuration.md). */
@@ -300,6 +312,8 @@ export interface AiSettings {
   excludedContextFields: string[];
   healthCacheMs: number;
   maxBatchInputs: number;
+  /** Bounds of image downloads, for the whole process. */
+  images: ImageDownloadLimits;
   prompts: PromptTemplateSet;
   api: { auth: ApiAuthMode; token?: string };
   /** Search tools and their bounds. */

@@ -21,7 +21,7 @@ import {
   startGeminiEmulator,
   vectorFor,
 } from '../emulators/gemini-emulator';
-import { collect, expectSanitized } from '../support/provider-specs';
+import { collect, expectSanitized, imageInlinerOf } from '../support/provider-specs';
 import { describeSharedProviderBehaviour, providerSuite } from '../support/provider-suite';
 
 describe('GeminiProvider against the Gemini emulator', () => {
@@ -524,10 +524,10 @@ describe('GeminiProvider against the Gemini emulator', () => {
 
     it('fetches an image URL and inlines its bytes', async () => {
       const fetched: string[] = [];
-      const provider = new GeminiProvider(suite.settings(), async (url) => {
+      const provider = new GeminiProvider(suite.settings(), imageInlinerOf(async (url) => {
         fetched.push(url);
         return { mediaType: 'image/jpeg', data: '/9j/4AAQSkZJRg==' };
-      });
+      }));
       try {
         await provider.generate({ messages: [{ role: 'user', content: [{ type: 'image', image: { kind: 'url', url: 'https://images.example/cat.jpg' } }] }] });
       } finally {

@@ -13,7 +13,7 @@ import {
   startOllamaEmulator,
   vectorFor,
 } from '../emulators/ollama-emulator';
-import { collect, expectSanitized } from '../support/provider-specs';
+import { collect, expectSanitized, imageInlinerOf } from '../support/provider-specs';
 import { describeSharedProviderBehaviour, providerSuite } from '../support/provider-suite';
 
 describe('OllamaProvider against the Ollama emulator', () => {
@@ -222,10 +222,10 @@ describe('OllamaProvider against the Ollama emulator', () => {
 
     it('fetches an image URL and sends its bytes, as Ollama takes images', async () => {
       const fetched: string[] = [];
-      const provider = new OllamaProvider(suite.settings(), async (url) => {
+      const provider = new OllamaProvider(suite.settings(), imageInlinerOf(async (url) => {
         fetched.push(url);
         return { mediaType: 'image/png', data: 'iVBORw0KGgo=' };
-      });
+      }));
       try {
         const content = [
           { type: 'text' as const, text: 'What is this?' },

@@ -1,5 +1,7 @@
 import type { TollgateError } from '../../src/ai/errors';
-import type { AiProvider } from '../../src/ai/providers/ai-provider.interface';
+import type { AiProvider, ChatMessage, ContentPart } from '../../src/ai/providers/ai-provider.interface';
+import type { ImageInliner } from '../../src/ai/providers/image-downloads';
+import type { FetchedImage } from '../../src/ai/providers/image-fetch';
 
 /**
  * Awaits `call`, expects it to reject with `type`, and proves the message carries none of `secrets` (the
@@ -38,5 +40,19 @@ export function trackedProviders<P extends AiProvider>() {
       return provider;
     },
     closeAll: () => Promise.all(open.splice(0).map((provider) => provider.close())),
+  };
+}
+
+/** An image inliner answering each URL with `fetchImage`, for adapter specs about what is sent, not how it is downloaded. */
+export function imageInlinerOf(fetchImage: (url: string) => Promise<FetchedImage>): ImageInliner {
+  const inlinePart = async (part: ContentPart): Promise<ContentPart> =>
+    part.type === 'image' && part.image.kind === 'url' ? { ...part, image: { kind: 'base64', ...(await fetchImage(part.image.url)) } } : part;
+  return {
+    inline: (messages) =>
+      Promise.all(
+        messages.map(async (message): Promise<ChatMessage> =>
+          message.role === 'user' && typeof message.content !== 'string' ? { role: 'user', content: await Promise.all(message.content.map(inlinePart)) } : message,
+        ),
+      ),
   };
 }

@@ -26,11 +26,19 @@ export class ServerProcesses {
 
   /**
    * Starts `node <args>` in `cwd` (the server with other arguments, or the CLI's `serve`), with PATH and `env`
-   * as its whole environment.
+   * as its whole environment; `maxOpenFiles` runs it under that descriptor limit (bash's `ulimit -n`, then exec).
    */
-  startNode(args: readonly string[], cwd: string, options: { env?: NodeJS.ProcessEnv; startTimeoutMs?: number } = {}): ServerProcess {
+  startNode(
+    args: readonly string[],
+    cwd: string,
+    options: { env?: NodeJS.ProcessEnv; startTimeoutMs?: number; maxOpenFiles?: number } = {},
+  ): ServerProcess {
     const startTimeoutMs = options.startTimeoutMs ?? 60_000;
-    const child = spawn(process.execPath, args, {
+    const [command, commandArgs] =
+      options.maxOpenFiles === undefined
+        ? [process.execPath, args]
+        : ['bash', ['-c', `ulimit -n ${options.maxOpenFiles} && exec "$@"`, 'bash', process.execPath, ...args]];
+    const child = spawn(command, commandArgs, {
       cwd,
       env: { PATH: process.env.PATH, NO_COLOR: '1', ...options.env },
       stdio: ['ignore', 'pipe', 'pipe'],

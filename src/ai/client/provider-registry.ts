@@ -1,20 +1,30 @@
 /**
  * The registered providers, by name, in registration order (the default fallback order). Each registration
- * is its own adapter instance with its own connection pool, so two of one kind never share state.
+ * is its own adapter instance with its own connection pool, so two of one kind never share state; what they
+ * do share is the bounds of image downloads, which hold for the whole process: one image downloader.
  */
 import { TollgateError, UnknownProviderError } from '../errors';
 import type { AiProvider, ProviderSettings } from '../providers/ai-provider.interface';
+import { createImageDownloader, type ImageDownloader, type ImageDownloadLimits } from '../providers/image-downloads';
 import { createProvider } from '../providers/provider-factory';
 
 export class ProviderRegistry {
   private readonly providers = new Map<string, AiProvider>();
 
-  constructor(providers: Iterable<AiProvider> = []) {
+  constructor(
+    providers: Iterable<AiProvider> = [],
+    /** Closed with the providers, when the registry made it for them. */
+    private readonly images?: ImageDownloader,
+  ) {
     for (const provider of providers) this.add(provider);
   }
 
-  static fromSettings(settings: readonly ProviderSettings[]): ProviderRegistry {
-    return new ProviderRegistry(settings.map((entry) => createProvider(entry)));
+  static fromSettings(settings: readonly ProviderSettings[], imageLimits: Partial<ImageDownloadLimits> = {}): ProviderRegistry {
+    const images = createImageDownloader(imageLimits);
+    return new ProviderRegistry(
+      settings.map((entry) => createProvider(entry, images)),
+      images,
+    );
   }
 
   add(provider: AiProvider): void {
@@ -46,6 +56,6 @@ export class ProviderRegistry {
   }
 
   async close(): Promise<void> {
-    await Promise.allSettled(this.list().map((provider) => provider.close()));
+    await Promise.allSettled([...this.list().map((provider) => provider.close()), this.images?.close()]);
   }
 }

@@ -4,15 +4,15 @@
  * credentials, no loopback/private/link-local address literal, and a DNS step that refuses names resolving
  * to such addresses; every redirect hop is checked again. The body is capped while it streams, whatever
  * Content-Length says. Errors are InvalidRequestError naming the URL's host only (the path and query may
- * carry secrets) and never the remote body.
+ * carry secrets) and never the remote body. How many downloads run, for how long and how many bytes a request
+ * may bring is image-downloads.ts's business: one download here, on the dispatcher it is given.
  */
 import type { LookupFunction } from 'node:net';
-import { Agent, errors as undiciErrors, request } from 'undici';
+import { Agent, type Dispatcher, errors as undiciErrors, request } from 'undici';
 import { InvalidRequestError } from '../errors';
 import { BLOCKED_ADDRESS_CODE, isLocalhostName, isNonPublicAddress, publicOnlyLookup } from '../tools/tool-url-guard';
-import type { ChatMessage, ContentPart } from './ai-provider.interface';
 
-/** Default cap on one downloaded image (OpenAI's own per-image limit); exported so configuration can set it later. */
+/** Default cap on one downloaded image (OpenAI's own per-image limit). */
 export const DEFAULT_MAX_IMAGE_BYTES = 20 * 1024 * 1024;
 
 /** The image types every vision provider we translate to accepts. */
@@ -23,14 +23,44 @@ export const MAX_IMAGE_REDIRECTS = 5;
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
-export interface ImageFetchOptions {
-  maxBytes: number;
-  /** Aborts the download (the caller's timeout or cancellation). */
-  signal?: AbortSignal;
+export interface ImageAgentOptions {
+  /** Bounds the connect, the wait for the headers and every gap in the body, each on its own. */
+  timeoutMs: number;
   /** The guard's private-network switch: true lets the URL reach loopback and private addresses. */
   allowPrivateNetwork?: boolean;
   /** DNS step of the guard when private addresses are refused; defaults to publicOnlyLookup (tests point a name at a local server). */
   lookup?: LookupFunction;
+}
+
+/**
+ * The guarded dispatcher of image downloads: the guard's DNS step on every connect, and undici's own timers on.
+ * No socket is kept idle: downloads send `reset`, and undici 6 reconnects once after a request aborted
+ * mid-body, a socket that would otherwise wait 4 s (keepAliveTimeout) for a request that never comes.
+ */
+export function createImageAgent(options: ImageAgentOptions): Agent {
+  const lookup = options.allowPrivateNetwork ? {} : { lookup: options.lookup ?? (publicOnlyLookup as LookupFunction) };
+  return new Agent({
+    connect: { timeout: options.timeoutMs, ...lookup },
+    headersTimeout: options.timeoutMs,
+    bodyTimeout: options.timeoutMs,
+    keepAliveTimeout: 1,
+    keepAliveMaxTimeout: 1,
+  });
+}
+
+/** Why a download's signal stopped it, as its refusal says it (its deadline passed, say); any other reason is a cancellation. */
+export class ImageDownloadStop extends Error {}
+
+export interface ImageFetchOptions {
+  /** The dispatcher for a hop's URL (a guarded agent from createImageAgent). */
+  dispatcherFor: (url: URL) => Dispatcher;
+  maxBytes: number;
+  /** Aborts the download; an ImageDownloadStop reason gives the refusal its words. */
+  signal?: AbortSignal;
+  /** Must match the agent's: true lets the URL name loopback and private addresses. */
+  allowPrivateNetwork?: boolean;
+  /** Takes streamed bytes from an allowance shared with other downloads; answers why not when it is spent. */
+  takeBytes?: (bytes: number) => string | undefined;
 }
 
 export interface FetchedImage {
@@ -41,28 +71,19 @@ export interface FetchedImage {
 
 export async function fetchImageAsBase64(url: string, options: ImageFetchOptions): Promise<FetchedImage> {
   let current = parseImageUrl(url);
-  const agent = new Agent({
-    headersTimeout: 0,
-    bodyTimeout: 0,
-    ...(options.allowPrivateNetwork ? {} : { connect: { lookup: options.lookup ?? (publicOnlyLookup as LookupFunction) } }),
-  });
-  try {
-    for (let hop = 0; ; hop++) {
-      checkImageHost(current, options.allowPrivateNetwork === true);
-      const response = await send(current, agent, options.signal);
-      if (REDIRECT_STATUSES.has(response.statusCode)) {
-        await response.body.dump().catch(() => undefined);
-        const location = response.headers.location;
-        if (typeof location !== 'string' || hop >= MAX_IMAGE_REDIRECTS) {
-          throw new InvalidRequestError(`image at ${current.host}: redirects ${typeof location === 'string' ? `more than ${MAX_IMAGE_REDIRECTS} times` : 'without a Location'}`);
-        }
-        current = parseImageUrl(location, current);
-        continue;
+  for (let hop = 0; ; hop++) {
+    checkImageHost(current, options.allowPrivateNetwork === true);
+    const response = await send(current, options.dispatcherFor(current), options.signal);
+    if (REDIRECT_STATUSES.has(response.statusCode)) {
+      await response.body.dump().catch(() => undefined);
+      const location = response.headers.location;
+      if (typeof location !== 'string' || hop >= MAX_IMAGE_REDIRECTS) {
+        throw new InvalidRequestError(`image at ${current.host}: redirects ${typeof location === 'string' ? `more than ${MAX_IMAGE_REDIRECTS} times` : 'without a Location'}`);
       }
-      return await readImage(current, response, options);
+      current = parseImageUrl(location, current);
+      continue;
     }
-  } finally {
-    await agent.destroy().catch(() => undefined);
+    return await readImage(current, response, options);
   }
 }
 
@@ -89,9 +110,10 @@ function checkImageHost(url: URL, allowPrivateNetwork: boolean): void {
   }
 }
 
-async function send(url: URL, agent: Agent, signal: AbortSignal | undefined): Promise<ImageResponse> {
+/** `reset`: the connection closes after the answer, so no idle socket to a caller's host outlives its download. */
+async function send(url: URL, dispatcher: Dispatcher, signal: AbortSignal | undefined): Promise<ImageResponse> {
   try {
-    return await request(url, { method: 'GET', dispatcher: agent, signal, headers: { accept: SUPPORTED_IMAGE_MEDIA_TYPES.join(', ') } });
+    return await request(url, { method: 'GET', dispatcher, signal, reset: true, headers: { accept: SUPPORTED_IMAGE_MEDIA_TYPES.join(', ') } });
   } catch (error) {
     throw transportError(url, error, signal);
   }
@@ -110,13 +132,16 @@ async function readImage(url: URL, response: ImageResponse, options: ImageFetchO
     throw refuse(`is not an image of type ${SUPPORTED_IMAGE_MEDIA_TYPES.join(', ')} (Content-Type ${mediaType ?? 'missing or invalid'})`);
   }
   const declared = Number(response.headers['content-length']);
-  if (Number.isFinite(declared) && declared > options.maxBytes) throw refuse(`is larger than ${options.maxBytes} bytes`);
+  const tooLarge = `is larger than ${options.maxBytes} bytes (ai.images.max_bytes)`;
+  if (Number.isFinite(declared) && declared > options.maxBytes) throw refuse(tooLarge);
   const chunks: Buffer[] = [];
   let received = 0;
   try {
     for await (const chunk of response.body) {
       received += (chunk as Buffer).length;
-      if (received > options.maxBytes) throw refuse(`is larger than ${options.maxBytes} bytes`);
+      if (received > options.maxBytes) throw refuse(tooLarge);
+      const spent = options.takeBytes?.((chunk as Buffer).length);
+      if (spent !== undefined) throw refuse(spent);
       chunks.push(chunk as Buffer);
     }
   } catch (error) {
@@ -134,8 +159,10 @@ function mediaTypeOf(header: string | string[] | undefined): string | undefined 
 
 function transportError(url: URL, error: unknown, signal: AbortSignal | undefined): InvalidRequestError {
   if (signal?.aborted || error instanceof undiciErrors.RequestAbortedError) {
-    return new InvalidRequestError(`image at ${url.host}: download did not finish in time`, { cause: error });
+    const reason = signal?.reason instanceof ImageDownloadStop ? signal.reason.message : 'download was cancelled';
+    return new InvalidRequestError(`image at ${url.host}: ${reason}`, { cause: error });
   }
+  if (isUndiciTimeout(error)) return new InvalidRequestError(`image at ${url.host}: download did not finish in time`, { cause: error });
   if (hasCode(error, BLOCKED_ADDRESS_CODE)) {
     return new InvalidRequestError(`image at ${url.host}: resolves to a loopback, private or link-local address`, { cause: error });
   }
@@ -150,25 +177,8 @@ function hasCode(error: unknown, code: string): boolean {
   return false;
 }
 
-/** How an adapter gets an image URL's bytes; a seam so tests can serve them without a public address. */
-export type ImageFetcher = (url: string, signal: AbortSignal | undefined) => Promise<FetchedImage>;
-
-export const fetchImageWithDefaults: ImageFetcher = (url, signal) => fetchImageAsBase64(url, { maxBytes: DEFAULT_MAX_IMAGE_BYTES, signal });
-
-/** The messages with every image URL replaced by its bytes, for providers that take image bytes only. */
-export async function withInlineImages(messages: readonly ChatMessage[], fetchImage: ImageFetcher, signal?: AbortSignal): Promise<ChatMessage[]> {
-  return Promise.all(
-    messages.map(async (message): Promise<ChatMessage> => {
-      if (message.role !== 'user' || typeof message.content === 'string') return message;
-      if (!message.content.some((part) => part.type === 'image' && part.image.kind === 'url')) return message;
-      const content = await Promise.all(
-        message.content.map(async (part): Promise<ContentPart> => {
-          if (part.type !== 'image' || part.image.kind !== 'url') return part;
-          const { mediaType, data } = await fetchImage(part.image.url, signal);
-          return { ...part, image: { kind: 'base64', mediaType, data } };
-        }),
-      );
-      return { role: 'user', content };
-    }),
+function isUndiciTimeout(error: unknown): boolean {
+  return (
+    error instanceof undiciErrors.ConnectTimeoutError || error instanceof undiciErrors.HeadersTimeoutError || error instanceof undiciErrors.BodyTimeoutError
   );
 }

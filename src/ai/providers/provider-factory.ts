@@ -1,8 +1,10 @@
 /**
- * The one registration point for provider kinds: a new kind is one adapter file plus one case here.
+ * The one registration point for provider kinds: a new kind is one adapter file plus one case here. The kinds
+ * that download image URLs (Ollama, Gemini) share the process's image downloader.
  */
 import { TollgateError } from '../errors';
 import type { AiProvider, ProviderSettings } from './ai-provider.interface';
+import type { ImageInliner } from './image-downloads';
 import { AnthropicProvider } from './anthropic/anthropic.provider';
 import { DeepSeekProvider } from './deepseek/deepseek.provider';
 import { GeminiProvider } from './gemini/gemini.provider';
@@ -13,14 +15,14 @@ import { OpenAiCompatibleProvider } from './openai-compatible/openai-compatible.
 import { OpenAiProvider } from './openai/openai.provider';
 import { XaiProvider } from './xai/xai.provider';
 
-export function createProvider(settings: ProviderSettings): AiProvider {
+export function createProvider(settings: ProviderSettings, images?: ImageInliner): AiProvider {
   switch (settings.kind) {
     case 'ollama':
-      return new OllamaProvider(settings);
+      return new OllamaProvider(settings, images);
     case 'anthropic':
       return new AnthropicProvider(settings);
     case 'gemini':
-      return new GeminiProvider(settings);
+      return new GeminiProvider(settings, images);
     case 'openai':
       return new OpenAiProvider(settings);
     case 'mistral':

@@ -1,6 +1,6 @@
 import { InvalidRequestError } from '../../errors';
 import type { ChatMessage, ContentPart } from '../ai-provider.interface';
-import type { ImageFetcher } from '../image-fetch';
+import type { ImageInliner } from '../image-downloads';
 import { toolArgumentsObject } from '../provider-support';
 import { THOUGHT_SIGNATURE_SEPARATOR, type GeminiContent, type GeminiGenerateBody, type GeminiPart } from './gemini-wire';
 
@@ -10,20 +10,22 @@ import { THOUGHT_SIGNATURE_SEPARATOR, type GeminiContent, type GeminiGenerateBod
  */
 export const GEMINI_IMAGE_MEDIA_TYPES: readonly string[] = ['image/png', 'image/jpeg', 'image/webp', 'image/heic', 'image/heif'];
 
-/** Downloads an image given by URL; Gemini takes image bytes inline only (fileData is for its own File API). */
-
 /**
  * System messages become `systemInstruction`; user turns `user` with text and `inlineData` parts; assistant
  * turns `model` with text and `functionCall` parts (`args` an object); consecutive tool messages one `user`
  * turn of `functionResponse` parts, each named after the call it answers (Gemini matches results by name and
  * order, it has no call ids). A call id carrying a thought signature gives it back to its functionCall part.
+ * Gemini takes image bytes inline only (fileData is for its own File API): image URLs are downloaded first,
+ * all within the image download bounds, once the image details are known to pass.
  */
 export async function convertGeminiMessages(
-  messages: readonly ChatMessage[],
+  given: readonly ChatMessage[],
   provider: string,
-  fetchImage: ImageFetcher,
+  images: ImageInliner,
   signal?: AbortSignal,
 ): Promise<Pick<GeminiGenerateBody, 'contents' | 'systemInstruction'>> {
+  checkImageDetails(given, provider);
+  const messages = await images.inline(given, signal);
   const invalid = (message: string) => new InvalidRequestError(`${provider}: ${message}`, { provider });
   const system: string[] = [];
   const contents: GeminiContent[] = [];
@@ -32,7 +34,7 @@ export async function convertGeminiMessages(
     if (message.role === 'system') {
       system.push(message.content);
     } else if (message.role === 'user') {
-      contents.push({ role: 'user', parts: await userParts(message.content, index, provider, fetchImage, signal) });
+      contents.push({ role: 'user', parts: userParts(message.content, index, provider) });
     } else if (message.role === 'assistant') {
       const parts: GeminiPart[] = message.content ? [{ text: message.content }] : [];
       for (const [callIndex, call] of (message.toolCalls ?? []).entries()) {
@@ -56,13 +58,21 @@ export async function convertGeminiMessages(
   return { contents, ...(system.length > 0 ? { systemInstruction: { parts: [{ text: system.join('\n\n') }] } } : {}) };
 }
 
-async function userParts(
-  content: string | ContentPart[],
-  index: number,
-  provider: string,
-  fetchImage: ImageFetcher,
-  signal: AbortSignal | undefined,
-): Promise<GeminiPart[]> {
+/** Gemini sets image resolution per request (mediaResolution), not per image: only the default passes. */
+function checkImageDetails(messages: readonly ChatMessage[], provider: string): void {
+  for (const [index, message] of messages.entries()) {
+    if (message.role !== 'user' || typeof message.content === 'string') continue;
+    for (const [partIndex, part] of message.content.entries()) {
+      if (part.type === 'image' && part.detail !== undefined && part.detail !== 'auto') {
+        throw new InvalidRequestError(`${provider}: messages[${index}].content[${partIndex}].image_url.detail '${part.detail}' is not supported by gemini`, {
+          provider,
+        });
+      }
+    }
+  }
+}
+
+function userParts(content: string | ContentPart[], index: number, provider: string): GeminiPart[] {
   if (typeof content === 'string') return [{ text: content }];
   const parts: GeminiPart[] = [];
   for (const [partIndex, part] of content.entries()) {
@@ -70,13 +80,11 @@ async function userParts(
       parts.push({ text: part.text });
       continue;
     }
-    // Gemini sets image resolution per request (mediaResolution), not per image: only the default passes.
-    if (part.detail !== undefined && part.detail !== 'auto') {
-      throw new InvalidRequestError(`${provider}: messages[${index}].content[${partIndex}].image_url.detail '${part.detail}' is not supported by gemini`, {
-        provider,
-      });
+    const image = part.image;
+    if (image.kind !== 'base64') {
+      // Every URL was downloaded before converting (ImageInliner.inline): one left here is a bug, not dropped.
+      throw new InvalidRequestError(`${provider}: messages[${index}].content[${partIndex}].image_url: this URL was not downloaded`, { provider });
     }
-    const image = part.image.kind === 'base64' ? { mediaType: part.image.mediaType, data: part.image.data } : await fetchImage(part.image.url, signal);
     if (!GEMINI_IMAGE_MEDIA_TYPES.includes(image.mediaType)) {
       throw new InvalidRequestError(
         `${provider}: messages[${index}].content[${partIndex}].image_url: gemini takes images of type ${GEMINI_IMAGE_MEDIA_TYPES.join(', ')}, not ${image.mediaType}`,

@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { InvalidRequestError, InvalidResponseError, ProviderError } from '../../errors';
-import type { ChatMessage, GenerateRequest } from '../ai-provider.interface';
+import type { ChatMessage, ContentPart, GenerateRequest } from '../ai-provider.interface';
 import { mapGeminiFinishReason } from './gemini-finish-reason';
-import type { ImageFetcher } from '../image-fetch';
+import type { ImageInliner } from '../image-downloads';
+import type { FetchedImage } from '../image-fetch';
 import { convertGeminiMessages, PLACEHOLDER_THOUGHT_SIGNATURE } from './gemini-messages';
 import { convertGeminiResponseFormat } from './gemini-response-format';
 import { convertGeminiResponse } from './gemini-response';
@@ -21,7 +22,22 @@ const fixtureEvents = (name: string): Array<Record<string, unknown>> =>
     .filter((frame) => frame.startsWith('data: '))
     .map((frame) => JSON.parse(frame.slice('data: '.length)));
 
-const noFetch: ImageFetcher = () => Promise.reject(new Error('no fetch expected'));
+/** An inliner that replaces each image URL with what `fetchImage` answers for it, as the downloader does. */
+const inlinerOf = (fetchImage: (url: string) => Promise<FetchedImage>): ImageInliner => ({
+  inline: (messages) =>
+    Promise.all(
+      messages.map(async (message): Promise<ChatMessage> => {
+        if (message.role !== 'user' || typeof message.content === 'string') return message;
+        const content = await Promise.all(
+          message.content.map(async (part): Promise<ContentPart> =>
+            part.type === 'image' && part.image.kind === 'url' ? { ...part, image: { kind: 'base64', ...(await fetchImage(part.image.url)) } } : part,
+          ),
+        );
+        return { role: 'user', content };
+      }),
+    ),
+});
+const noFetch = inlinerOf(() => Promise.reject(new Error('no fetch expected')));
 const CALL_ID = /^call_[0-9a-f]{24}$/;
 
 describe('convertGeminiMessages', () => {
@@ -95,10 +111,10 @@ describe('convertGeminiMessages', () => {
 
   it('inlines base64 images and fetches URL images through the image fetcher', async () => {
     const fetched: string[] = [];
-    const fetchImage: ImageFetcher = async (url) => {
+    const fetchImage = inlinerOf(async (url) => {
       fetched.push(url);
       return { mediaType: 'image/jpeg', data: '/9j/4AAQ' };
-    };
+    });
     const { contents } = await convertGeminiMessages(
       [
         {
@@ -127,6 +143,11 @@ describe('convertGeminiMessages', () => {
       { role: 'user', content: [{ type: 'image', image: { kind: 'base64', mediaType: 'image/png', data: 'AA==' }, detail: 'high' }] },
     ];
     await expect(convertGeminiMessages(messages, 'gemini', noFetch)).rejects.toThrow(/messages\[0\]\.content\[0\]\.image_url\.detail 'high'/);
+    const byUrl: ChatMessage[] = [
+      { role: 'user', content: [{ type: 'image', image: { kind: 'url', url: 'https://example.com/cat.png' } }, { type: 'image', image: { kind: 'url', url: 'https://example.com/dog.png' }, detail: 'low' }] },
+    ];
+    // Refused before any download: noFetch would reject with its own message.
+    await expect(convertGeminiMessages(byUrl, 'gemini', noFetch)).rejects.toThrow(/messages\[0\]\.content\[1\]\.image_url\.detail 'low'/);
   });
 
   it('refuses an image type Gemini does not take (a data: URL or a downloaded GIF), naming the part', async () => {
@@ -135,7 +156,7 @@ describe('convertGeminiMessages', () => {
       new InvalidRequestError('gemini: messages[0].content[1].image_url: gemini takes images of type image/png, image/jpeg, image/webp, image/heic, image/heif, not image/svg+xml'),
     );
     const gif: ChatMessage[] = [{ role: 'user', content: [{ type: 'image', image: { kind: 'url', url: 'https://example.com/a.gif' } }] }];
-    await expect(convertGeminiMessages(gif, 'gemini', async () => ({ mediaType: 'image/gif', data: 'R0lGODlh' }))).rejects.toThrow(/not image\/gif/);
+    await expect(convertGeminiMessages(gif, 'gemini', inlinerOf(async () => ({ mediaType: 'image/gif', data: 'R0lGODlh' })))).rejects.toThrow(/not image\/gif/);
     const heic: ChatMessage[] = [{ role: 'user', content: [{ type: 'image', image: { kind: 'base64', mediaType: 'image/heic', data: 'AAAA' } }] }];
     await expect(convertGeminiMessages(heic, 'gemini', noFetch)).resolves.toMatchObject({ contents: [{ parts: [{ inlineData: { mimeType: 'image/heic' } }] }] });
   });

@@ -22,7 +22,7 @@ import type {
 } from '../ai-provider.interface';
 import { parseEventObject, readSseEvents } from '../../../upstream/stream-framing';
 import { UpstreamClient } from '../../../upstream/upstream-client';
-import { type ImageFetcher, fetchImageWithDefaults } from '../image-fetch';
+import { ImageDownloader, type ImageInliner } from '../image-downloads';
 import { checkEmbeddingDimensions, describeSettings, probeModelHealth, validateEmbeddings } from '../provider-support';
 import { mapGeminiError } from './gemini-errors';
 import { addPlaceholderThoughtSignatures, convertGeminiMessages } from './gemini-messages';
@@ -60,9 +60,9 @@ function bareModel(model: string): string {
  * and send nothing; `seed` and non-zero penalties go into generationConfig. On models that check thought
  * signatures, an unsigned call turn gets Google's placeholder.
  */
-export async function toGeminiGenerateBody(request: GenerateRequest, model: string, provider: string, fetchImage: ImageFetcher): Promise<GeminiGenerateBody> {
+export async function toGeminiGenerateBody(request: GenerateRequest, model: string, provider: string, images: ImageInliner): Promise<GeminiGenerateBody> {
   const tools = convertGeminiTools(request, provider);
-  const body: GeminiGenerateBody = { ...(await convertGeminiMessages(request.messages, provider, fetchImage, request.signal)), ...tools };
+  const body: GeminiGenerateBody = { ...(await convertGeminiMessages(request.messages, provider, images, request.signal)), ...tools };
   if (SIGNATURE_CHECKING_MODEL.test(model)) addPlaceholderThoughtSignatures(body.contents);
   const config: GeminiGenerationConfig = {};
   if (request.maxTokens !== undefined) config.maxOutputTokens = request.maxTokens;
@@ -94,13 +94,17 @@ export class GeminiProvider implements AiProvider {
   private readonly url: string;
   private readonly chatModel: string;
   private readonly embeddingModel: string;
+  private readonly images: ImageInliner;
+  /** The downloader this adapter made for itself, when it was given none (the registry gives its shared one). */
+  private readonly ownImages?: ImageDownloader;
 
   constructor(
     private readonly settings: ProviderSettings,
-    private readonly fetchImage: ImageFetcher = fetchImageWithDefaults,
+    images?: ImageInliner,
   ) {
     if (!settings.apiKey) throw new TollgateError(`${settings.name}: an api_key is required for gemini`);
     this.name = settings.name;
+    this.images = images ?? (this.ownImages = new ImageDownloader());
     checkEmbeddingDimensions(settings);
     this.url = settings.url ?? GEMINI_DEFAULT_URL;
     this.chatModel = bareModel(settings.chatModel ?? GEMINI_DEFAULT_CHAT_MODEL);
@@ -127,7 +131,7 @@ export class GeminiProvider implements AiProvider {
     const model = bareModel(request.model ?? this.chatModel);
     const response = await this.http.postJson(
       `/models/${encodeURIComponent(model)}:generateContent`,
-      await toGeminiGenerateBody(request, model, this.name, this.fetchImage),
+      await toGeminiGenerateBody(request, model, this.name, this.images),
       { signal: request.signal, model },
     );
     return convertGeminiResponse(response.body, this.name, model);
@@ -139,7 +143,7 @@ export class GeminiProvider implements AiProvider {
     const response = await this.http.stream(
       'POST',
       `/models/${encodeURIComponent(model)}:streamGenerateContent`,
-      await toGeminiGenerateBody(request, model, this.name, this.fetchImage),
+      await toGeminiGenerateBody(request, model, this.name, this.images),
       { signal: request.signal, model, query: { alt: 'sse' }, headers: { accept: 'text/event-stream' } },
     );
     const translator = new GeminiStreamTranslator(this.name, model);
@@ -210,7 +214,7 @@ export class GeminiProvider implements AiProvider {
     );
   }
 
-  close(): Promise<void> {
-    return this.http.close();
+  async close(): Promise<void> {
+    await Promise.all([this.http.close(), this.ownImages?.close()]);
   }
 }

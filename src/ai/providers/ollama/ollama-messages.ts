@@ -56,7 +56,7 @@ function userMessage(content: Extract<ChatMessage, { role: 'user' }>['content'],
     } else if (part.image.kind === 'base64') {
       images.push(part.image.data);
     } else {
-      // The adapter fetched every URL before converting (withInlineImages): one left here is a bug, not dropped.
+      // The adapter fetched every URL before converting (ImageInliner.inline): one left here is a bug, not dropped.
       throw new InvalidRequestError(
         `${provider}: messages[${index}].content[${partIndex}].image_url: Ollama accepts image bytes only, and this URL was not fetched`,
         { provider },

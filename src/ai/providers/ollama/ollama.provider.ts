@@ -21,7 +21,7 @@ import type {
 } from '../ai-provider.interface';
 import { readNdjson } from '../../../upstream/stream-framing';
 import { UpstreamClient } from '../../../upstream/upstream-client';
-import { type ImageFetcher, fetchImageWithDefaults, withInlineImages } from '../image-fetch';
+import { ImageDownloader, type ImageInliner } from '../image-downloads';
 import { checkEmbeddingDimensions, checkHealth, describeSettings, validateEmbeddings } from '../provider-support';
 import { type OllamaMessage, toOllamaMessages } from './ollama-messages';
 import { ollamaModelSupports } from './ollama-model-features';
@@ -88,12 +88,16 @@ export class OllamaProvider implements AiProvider {
   private readonly url: string;
   private readonly chatModel: string;
   private readonly embeddingModel: string;
+  private readonly images: ImageInliner;
+  /** The downloader this adapter made for itself, when it was given none (the registry gives its shared one). */
+  private readonly ownImages?: ImageDownloader;
 
   constructor(
     private readonly settings: ProviderSettings,
-    private readonly fetchImage: ImageFetcher = fetchImageWithDefaults,
+    images?: ImageInliner,
   ) {
     this.name = settings.name;
+    this.images = images ?? (this.ownImages = new ImageDownloader());
     checkEmbeddingDimensions(settings);
     this.url = settings.url ?? OLLAMA_DEFAULT_URL;
     this.chatModel = settings.chatModel ?? OLLAMA_DEFAULT_CHAT_MODEL;
@@ -106,9 +110,9 @@ export class OllamaProvider implements AiProvider {
     return ollamaModelSupports(feature, model ?? this.chatModel);
   }
 
-  /** Ollama takes image bytes only: URLs are fetched through the guarded image fetcher first. */
+  /** Ollama takes image bytes only: URLs are downloaded first, within the image download bounds. */
   private async withImageBytes(request: GenerateRequest): Promise<GenerateRequest> {
-    return { ...request, messages: await withInlineImages(request.messages, this.fetchImage, request.signal) };
+    return { ...request, messages: await this.images.inline(request.messages, request.signal) };
   }
 
   describe(): Record<string, unknown> {
@@ -192,8 +196,8 @@ export class OllamaProvider implements AiProvider {
     return checkHealth(this, [...new Set([this.chatModel, this.embeddingModel])]);
   }
 
-  close(): Promise<void> {
-    return this.http.close();
+  async close(): Promise<void> {
+    await Promise.all([this.http.close(), this.ownImages?.close()]);
   }
 
   private async pulledModels(signal?: AbortSignal): Promise<string[]> {
