@@ -57,7 +57,7 @@ function specOf(body: UpdateKeyDto & Partial<CreateKeyDto>): KeySpec {
  * one). The key itself is in the 201 answer to POST and nowhere else, ever.
  */
 @ApiTags('admin')
-@ApiForbiddenResponse({ description: 'forbidden: the caller is neither the admin token nor a JWT with an admin role' })
+@ApiForbiddenResponse({ description: 'forbidden: the caller is neither the admin token nor a JWT with an admin or operator role, or an admin of one tenant named another' })
 @Controller('v1/admin/keys')
 @UseGuards(ApiAuthGuard, GovernanceAdminGuard)
 @UseFilters(ApiExceptionFilter)
