@@ -404,17 +404,16 @@ describe('models, health, capabilities, provider info', () => {
     await expect(client.listModels('down')).rejects.toBeInstanceOf(ConnectionError);
   });
 
-  it('checks health per provider and caches it for readiness', async () => {
+  it('checks health per provider once for reports and readiness alike, while the result is reused', async () => {
     const { client, events } = harness(['openai', 'down']);
     const results = await client.healthCheckAll();
     expect(results.map((r) => [r.provider, r.status, r.reachable, r.ready])).toEqual([
       ['openai', 'healthy', true, true],
       ['down', 'unavailable', false, false],
     ]);
-    await client.cachedHealth();
-    await client.cachedHealth();
-    expect(primary.server.requestsTo('/v1/models')).toHaveLength(2);
-    expect(events.filter((e) => e.payload.operation === 'health')).toHaveLength(4);
+    await Promise.all([client.cachedHealth(), client.healthCheck('openai'), client.healthCheckAll()]);
+    expect(primary.server.requestsTo('/v1/models')).toHaveLength(1);
+    expect(events.filter((e) => e.payload.operation === 'health')).toHaveLength(2);
   });
 
   it('reports capabilities truthfully and never shows keys', () => {

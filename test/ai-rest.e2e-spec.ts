@@ -35,7 +35,8 @@ afterAll(async () => {
 beforeEach(() => pair.reset());
 
 // The pair's DEEPSEEK_* variables fill `deepseek`; a providers: section must name it to have it.
-const BASE_YAML = 'version: 1\nai: { retry_attempts: 0 }\nproviders:\n  openai: { timeout: 0.5 }\n  deepseek: {}\n';
+/** health_cache_ttl 0: every listing and health report asks the emulators afresh, which these tests change between calls. */
+const BASE_YAML = 'version: 1\nai: { retry_attempts: 0, health_cache_ttl: 0 }\nproviders:\n  openai: { timeout: 0.5 }\n  deepseek: {}\n';
 const auth = { authorization: `Bearer ${TOKEN}` };
 
 describe('/v1 API', () => {

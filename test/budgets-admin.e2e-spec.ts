@@ -1,7 +1,7 @@
 /**
  * Budgets set at run time, without a restart: through /v1/admin/budgets (admin only) and `tollgate budgets`,
  * on real Redis, seen by a second application on the same Redis within the refresh interval; a spent budget
- * answers 429 budget_exceeded with X-Budget-Reset and Retry-After, in OpenAI's shape on /openai/v1.
+ * answers 429 budget_exceeded with X-Budget-Reset and x-should-retry: false, in OpenAI's shape on /openai/v1.
  *
  * BudgetsModule is mounted beside GovernanceModule's API auth layer (the admin token, the shared token); for
  * the miniature model route a Fastify hook sets the governance state from an `x-test-caller` header.
@@ -130,7 +130,8 @@ describe('/v1/admin/budgets', () => {
     const dayEnd = new Date();
     dayEnd.setUTCHours(24, 0, 0, 0);
     expect(refused.headers['x-budget-reset']).toBe(dayEnd.toISOString());
-    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    expect(refused.headers['x-should-retry']).toBe('false');
+    expect(refused.headers['retry-after']).toBeUndefined();
     expect(refused.json().error).toEqual({
       type: 'budget_exceeded',
       message: `This call would exceed the daily budget of tenant ${tenant} ($0.02); it resets at ${dayEnd.toISOString()}.`,

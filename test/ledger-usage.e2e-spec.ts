@@ -63,12 +63,14 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-/** The identity the keys slice's auth layer would attach, read here from test headers. */
+/** The identity the keys slice's auth layer would attach, read here from test headers; the admin is an operator, as the admin token is. */
 function stateFrom(request: FastifyRequest): GovernanceRequestState {
   const tenant = request.headers['x-test-tenant'];
+  const admin = request.headers['x-test-admin'] === 'yes';
   return {
     identity: { tenant: typeof tenant === 'string' ? tenant : null, subTenant: null, subject: `user-of-${String(tenant)}`, subjectKind: 'user', roles: [] },
-    admin: request.headers['x-test-admin'] === 'yes',
+    admin,
+    operator: admin,
   };
 }
 

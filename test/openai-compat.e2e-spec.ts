@@ -371,7 +371,8 @@ describe('the same AiClient underneath: retries, fallback, service.request event
   let fallbackURL: string;
   beforeAll(async () => {
     ({ url: fallbackURL } = await startGateway(
-      '{ retry_attempts: 1, retry_delay: 0, default_provider: openai, fallback_providers: [anthropic], model_aliases: { chat: [openai/gpt-test, anthropic/claude-sonnet-4-5] } }',
+      // health_cache_ttl 0: each test counts the upstream calls of its own listings.
+      '{ retry_attempts: 1, retry_delay: 0, health_cache_ttl: 0, default_provider: openai, fallback_providers: [anthropic], model_aliases: { chat: [openai/gpt-test, anthropic/claude-sonnet-4-5] } }',
     ));
   });
 

@@ -48,6 +48,7 @@ export interface GovernanceSection {
   keys?: { store?: 'memory' | 'redis' | 'postgres'; url?: string; key_prefix?: string; table?: string };
   admin_token?: string;
   admin_roles?: string[];
+  operator_roles?: string[];
   models?: { tenants?: Record<string, string[]>; roles?: Record<string, string[]> };
   ledger?: LedgerSection;
   pricing?: PricingSection;

@@ -25,6 +25,7 @@ export function toGovernanceSettings(document: ConfigDocument, source: string): 
     keys,
     ...(adminToken !== undefined ? { adminToken } : {}),
     adminRoles: governance.admin_roles ?? DEFAULT_ADMIN_ROLES,
+    operatorRoles: governance.operator_roles ?? [],
     models: { tenants, roles },
   };
 }

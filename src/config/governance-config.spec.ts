@@ -17,8 +17,9 @@ describe('governance configuration (keys slice)', () => {
     return loadConfig({ cwd: dir, configPath: 'tollgate.yaml', env });
   };
 
-  it('defaults to a memory key store, the admin role and no allow-list', () => {
+  it('defaults to a memory key store, no admin or operator role and no allow-list', () => {
     expect(load('version: 1\n').governance).toEqual(GOVERNANCE_DEFAULTS);
+    expect(GOVERNANCE_DEFAULTS).toMatchObject({ adminRoles: [], operatorRoles: [] });
   });
 
   it('maps the Redis and PostgreSQL stores with their default prefix and table', () => {
@@ -34,13 +35,14 @@ describe('governance configuration (keys slice)', () => {
     });
   });
 
-  it('maps the admin token (also from TOLLGATE_ADMIN_TOKEN), admin roles and allow-lists', () => {
-    const yaml = 'version: 1\ngovernance:\n  admin_roles: [ops]\n  models:\n    tenants: { t-1: ["openai/*"] }\n    roles: { analyst: ["anthropic/claude-*"] }\n';
+  it('maps the admin token (also from TOLLGATE_ADMIN_TOKEN), admin and operator roles and allow-lists', () => {
+    const yaml = 'version: 1\ngovernance:\n  admin_roles: [ops]\n  operator_roles: [platform]\n  models:\n    tenants: { t-1: ["openai/*"] }\n    roles: { analyst: ["anthropic/claude-*"] }\n';
     const governance = load(yaml, { TOLLGATE_ADMIN_TOKEN: 'admin-token-0123456789' }).governance;
     expect(governance).toEqual({
       keys: { kind: 'memory' },
       adminToken: 'admin-token-0123456789',
       adminRoles: ['ops'],
+      operatorRoles: ['platform'],
       models: { tenants: { 't-1': ['openai/*'] }, roles: { analyst: ['anthropic/claude-*'] } },
     });
   });

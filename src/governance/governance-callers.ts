@@ -3,19 +3,19 @@ import { getAuthContext } from '../auth/request-context';
 import { type ApiCallerResolver, sameToken } from '../http/api-auth.guard';
 import type { GovernanceRequestState } from './governance-identity';
 import { GOVERNANCE_SETTINGS, type GovernanceSettings } from './governance-settings';
-import { ADMIN_TOKEN_STATE, stateForAuthContext } from './governance-state';
+import { ADMIN_TOKEN_STATE, type AdminRoles, stateForAuthContext } from './governance-state';
 import { ApiKeyAuthenticator } from './keys/api-key-authenticator';
 
 /** Who a caller is, for governance: an API key, the admin token, or a JWT's claims (ApiCallerResolver). */
 @Injectable()
 export class GovernanceCallers implements ApiCallerResolver {
-  private readonly adminRoles: ReadonlySet<string>;
+  private readonly adminRoles: AdminRoles;
 
   constructor(
     @Inject(GOVERNANCE_SETTINGS) private readonly settings: GovernanceSettings,
     @Inject(ApiKeyAuthenticator) private readonly keys: ApiKeyAuthenticator,
   ) {
-    this.adminRoles = new Set(settings.adminRoles);
+    this.adminRoles = { admin: new Set(settings.adminRoles), operator: new Set(settings.operatorRoles ?? []) };
   }
 
   authenticateKey(key: string): GovernanceRequestState | Promise<GovernanceRequestState> {

@@ -24,10 +24,13 @@ export class ModelNotAllowedError extends TollgateError {
   }
 }
 
-/** The caller is authenticated but not an administrator (admin token or an admin role): 403. */
+/**
+ * The caller is authenticated but not an administrator (admin token or an admin role), or administers one tenant
+ * and named another: 403.
+ */
 export class AdminRequiredError extends TollgateError {
   override readonly type: string = 'forbidden';
-  constructor() {
-    super('This operation needs the admin token or an admin role.');
+  constructor(message = 'This operation needs the admin token or an admin role.') {
+    super(message);
   }
 }

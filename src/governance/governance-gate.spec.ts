@@ -42,6 +42,15 @@ const call = (model = 'gpt-priced', maxOutputTokens?: number) => ({
 const usage = (inputTokens: number, outputTokens: number) => ({ inputTokens, outputTokens, cachedTokens: 0 });
 
 describe('GovernanceGate', () => {
+  it("counts a listing as one request against the caller's RPM, and nothing outside a call context", async () => {
+    const gate = await gateWith({ budgets: [], limits: [] });
+    const state = stateForKey(keyRecord({ rpm: 2 }));
+    await asCaller(state, () => gate.countRequest());
+    await asCaller(state, () => gate.countRequest());
+    await expect(asCaller(state, () => gate.countRequest())).rejects.toMatchObject({ type: 'rate_limited', field: 'requests' });
+    expect(gate.countRequest()).toBeUndefined();
+  });
+
   it('passes calls outside a call context untouched (CLI, in-process use)', async () => {
     const gate = await gateWith({ budgets: [{ scope: 'key', id: '*', period: 'day', tokens: 1 }], limits: [] });
     expect(gate.open(call())).toBeUndefined();

@@ -43,6 +43,16 @@ export class GovernanceGate implements ModelCallGate {
     return reserved instanceof Promise ? reserved.then(ticket) : ticket(reserved);
   }
 
+  /** One request, no tokens, on the caller's per-minute counters only: a listing spends no budget. */
+  countRequest(): void | Promise<void> {
+    const request = currentCallContext()?.request;
+    if (!request) return;
+    const perMinute = this.budgets.scopesFor(request).filter((scope) => scope.period === 'minute');
+    if (perMinute.length === 0) return;
+    const counted = this.budgets.reserveScopes(perMinute, { micros: 0, tokens: 0 });
+    if (counted instanceof Promise) return counted.then(() => undefined);
+  }
+
   admits(provider: string, model: string): boolean {
     const state = currentCallContext()?.state;
     try {

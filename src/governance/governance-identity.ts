@@ -19,11 +19,16 @@ export interface GovernanceIdentity {
   roles: readonly string[];
 }
 
-/** What the API auth layer attaches to a request it authenticated: the identity and whether it may administer. */
+/** What the API auth layer attaches to a request it authenticated: the identity and what it may administer. */
 export interface GovernanceRequestState {
   identity: GovernanceIdentity;
-  /** The admin token, or a JWT holding one of the configured admin roles. */
+  /**
+   * May administer governance: the admin token, a JWT holding an operator role, or a JWT of a tenant holding an
+   * admin role. Unless `operator` is set too, only its own tenant's keys, usage and budgets (docs/decisions.md D3).
+   */
   admin: boolean;
+  /** Administers every tenant: the admin token, or a JWT holding one of `governance.operator_roles`. */
+  operator?: boolean;
 }
 
 /** The request property (on Fastify's request) that holds {@link GovernanceRequestState}. */

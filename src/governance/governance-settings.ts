@@ -11,16 +11,20 @@ export interface GovernanceSettings {
   keys: KeyStoreSettings;
   /** Bearer token that administers governance (keys, budgets); unset means only JWT admin roles do. */
   adminToken?: string;
-  /** JWT roles that administer governance. */
+  /** JWT roles that administer their own tenant's keys, usage and budgets (none by default: an operator names them). */
   adminRoles: readonly string[];
+  /** JWT roles that administer every tenant's. */
+  operatorRoles?: readonly string[];
   models: ModelAllowListSettings;
 }
 
-export const DEFAULT_ADMIN_ROLES: readonly string[] = ['admin'];
+/** No role administers until the configuration names one: `admin` is what identity providers call a tenant's own administrator. */
+export const DEFAULT_ADMIN_ROLES: readonly string[] = [];
 
 export const GOVERNANCE_DEFAULTS: Readonly<GovernanceSettings> = Object.freeze<GovernanceSettings>({
   keys: { kind: 'memory' },
   adminRoles: DEFAULT_ADMIN_ROLES,
+  operatorRoles: [],
   models: { tenants: {}, roles: {} },
 });
 

@@ -12,6 +12,7 @@ export const API_TOKEN_STATE: GovernanceRequestState = Object.freeze({
 export const ADMIN_TOKEN_STATE: GovernanceRequestState = Object.freeze({
   identity: Object.freeze({ tenant: null, subTenant: null, subject: 'admin-token', subjectKind: 'token' as const, roles: Object.freeze([]) }),
   admin: true,
+  operator: true,
 });
 
 /** A key's caller also carries the key record, for the limits, budgets and allow-list it sets. */
@@ -47,19 +48,30 @@ export function stateForKey(record: ApiKeyRecord): KeyRequestState {
   });
 }
 
+/** The JWT roles that administer governance: an admin role its own tenant's, an operator role every tenant's. */
+export interface AdminRoles {
+  admin: ReadonlySet<string>;
+  operator: ReadonlySet<string>;
+}
+
 /**
  * A JWT caller (AuthModule verified the token): tenant and roles from the context; the sub-tenant is the
- * path slug the token grants when it grants exactly one (several slugs bind the caller to none of them).
+ * path slug the token grants when it grants exactly one (several slugs bind the caller to none of them). An
+ * admin role makes it its tenant's administrator (a token without a tenant administers nothing); an operator
+ * role every tenant's.
  */
-export function stateForAuthContext(context: AuthContext, adminRoles: ReadonlySet<string>): GovernanceRequestState {
+export function stateForAuthContext(context: AuthContext, roles: AdminRoles): GovernanceRequestState {
+  const tenant = context.tenantId === undefined ? null : String(context.tenantId);
+  const operator = context.roleIds.some((role) => roles.operator.has(role));
   return {
     identity: {
-      tenant: context.tenantId === undefined ? null : String(context.tenantId),
+      tenant,
       subTenant: context.pathnameSlugs.length === 1 ? context.pathnameSlugs[0] : null,
       subject: String(context.userId),
       subjectKind: 'user',
       roles: context.roleIds,
     },
-    admin: context.roleIds.some((role) => adminRoles.has(role)),
+    admin: operator || (tenant !== null && context.roleIds.some((role) => roles.admin.has(role))),
+    operator,
   };
 }

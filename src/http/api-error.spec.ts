@@ -92,12 +92,12 @@ describe('toApiError', () => {
     const inAMinute = () => new Date(Date.now() + 59_500);
     const budget = { kind: 'tenant', id: 't-1', period: 'day', limit: { micros: 5_000_000 } } as const;
 
-    it('maps a spent budget to 429 budget_exceeded with the reset time and Retry-After', () => {
+    it('maps a spent budget to 429 budget_exceeded with the reset time, final until then (x-should-retry: false, no Retry-After)', () => {
       const resetAt = inAMinute();
       const mapped = toApiError(new BudgetExceededError(budget, 'micros', resetAt));
       expect(mapped).toMatchObject({ status: 429, type: 'budget_exceeded', unexpected: false });
       expect(mapped.message).toBe(`This call would exceed the daily budget of tenant t-1 ($5.00); it resets at ${resetAt.toISOString()}.`);
-      expect(mapped.headers).toEqual({ 'retry-after': '60', 'x-budget-reset': resetAt.toISOString() });
+      expect(mapped.headers).toEqual({ 'x-should-retry': 'false', 'retry-after-ms': '0', 'x-budget-reset': resetAt.toISOString() });
     });
 
     it('maps RPM/TPM to 429 rate_limited with Retry-After, the store outage to 503 and bad rules to 400', () => {

@@ -71,10 +71,16 @@ export function toApiError(error: unknown): ApiErrorResponse {
   return internalError(true);
 }
 
-/** When a budget or an RPM/TPM limit lets the caller in again: `Retry-After` seconds, and `X-Budget-Reset` (ISO time) for a budget. */
+/**
+ * When the caller may come back. An RPM/TPM refusal is retryable: `Retry-After` is the seconds to the minute's
+ * end. A spent budget is final until `X-Budget-Reset` (ISO time), which can be a month away, a wait no client
+ * should sleep through: `x-should-retry: false` stops the OpenAI and Anthropic SDKs, which read it before any
+ * delay, and `retry-after-ms: 0` turns the two retries the `ai` SDK makes of every 429 into immediate refusals
+ * instead of a 6 s back-off (docs/decisions.md D8). No `Retry-After`, which other clients sleep through.
+ */
 function resetHeaders(error: BudgetExceededError | RateLimitExceededError, now: number): Record<string, string> {
-  const retryAfter = String(Math.max(1, Math.ceil((error.resetAt.getTime() - now) / 1000)));
-  return error instanceof BudgetExceededError ? { 'retry-after': retryAfter, 'x-budget-reset': error.resetAt.toISOString() } : { 'retry-after': retryAfter };
+  if (error instanceof BudgetExceededError) return { 'x-should-retry': 'false', 'retry-after-ms': '0', 'x-budget-reset': error.resetAt.toISOString() };
+  return { 'retry-after': String(Math.max(1, Math.ceil((error.resetAt.getTime() - now) / 1000))) };
 }
 
 function fromHttpException(error: HttpException): ApiErrorResponse {

@@ -138,7 +138,8 @@ interface OpenedStream {
 export class AiClient {
   private readonly publisher: ServiceRequestPublisher;
   private readonly router: ModelRouter;
-  private healthCache?: { at: number; results: Promise<HealthResult[]> };
+  /** Health results and model listings per provider, shared by every caller for `healthCacheMs` (see {@link remembered}). */
+  private readonly answers = new Map<string, { at: number; answer: Promise<unknown> }>();
   private modelCallSink?: ModelCallSink;
   private gate?: ModelCallGate;
 
@@ -300,35 +301,44 @@ export class AiClient {
     return this.embed(texts, options);
   }
 
-  /** One provider's health (no retry, no fallback: it reports on exactly that provider). */
-  healthCheck(providerName?: string): Promise<HealthResult> {
+  /**
+   * One provider's health (no retry, no fallback: it reports on exactly that provider), counted as one request
+   * of the caller (the gate's countRequest) and reused for `healthCacheMs`.
+   */
+  async healthCheck(providerName?: string): Promise<HealthResult> {
     const provider = this.registry.get(providerName ?? this.options.defaultProvider);
-    return this.publisher.track({ provider: provider.name, operation: 'health', attempt: 1 }, () => provider.healthCheck());
+    await this.gate?.countRequest?.();
+    return this.providerHealth(provider);
   }
 
-  healthCheckAll(): Promise<HealthResult[]> {
-    return Promise.all(this.registry.names().map((name) => this.healthCheck(name)));
+  /** Every provider's health, as one request of the caller. */
+  async healthCheckAll(): Promise<HealthResult[]> {
+    await this.gate?.countRequest?.();
+    return this.cachedHealth();
   }
 
   /** Health of every provider, reused for `healthCacheMs` so readiness probes never fan out into provider calls. */
   cachedHealth(): Promise<HealthResult[]> {
-    const now = Date.now();
-    if (!this.healthCache || now - this.healthCache.at >= this.options.healthCacheMs) {
-      this.healthCache = { at: now, results: this.healthCheckAll() };
-    }
-    return this.healthCache.results;
+    return Promise.all(this.registry.list().map((provider) => this.providerHealth(provider)));
   }
 
-  /** Models of one provider (its failure is the caller's error), or of all (failures are listed, not fatal). */
-  async listModels(providerName?: string, signal?: AbortSignal): Promise<ModelListing> {
-    if (providerName !== undefined) {
-      const provider = this.registry.get(providerName);
-      return { models: await this.retrying(provider, 'list_models', signal, () => provider.listModels(signal)), errors: [] };
-    }
-    const providers = this.registry.list();
-    const outcomes = await Promise.allSettled(
-      providers.map((provider) => this.retrying(provider, 'list_models', signal, () => provider.listModels(signal))),
+  private providerHealth(provider: AiProvider): Promise<HealthResult> {
+    return this.remembered(`health:${provider.name}`, () =>
+      this.publisher.track({ provider: provider.name, operation: 'health', attempt: 1 }, () => provider.healthCheck()),
     );
+  }
+
+  /**
+   * Models of one provider (its failure is the caller's error), or of all (failures are listed, not fatal),
+   * counted as one request of the caller and reused for `healthCacheMs`. `signal` ends the caller's wait, not
+   * the listing other callers share.
+   */
+  async listModels(providerName?: string, signal?: AbortSignal): Promise<ModelListing> {
+    const provider = providerName === undefined ? undefined : this.registry.get(providerName);
+    await this.gate?.countRequest?.();
+    if (provider) return { models: await abortable(this.providerModels(provider), signal), errors: [] };
+    const providers = this.registry.list();
+    const outcomes = await abortable(Promise.allSettled(providers.map((each) => this.providerModels(each))), signal);
     const listing: ModelListing = { models: [], errors: [] };
     outcomes.forEach((outcome, index) => {
       if (outcome.status === 'fulfilled') {
@@ -586,6 +596,26 @@ export class AiClient {
       .filter(({ provider, model }) => provider.capabilities[capability] && features.every((feature) => hasFeature(provider, feature, model)));
   }
 
+  private providerModels(provider: AiProvider): Promise<ModelInfo[]> {
+    return this.remembered(`models:${provider.name}`, () => this.retrying(provider, 'list_models', undefined, () => provider.listModels()));
+  }
+
+  /**
+   * One answer per key for `healthCacheMs`, shared by every caller from the moment it is asked (concurrent
+   * callers wait for the same upstream call): listings and health reports call every provider, and a caller
+   * must not turn its requests into that many upstream calls. A failure is reused too, for the same time.
+   */
+  private remembered<T>(key: string, fetch: () => Promise<T>): Promise<T> {
+    const now = Date.now();
+    const known = this.answers.get(key);
+    if (known && now - known.at < this.options.healthCacheMs) return known.answer as Promise<T>;
+    const answer = fetch();
+    // The reuse must not leave an unhandled rejection when no caller is waiting any more.
+    answer.catch(() => undefined);
+    this.answers.set(key, { at: now, answer });
+    return answer;
+  }
+
   private retrying<T>(provider: AiProvider, operation: ServiceOperation, signal: AbortSignal | undefined, call: () => Promise<T>): Promise<T> {
     return callWithRetry(
       (attempt) => this.publisher.track({ provider: provider.name, operation, attempt }, call),
@@ -600,6 +630,17 @@ const FEATURE_LABELS: Readonly<Record<ModelFeature, string>> = {
   structuredOutput: 'structured output (response_format)',
   vision: 'image input',
 };
+
+/** `answer`, or the signal's reason once the caller aborts: the caller stops waiting, the shared work goes on. */
+function abortable<T>(answer: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return answer;
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    answer.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
 
 function hasFeature(provider: AiProvider, feature: ModelFeature, model: string | undefined): boolean {
   return provider.supportsFeature ? provider.supportsFeature(feature, model) : provider.capabilities[feature];

@@ -34,4 +34,10 @@ export interface ModelCallGate {
   open(call: GatedCall): GateTicket | undefined | Promise<GateTicket | undefined>;
   /** Whether fallback may move the call to this provider and model. */
   admits(provider: string, model: string): boolean;
+  /**
+   * Counts a request that calls no model (a model listing, a health report) against the caller's per-minute
+   * request limits; throws or rejects to refuse it. Listings are answered from a short cache, but a caller
+   * over its RPM is refused them like any other request.
+   */
+  countRequest?(): void | Promise<void>;
 }

@@ -16,10 +16,28 @@ describe('scopeIds', () => {
     expect(scopeIds(keyCaller())).toEqual([
       ['tenant', 't-1'],
       ['sub_tenant', 't-1/north'],
-      ['subject', 'k-1'],
+      ['subject', 'key:k-1'],
       ['key', 'k-1'],
     ]);
     expect(scopeIds({ identity: { tenant: null, subTenant: null, subject: 'api-token', subjectKind: 'token', roles: [] }, admin: true })).toEqual([['subject', 'api-token']]);
+  });
+
+  it('names a user within its tenant, so neither another tenant\'s user, a key nor a token of the same name shares its counters', () => {
+    const user = (tenant: string | null, subject: string): GovernanceRequestState => ({ identity: { tenant, subTenant: null, subject, subjectKind: 'user', roles: [] }, admin: false });
+    const subjectOf = (state: GovernanceRequestState) => scopeIds(state).find(([kind]) => kind === 'subject')?.[1];
+    const ids = [
+      subjectOf(user('A', 'u1')),
+      subjectOf(user('B', 'u1')),
+      subjectOf(user(null, 'u1')),
+      subjectOf(user(null, 'api-token')),
+      subjectOf(user('A', 'k-1')),
+      subjectOf(keyCaller()),
+      subjectOf(user('a/b', 'c')),
+      subjectOf(user('a', 'b/c')),
+      'api-token',
+    ];
+    expect(ids.slice(0, 8)).toEqual(['A/u1', 'B/u1', '/u1', '/api-token', 'A/k-1', 'key:k-1', 'a%2Fb/c', 'a/b/c']);
+    expect(new Set(ids).size).toBe(ids.length);
   });
 });
 
@@ -39,7 +57,7 @@ describe('scopesFor', () => {
     expect(scopesFor(keyCaller(), sources)).toEqual([
       { kind: 'tenant', id: 't-1', period: 'month', limit: { micros: 100_000_000 } },
       { kind: 'sub_tenant', id: 't-1/north', period: 'day', limit: { tokens: 5_000 } },
-      { kind: 'subject', id: 'k-1', period: 'minute', limit: { requests: 60 } },
+      { kind: 'subject', id: 'key:k-1', period: 'minute', limit: { requests: 60 } },
     ]);
   });
 
@@ -67,8 +85,8 @@ describe('scopesFor', () => {
   it('gives JWT claims to the subject scope, and nothing to a caller no rule names', () => {
     const sources: BudgetSources = { config: NONE, runtime: NONE, claims: { budget: { period: 'day', micros: 50 }, tpm: 1000 } };
     expect(scopesFor(userCaller(), sources)).toEqual([
-      { kind: 'subject', id: 'u-7', period: 'day', limit: { micros: 50 } },
-      { kind: 'subject', id: 'u-7', period: 'minute', limit: { tokens: 1000 } },
+      { kind: 'subject', id: 't-1/u-7', period: 'day', limit: { micros: 50 } },
+      { kind: 'subject', id: 't-1/u-7', period: 'minute', limit: { tokens: 1000 } },
     ]);
     expect(scopesFor(userCaller(), { config: NONE, runtime: NONE, key: { rpm: 1 } })).toEqual([]);
   });
@@ -104,5 +122,14 @@ describe('parseRule', () => {
       problems: ['budgets set: set --usd, --tokens, --rpm, --tpm (one at least)'],
     });
     expect(parseRule([1])).toEqual({ ok: false, problems: ['body: must be an object'] });
+  });
+
+  it('refuses a subject id that names no one caller, such as a bare user id that once named that user in every tenant', () => {
+    for (const id of ['*', 't-1/u-7', '/u-7', 'key:3f9a0c1b2d4e', 'api-token', 'admin-token']) expect(parseRule({ scope: 'subject', id, rpm: 1 }).ok).toBe(true);
+    expect(parseRule({ scope: 'subject', id: 'u-7', rpm: 1 })).toEqual({
+      ok: false,
+      problems: ['id: a subject is named <tenant>/<user> (a JWT user; /<user> without a tenant), key:<key id>, api-token, admin-token or *, got "u-7"'],
+    });
+    expect(parseRule({ scope: 'subject', id: 't-1/', rpm: 1 }).ok).toBe(false);
   });
 });

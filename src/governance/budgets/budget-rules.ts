@@ -1,4 +1,4 @@
-import type { GovernanceRequestState } from '../governance-identity';
+import type { GovernanceIdentity, GovernanceRequestState } from '../governance-identity';
 import { BUDGET_PERIODS, type BudgetPeriod, MICROS_PER_USD, type MeteredScope, SCOPE_KINDS, type ScopeKind, type ScopeLimit } from './budget-scope';
 
 /** A budget of one scope per day or month; `id` `*` applies to every caller of the kind without a rule of its own. */
@@ -113,15 +113,51 @@ export function scopesFor(state: GovernanceRequestState, sources: BudgetSources)
   return scopes;
 }
 
-/** The scope ids of a caller; a sub-tenant is named within its tenant (`t-1/north`). */
+/** The scope ids of a caller; a sub-tenant is named within its tenant (`t-1/north`), a subject by {@link subjectScopeId}. */
 export function scopeIds(state: GovernanceRequestState): [ScopeKind, string][] {
-  const { tenant, subTenant, subject, keyId } = state.identity;
+  const { tenant, subTenant, keyId } = state.identity;
   const ids: [ScopeKind, string][] = [];
   if (tenant) ids.push(['tenant', tenant]);
   if (tenant && subTenant) ids.push(['sub_tenant', `${tenant}/${subTenant}`]);
-  ids.push(['subject', subject]);
+  ids.push(['subject', subjectScopeId(state.identity)]);
   if (keyId) ids.push(['key', keyId]);
   return ids;
+}
+
+/** The ids of the shared and the admin token as `subject` scopes: the only subject ids without a `/` or `key:`. */
+const TOKEN_SUBJECTS: readonly string[] = ['api-token', 'admin-token'];
+const KEY_SUBJECT_PREFIX = 'key:';
+
+/**
+ * The `subject` scope's id of a caller, which names its counters and the rules that address it: a JWT user is
+ * `<tenant>/<user>` (`/<user>` without a tenant), an API key's caller `key:<key id>`, the shared and admin tokens
+ * `api-token` and `admin-token`. Only a user's id holds a `/`, and the tenant part escapes `%` and `/`, so the
+ * first `/` ends the tenant: user `u1` of two tenants, a user and a key with one id, and a user named `api-token`
+ * are each counted apart (docs/decisions.md D7).
+ */
+export function subjectScopeId(identity: GovernanceIdentity): string {
+  if (identity.subjectKind === 'user') return `${escapeTenant(identity.tenant ?? '')}/${identity.subject}`;
+  if (identity.subjectKind === 'key') return `${KEY_SUBJECT_PREFIX}${identity.subject}`;
+  return identity.subject;
+}
+
+/** A tenant id as the first part of a `subject` id: `%` and `/` escaped, so that part ends at the first `/`. */
+export function escapeTenant(tenant: string): string {
+  return tenant.replace(/%/g, '%25').replace(/\//g, '%2F');
+}
+
+/** Whether a `subject` rule id names a user of `tenant` (`*`, keys' and tokens' ids name none). */
+export function isSubjectOfTenant(id: string, tenant: string): boolean {
+  return id.startsWith(`${escapeTenant(tenant)}/`);
+}
+
+/** Why a `subject` rule id names no caller (an id from before D7 named user `u1` of every tenant), else undefined. */
+function subjectIdProblem(id: string): string | undefined {
+  if (id === WILDCARD_ID || TOKEN_SUBJECTS.includes(id)) return undefined;
+  if (id.startsWith(KEY_SUBJECT_PREFIX) && id.length > KEY_SUBJECT_PREFIX.length && !id.includes('/')) return undefined;
+  const slash = id.indexOf('/');
+  if (slash >= 0 && slash < id.length - 1) return undefined;
+  return `a subject is named <tenant>/<user> (a JWT user; /<user> without a tenant), key:<key id>, api-token, admin-token or *, got ${JSON.stringify(id)}`;
 }
 
 function pick<R>(candidates: R[], fields: Partial<Record<keyof ScopeLimit, (rule: R) => number | undefined>>): ScopeLimit | undefined {
@@ -170,6 +206,10 @@ export function parseRule(input: unknown, names: RuleNames = BODY_NAMES): Parsed
   for (const field of Object.keys(rule)) if (!RULE_FIELDS.has(field)) problems.push(`${name(field)}: unknown field (expected scope, id, usd, tokens, period, rpm, tpm)`);
   if (!(SCOPE_KINDS as readonly unknown[]).includes(rule.scope)) problems.push(`${name('scope')}: must be one of ${SCOPE_KINDS.join(', ')}, got ${JSON.stringify(rule.scope)}`);
   if (typeof rule.id !== 'string' || rule.id.trim() === '' || rule.id.length > 256) problems.push(`${name('id')}: must be a caller id (1 to 256 characters) or *`);
+  else if (rule.scope === 'subject') {
+    const problem = subjectIdProblem(rule.id.trim());
+    if (problem) problems.push(`${name('id')}: ${problem}`);
+  }
   if (rule.usd !== undefined && !(typeof rule.usd === 'number' && Number.isFinite(rule.usd) && rule.usd >= 0 && rule.usd <= MAX_USD)) {
     problems.push(`${name('usd')}: must be a number of dollars from 0 to ${MAX_USD}, got ${JSON.stringify(rule.usd)}`);
   }

@@ -39,7 +39,7 @@ describe('BudgetsService', () => {
   it("reads the subject's budget from the JWT's claims and refuses bad ones by name", () => {
     expect(service.scopesFor(request(user('t-1'), { sub: 'u-1', budget_usd: '0.5', budget_period: 'day' }))).toEqual([
       { kind: 'tenant', id: 't-1', period: 'month', limit: { micros: 1_000_000 } },
-      { kind: 'subject', id: 'u-1', period: 'day', limit: { micros: 500_000 } },
+      { kind: 'subject', id: 't-1/u-1', period: 'day', limit: { micros: 500_000 } },
     ]);
     expect(() => service.scopesFor(request(user('t-1'), { sub: 'u-1', rpm: -3 }))).toThrow(new InvalidBudgetError(['JWT claim rpm: must be a non-negative integer, got -3']));
   });

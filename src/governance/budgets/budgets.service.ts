@@ -75,10 +75,19 @@ export class BudgetsService implements OnModuleDestroy {
     return { configured: this.settings.rules, runtime: await this.rules.load() };
   }
 
-  /** Checks and stores a run-time rule; InvalidBudgetError names every bad field. */
-  async setRule(input: unknown, names: RuleNames = BODY_NAMES): Promise<{ budget?: BudgetRule; limit?: LimitRule }> {
+  /**
+   * Checks and stores a run-time rule; InvalidBudgetError names every bad field. `authorize` sees the rule's
+   * scope and id before it is stored, and throws to refuse it (an administrator of another tenant).
+   */
+  async setRule(
+    input: unknown,
+    names: RuleNames = BODY_NAMES,
+    authorize?: (scope: ScopeKind, id: string) => void,
+  ): Promise<{ budget?: BudgetRule; limit?: LimitRule }> {
     const parsed = parseRule(input, names);
     if (!parsed.ok) throw new InvalidBudgetError(parsed.problems);
+    const rule = (parsed.budget ?? parsed.limit)!;
+    authorize?.(rule.scope, rule.id);
     const rules = { ...(parsed.budget ? { budget: parsed.budget } : {}), ...(parsed.limit ? { limit: parsed.limit } : {}) };
     await this.rules.put(rules);
     return rules;

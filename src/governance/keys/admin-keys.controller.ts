@@ -5,7 +5,10 @@ import { apiBody } from '../../ai/http/api-response';
 import { createApiValidationPipe } from '../../ai/http/api-validation.pipe';
 import { ApiAuthGuard } from '../../http/api-auth.guard';
 import { ApiExceptionFilter } from '../../http/api-exception.filter';
+import { administeredTenant, assertAdministers } from '../admin-scope';
 import { GovernanceAdminGuard } from '../governance-admin.guard';
+import { KeyNotFoundError } from '../governance-errors';
+import { governanceOf } from '../governance-identity';
 import { CreateKeyDto, UpdateKeyDto } from './admin-keys.dto';
 import { type KeySpec, publicKeyView, restFieldLabel } from './api-key-record';
 import { KeysService } from './keys.service';
@@ -49,11 +52,12 @@ function specOf(body: UpdateKeyDto & Partial<CreateKeyDto>): KeySpec {
 }
 
 /**
- * API keys, administered over REST (docs/governance.md): the admin token or a JWT with an admin role. The
- * key itself is in the 201 answer to POST and nowhere else, ever.
+ * API keys, administered over REST (docs/governance.md): the admin token or a JWT with an operator role for
+ * every tenant, a JWT with an admin role for its own tenant's keys (another tenant's key is 404, as an unknown
+ * one). The key itself is in the 201 answer to POST and nowhere else, ever.
  */
 @ApiTags('admin')
-@ApiForbiddenResponse({ description: 'forbidden: the caller is neither the admin token nor a JWT with an admin role' })
+@ApiForbiddenResponse({ description: 'forbidden: the caller is neither the admin token nor a JWT with an admin or operator role, or an admin of one tenant named another' })
 @Controller('v1/admin/keys')
 @UseGuards(ApiAuthGuard, GovernanceAdminGuard)
 @UseFilters(ApiExceptionFilter)
@@ -65,16 +69,20 @@ export class AdminKeysController {
   @HttpCode(201)
   @ApiCreatedResponse({ description: 'The new key (`key`, shown this once) and its settings', schema: { ...KEY_VIEW_SCHEMA, properties: { key: { type: 'string' }, ...KEY_VIEW_SCHEMA.properties } } })
   async create(@Req() request: FastifyRequest, @Body() body: CreateKeyDto) {
+    assertAdministers(governanceOf(request), body.tenant, 'tenant');
     const { key, record } = await this.keys.create(specOf(body), restFieldLabel);
     return apiBody(request, { key, ...publicKeyView(record, Date.now()) });
   }
 
   @Get()
-  @ApiQuery({ name: 'tenant', required: false, description: 'Only this tenant’s keys' })
+  @ApiQuery({ name: 'tenant', required: false, description: 'Only this tenant’s keys (an administrator of one tenant: its own, the default)' })
   @ApiOkResponse({ description: 'Every key, oldest first (never a key or its hash)', schema: { type: 'object', properties: { keys: { type: 'array', items: KEY_VIEW_SCHEMA } } } })
   async list(@Req() request: FastifyRequest, @Query('tenant') tenant?: string) {
+    const state = governanceOf(request);
+    if (tenant !== undefined) assertAdministers(state, tenant, 'tenant');
+    const scope = administeredTenant(state) ?? tenant;
     const now = Date.now();
-    const records = await this.keys.list(tenant === undefined ? {} : { tenant });
+    const records = await this.keys.list(scope === undefined ? {} : { tenant: scope });
     return { keys: records.map((record) => publicKeyView(record, now)), request_id: String(request.id) };
   }
 
@@ -82,13 +90,14 @@ export class AdminKeysController {
   @ApiOkResponse({ description: 'One key’s settings and status', schema: KEY_VIEW_SCHEMA })
   @ApiNotFoundResponse({ description: 'key_not_found' })
   async show(@Req() request: FastifyRequest, @Param('id') id: string) {
-    return apiBody(request, publicKeyView(await this.keys.get(id), Date.now()));
+    return apiBody(request, publicKeyView(await this.administeredKey(request, id), Date.now()));
   }
 
   @Patch(':id')
   @ApiOkResponse({ description: 'The key after the change; null clears a setting', schema: KEY_VIEW_SCHEMA })
   @ApiNotFoundResponse({ description: 'key_not_found' })
   async update(@Req() request: FastifyRequest, @Param('id') id: string, @Body() body: UpdateKeyDto) {
+    await this.administeredKey(request, id);
     return apiBody(request, publicKeyView(await this.keys.update(id, specOf(body), restFieldLabel), Date.now()));
   }
 
@@ -97,6 +106,15 @@ export class AdminKeysController {
   @ApiOkResponse({ description: 'The revoked key; every server refuses it within a second', schema: KEY_VIEW_SCHEMA })
   @ApiNotFoundResponse({ description: 'key_not_found' })
   async revoke(@Req() request: FastifyRequest, @Param('id') id: string) {
+    await this.administeredKey(request, id);
     return apiBody(request, publicKeyView(await this.keys.revoke(id), Date.now()));
+  }
+
+  /** The key, when the caller administers its tenant; another tenant's key is as unknown as a missing one (404). */
+  private async administeredKey(request: FastifyRequest, id: string) {
+    const own = administeredTenant(governanceOf(request));
+    const record = await this.keys.get(id);
+    if (own !== undefined && record.tenant !== own) throw new KeyNotFoundError(id);
+    return record;
   }
 }

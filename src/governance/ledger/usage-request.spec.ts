@@ -3,9 +3,10 @@ import { UsageQueryError } from './usage-query';
 import { usageQueryFor, UsageScopeError } from './usage-request';
 
 const NOW = Date.parse('2026-11-27T12:00:00Z');
-const caller = (tenant: string | null, admin = false): GovernanceRequestState => ({
+const caller = (tenant: string | null, admin = false, operator = admin && tenant === null): GovernanceRequestState => ({
   identity: { tenant, subTenant: null, subject: 'u-1', subjectKind: 'user', roles: [] },
   admin,
+  operator,
 });
 
 function parameterOf(run: () => unknown): string {
@@ -40,7 +41,10 @@ describe('usageQueryFor', () => {
     expect(parameterOf(() => usageQueryFor({ from: ['1', '2'] as unknown as string }, caller('t-1'), NOW))).toBe('from: from must be given once');
   });
 
-  it('lets the admin see every tenant or name one, and nobody else look beyond its own', () => {
+  it('lets an operator see every tenant or name one, and nobody else (a tenant\'s admin included) look beyond its own', () => {
+    expect(usageQueryFor({}, caller('t-1', true), NOW).tenant).toBe('t-1');
+    expect(() => usageQueryFor({ tenant: 't-2' }, caller('t-1', true), NOW)).toThrow(new UsageScopeError('tenant: a caller may only see its own tenant'));
+    expect(usageQueryFor({ tenant: 't-2' }, caller('t-1', true, true), NOW).tenant).toBe('t-2');
     expect(usageQueryFor({}, caller(null, true), NOW).tenant).toBeUndefined();
     expect(usageQueryFor({ tenant: 't-2' }, caller(null, true), NOW).tenant).toBe('t-2');
     expect(usageQueryFor({ tenant: 't-1' }, caller('t-1'), NOW).tenant).toBe('t-1');

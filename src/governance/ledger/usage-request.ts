@@ -34,12 +34,15 @@ export function usageQueryFor(params: UsageParams, state: GovernanceRequestState
   return { from, to, groupBy, ...tenantScope(params.tenant, state) };
 }
 
-/** The admin sees every tenant (or the one it names); anyone else sees exactly its own tenant. */
+/**
+ * An operator (the admin token, an operator role) sees every tenant (or the one it names); anyone else, a
+ * tenant's administrator included, sees exactly its own tenant.
+ */
 function tenantScope(requested: string | undefined, state: GovernanceRequestState | undefined): { tenant?: string } {
   if (!state) throw new UsageScopeError('usage reports need an authenticated caller with a governance identity');
-  if (state.admin) return requested !== undefined ? { tenant: requested } : {};
+  if (state.operator) return requested !== undefined ? { tenant: requested } : {};
   const own = state.identity.tenant;
-  if (own === null) throw new UsageScopeError('usage reports are per tenant, and this caller has no tenant; ask with an admin credential');
+  if (own === null) throw new UsageScopeError('usage reports are per tenant, and this caller has no tenant; ask with the admin token or an operator role');
   if (requested !== undefined && requested !== own) throw new UsageScopeError('tenant: a caller may only see its own tenant');
   return { tenant: own };
 }

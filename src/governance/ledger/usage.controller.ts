@@ -11,7 +11,7 @@ import { microsToUsd } from './pricing';
 import { emptyRow, USAGE_GROUPS, type UsageRow, UsageQueryError } from './usage-query';
 import { type UsageParams, usageQueryFor, UsageScopeError } from './usage-request';
 
-/** GET /v1/usage: the ledger's sums for the caller's tenant (every tenant for the admin). */
+/** GET /v1/usage: the ledger's sums for the caller's tenant (every tenant for an operator). */
 @Controller('v1')
 @UseGuards(ApiAuthGuard)
 @UseFilters(ApiExceptionFilter)
@@ -19,11 +19,11 @@ export class UsageController {
   constructor(@Inject(LedgerService) private readonly ledger: LedgerService) {}
 
   @Get('usage')
-  @ApiOperation({ summary: "Tokens and cost of model calls over a time range, grouped; a caller sees its own tenant, the admin every tenant" })
+  @ApiOperation({ summary: "Tokens and cost of model calls over a time range, grouped; a caller sees its own tenant, an operator (admin token, operator role) every tenant" })
   @ApiQuery({ name: 'from', required: false, description: 'Start, inclusive: YYYY-MM-DD (UTC), a date-time with an offset, or epoch ms; default 7 days before `to`' })
   @ApiQuery({ name: 'to', required: false, description: 'End, exclusive; default now' })
   @ApiQuery({ name: 'group_by', required: false, enum: USAGE_GROUPS, description: 'Default day (UTC)' })
-  @ApiQuery({ name: 'tenant', required: false, description: 'Admin only: one tenant instead of all' })
+  @ApiQuery({ name: 'tenant', required: false, description: 'Operators only: one tenant instead of all' })
   async usage(@Req() request: FastifyRequest, @Query() params: UsageParams) {
     const query = toQuery(params, request);
     const rows = await this.ledger.usage(query);
