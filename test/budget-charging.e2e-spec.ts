@@ -209,27 +209,27 @@ describe.each(['memory', 'redis'] as const)('budget counters in %s', (store) => 
     expect(refused[0].body.error.message).toMatch(/^This call's estimate \(\d+ tokens\) is more than the \d+ left of the daily token budget of key .*max_tokens/);
   }, 120_000);
 
-  it('a caller without max_tokens spends a 2,000-token budget to its end without passing it, told the bound in X-Budget-Max-Tokens', async () => {
+  it('a caller without max_tokens spends a 2,000-token budget to its end without passing it, each call sent the bound X-Budget-Max-Tokens names', async () => {
     const { key, id } = await createKey(origin(), { name: 'no-max-tokens', budget_tokens: 2000, period: 'day' });
     let spent = 0;
-    let bounded = 0;
+    const bounds: number[] = [];
     let last: Answer | undefined;
     for (let index = 0; index < 400; index++) {
       last = await call(origin(), 'POST', '/openai/v1/chat/completions', key, { model: 'openai/gpt-test', messages: [{ role: 'user', content: 'Hello' }] });
       if (last.status !== 200) break;
       spent += last.body.usage.total_tokens as number;
-      const bound = last.headers.get('x-budget-max-tokens');
-      if (bound !== null) {
-        bounded += 1;
-        // The upstream was sent the bound the header names (OpenAI's name for max_tokens).
-        expect((upstream.server.requestsTo('/v1/chat/completions').at(-1)!.body as Record<string, unknown>).max_completion_tokens).toBe(Number(bound));
-      }
+      const bound = Number(last.headers.get('x-budget-max-tokens'));
+      bounds.push(bound);
+      // The upstream was sent the bound the header names (OpenAI's name for max_tokens).
+      expect((upstream.server.requestsTo('/v1/chat/completions').at(-1)!.body as Record<string, unknown>).max_completion_tokens).toBe(bound);
     }
     expect(last?.status).toBe(429);
     // Refused only once not even 'Hello' and 16 output tokens fit; before, at about 975 of 2,000 tokens.
     expect(spent).toBeGreaterThan(2000 - 2 * TOKENS_PER_ANSWER - 16 - 8);
     expect(spent).toBeLessThanOrEqual(2000);
-    expect(bounded).toBeGreaterThan(0);
+    // Every answer was bounded: the default 1,024 while the budget covered it, then what was left.
+    expect(bounds[0]).toBe(1024);
+    expect(bounds.at(-1)).toBeLessThan(40);
     expect(last!.body.error.message).toMatch(/estimate/);
     if (store === 'redis') expect((await redisCounter(id)).tokens).toBeLessThanOrEqual(2000);
   }, 120_000);

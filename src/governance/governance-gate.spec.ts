@@ -128,7 +128,7 @@ describe('GovernanceGate', () => {
     const refused = await asCaller(state, () => gate.open(call())).catch((error: Error) => error);
     expect(refused).toMatchObject({ type: 'budget_exceeded' });
     expect((refused as Error).message).toMatch(/^This call's estimate \(26 tokens\) is more than the 20 left of the daily token budget of key k1 \(500 tokens\).*max_tokens/);
-    // A call that asks for less than the bound is not bounded, and no header is set.
+    // A call that asks for less than what is left keeps its own max_tokens, and no header is set.
     const small: Record<string, string> = {};
     const fits = await asCaller(state, () => gate.open(call('gpt-priced', 5)), small);
     expect(fits!.maxOutputTokens).toBeUndefined();
@@ -138,6 +138,20 @@ describe('GovernanceGate', () => {
     const spent = await asCaller(state, () => gate.open(call('gpt-priced', 1))).catch((error: Error) => error);
     expect((spent as Error).message).toMatch(/^The daily token budget of key k1 \(500 tokens\) is spent; it resets at /);
     expect(DEFAULT_OUTPUT_ESTIMATE).toBe(1024);
+  });
+
+  it('sends a caller held to tokens or dollars that gave no max_tokens the default as its bound; a caller held to requests only, none', async () => {
+    const gate = await gateWith({ budgets: [], limits: [] });
+    const headers: Record<string, string> = {};
+    const tokens = await asCaller(stateForKey(keyRecord({ budget: { period: 'day', tokens: 1_000_000 } })), () => gate.open(call()), headers);
+    expect(tokens!.maxOutputTokens).toBe(DEFAULT_OUTPUT_ESTIMATE);
+    expect(headers).toEqual({ 'x-budget-max-tokens': String(DEFAULT_OUTPUT_ESTIMATE) });
+    const asked = await asCaller(stateForKey(keyRecord({ id: 'k2', budget: { period: 'day', tokens: 1_000_000 } })), () => gate.open(call('gpt-priced', 4_000)));
+    expect(asked!.maxOutputTokens).toBeUndefined();
+    const requestsOnly: Record<string, string> = {};
+    const rpm = await asCaller(stateForKey(keyRecord({ id: 'k3', rpm: 10 })), () => gate.open(call()), requestsOnly);
+    expect(rpm!.maxOutputTokens).toBeUndefined();
+    expect(requestsOnly).toEqual({});
   });
 
   it('bounds output by dollars at the model\'s output price', async () => {

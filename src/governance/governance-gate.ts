@@ -58,7 +58,8 @@ export class GovernanceGate implements ModelCallGate {
     const inputTokens = call.estimateInputTokens();
     const output = outputAllowance(call, price);
     const input: Usage = { micros: costMicros(price, { inputTokens, outputTokens: 0, cachedTokens: 0 }) ?? 0, tokens: inputTokens };
-    const ticket = (reservation: Reservation): GateTicket => this.ticket(reservation, inputTokens, output.wanted, context);
+    const alwaysBound = call.operation !== 'embed' && holdsSpend(scopes);
+    const ticket = (reservation: Reservation): GateTicket => this.ticket(reservation, inputTokens, call.maxOutputTokens, alwaysBound, context);
     const reserved = this.budgets.reserveScopes(scopes, input, output);
     return reserved instanceof Promise ? reserved.then(ticket) : ticket(reserved);
   }
@@ -74,10 +75,14 @@ export class GovernanceGate implements ModelCallGate {
     return !holdsDollars(this.budgets.scopesFor(context.request));
   }
 
-  /** A ticket that bounds the call's max_tokens when the budget granted less output than it asked for, and says so. */
-  private ticket(reservation: Reservation, inputTokens: number, wanted: number, context: CallContext): GateTicket {
+  /**
+   * A ticket that sends the call the max_tokens its reservation granted, and says so, when the budget granted
+   * less than the caller asked for, or the caller asked for no bound and is held to tokens or dollars (an
+   * unbounded answer could pass the budget by its whole length).
+   */
+  private ticket(reservation: Reservation, inputTokens: number, asked: number | undefined, alwaysBound: boolean, context: CallContext): GateTicket {
     const close = (outcome: GateOutcome) => this.close(reservation, inputTokens, outcome);
-    if (reservation.outputTokens >= wanted) return { close };
+    if (asked === undefined ? !alwaysBound : reservation.outputTokens >= asked) return { close };
     context.setResponseHeader?.(BUDGET_MAX_TOKENS_HEADER, String(reservation.outputTokens));
     return { maxOutputTokens: reservation.outputTokens, close };
   }
@@ -119,6 +124,12 @@ export class GovernanceGate implements ModelCallGate {
       tokens: usage.inputTokens + usage.outputTokens,
     };
   }
+}
+
+/** Whether any scope limits tokens or dollars (day, month or minute): what an answer's length spends. */
+function holdsSpend(scopes: readonly MeteredScope[]): boolean {
+  for (const scope of scopes) if (scope.limit.micros !== undefined || scope.limit.tokens !== undefined) return true;
+  return false;
 }
 
 /** Whether any scope counts dollars: a model without a price would pass it at cost 0. */
