@@ -190,6 +190,25 @@ describe.each(['memory', 'redis'] as const)('budget counters in %s', (store) => 
     expect(chatCalls()).toBe(1);
   }, 60_000);
 
+  it('a streamed answer names its bound in X-Budget-Max-Tokens too, on both surfaces', async () => {
+    const { key } = await createKey(origin(), { name: 'streamer', budget_tokens: 500, period: 'day' });
+    for (const [path, body] of [
+      ['/openai/v1/chat/completions', { model: 'openai/gpt-test', stream: true, messages: [{ role: 'user', content: 'Hello' }] }],
+      ['/v1/generate', { prompt: 'Hello', stream: true }],
+    ] as const) {
+      const response = await fetch(`${origin()}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      expect(response.status).toBe(200);
+      await response.text();
+      // What is left of 500 tokens after the input estimate, less than the default 1,024.
+      expect(Number(response.headers.get('x-budget-max-tokens'))).toBeGreaterThan(400);
+      expect(Number(response.headers.get('x-budget-max-tokens'))).toBeLessThan(500);
+    }
+  }, 60_000);
+
   it('big tool definitions are reserved: 50 concurrent calls with 100 KB of tools on a 5,000-token key overrun it by at most one call', async () => {
     const { key } = await createKey(origin(), { name: 'tools', budget_tokens: 5000, period: 'day' });
     const tools = Array.from({ length: 10 }, (_, index) => ({
