@@ -134,7 +134,7 @@ describe('/v1/admin/budgets', () => {
     expect(refused.headers['retry-after']).toBeUndefined();
     expect(refused.json().error).toEqual({
       type: 'budget_exceeded',
-      message: `This call would exceed the daily budget of tenant ${tenant} ($0.02); it resets at ${dayEnd.toISOString()}.`,
+      message: `The daily budget of tenant ${tenant} ($0.02) is spent; it resets at ${dayEnd.toISOString()}.`,
     });
 
     const openAi = await call(second, tenant, '/openai/v1/test/call');

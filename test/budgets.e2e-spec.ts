@@ -8,7 +8,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import Redis from 'ioredis';
-import { CountingBudgetEngine } from '../src/governance/budgets/budget-engine';
+import { CountingBudgetEngine, type OutputAllowance } from '../src/governance/budgets/budget-engine';
 import { BudgetExceededError, BudgetStoreUnavailableError, RateLimitExceededError } from '../src/governance/budgets/budget-errors';
 import type { MeteredScope, Usage } from '../src/governance/budgets/budget-scope';
 import { MemoryCounterStore } from '../src/governance/budgets/memory-counter-store';
@@ -72,7 +72,7 @@ describe.each(stores)('budget engine on %s', (name, create) => {
   });
   afterEach(() => clocked.engine.close());
   /** Memory answers synchronously and Redis with a promise; as a promise either way, a refusal is a rejection. */
-  const reserve = async (scopes: readonly MeteredScope[], estimate: Usage) => clocked.engine.reserve(scopes, estimate);
+  const reserve = async (scopes: readonly MeteredScope[], estimate: Usage, output?: OutputAllowance) => clocked.engine.reserve(scopes, estimate, output);
 
   const tenant: MeteredScope = { kind: 'tenant', id: 't-1', period: 'month', limit: { micros: 1_000 } };
   const key: MeteredScope = { kind: 'key', id: 'k-1', period: 'day', limit: { tokens: 100 } };
@@ -99,6 +99,40 @@ describe.each(stores)('budget engine on %s', (name, create) => {
     // What the settle gave back can be spent again: 120 + 880 is exactly the budget.
     await reserve([tenant], { micros: 880, tokens: 0 });
     await expect(reserve([tenant], { micros: 1, tokens: 0 })).rejects.toBeInstanceOf(BudgetExceededError);
+  });
+
+  it('grants the output every counter covers (tokens, and dollars at the output price), charges exactly that, and refuses below the least', async () => {
+    const window = new Date().toISOString().slice(0, 10);
+    // Tenant: 1,000 micro-dollars; key: 100 tokens. 10 input tokens cost 30 micros; output at $2.5/M (2.5 micros a token).
+    const output = { wanted: 1024, least: 16, picosPerToken: 2_500_000 };
+    const first = await reserve([tenant, key], { micros: 30, tokens: 10 }, output);
+    // The key's 90 tokens left bound it (the tenant's 970 micros would cover 388).
+    expect(first).toMatchObject({ outputTokens: 90, estimate: { micros: 30 + 225, tokens: 100 } });
+    expect(await clocked.counter(`${keyPrefix}c:day:${window}:key:k-1`)).toEqual({ micros: 255, tokens: 100, requests: 1 });
+    await clocked.engine.settle(first, { micros: 30, tokens: 10 });
+    // Without the key, the tenant's 970 micros left bound it: (970 - 30) / 2.5 = 376 tokens.
+    const second = await reserve([tenant], { micros: 30, tokens: 10 }, output);
+    expect(second).toMatchObject({ outputTokens: 376, estimate: { micros: 30 + 940, tokens: 386 } });
+    // 1,000 micros spent: nothing is left, not even for the least output.
+    const refused = await reserve([tenant], { micros: 0, tokens: 0 }, output).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(BudgetExceededError);
+    expect((refused as Error).message).toMatch(/^The monthly budget of tenant t-1 \(\$0\.001000\) is spent/);
+    await clocked.engine.release(second);
+    // 970 micros left, less than 30 + 16 x 2.5 would need when the input alone costs 940: refused by the estimate.
+    const byEstimate = await reserve([tenant], { micros: 940, tokens: 0 }, output).catch((error: unknown) => error);
+    expect((byEstimate as Error).message).toMatch(/^This call's estimate \(\$0\.000980\) is more than the \$0\.000970 left of the monthly budget of tenant t-1/);
+  });
+
+  it('never grants more than is left when many bounded reserves race', async () => {
+    const budget: MeteredScope = { kind: 'key', id: 'k-race', period: 'day', limit: { tokens: 5_000 } };
+    const output = { wanted: 1024, least: 16, picosPerToken: 0 };
+    const answers = await Promise.allSettled(Array.from({ length: 40 }, () => reserve([budget], { micros: 0, tokens: 100 }, output)));
+    const granted = answers.filter((answer) => answer.status === 'fulfilled').map((answer) => (answer as PromiseFulfilledResult<{ estimate: Usage }>).value.estimate.tokens);
+    expect(granted.reduce((sum, tokens) => sum + tokens, 0)).toBeLessThanOrEqual(5_000);
+    // The last admitted call took what was left down to less than 100 input and 16 output.
+    expect(granted.reduce((sum, tokens) => sum + tokens, 0)).toBeGreaterThan(5_000 - 116);
+    const window = new Date().toISOString().slice(0, 10);
+    expect((await clocked.counter(`${keyPrefix}c:day:${window}:key:k-race`))?.tokens).toBe(granted.reduce((sum, tokens) => sum + tokens, 0));
   });
 
   it('counts afresh in the next window', async () => {

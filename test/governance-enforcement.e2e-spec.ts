@@ -70,7 +70,7 @@ async function createKey(body: Record<string, unknown>): Promise<{ key: string; 
   return { key: created.body.key as string, id: created.body.id as string };
 }
 
-/** One short chat whose estimate (2 prompt tokens by length + max_tokens 8) is exactly what the emulator reports. */
+/** One short chat: its estimate (2 prompt tokens by length, 4 for the message, max_tokens 8) is a little more than the 10 the emulator reports. */
 function chat(server: string, key: string, model = 'openai/gpt-test') {
   return call(server, 'POST', '/openai/v1/chat/completions', key, { model, max_tokens: 8, messages: [{ role: 'user', content: 'Hello' }] });
 }

@@ -78,6 +78,8 @@ export interface LedgerSection {
 
 export interface PricingSection {
   use_defaults?: boolean;
+  /** Admit unpriced models to callers held to a dollar budget (default false: 403 model_not_priced). */
+  allow_unpriced?: boolean;
   /** Keyed `provider/model`; USD per million tokens. */
   models?: Record<string, { input: number; output: number; cached_input?: number }>;
 }

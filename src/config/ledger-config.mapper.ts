@@ -37,6 +37,7 @@ export function toLedgerSettings(document: ConfigDocument, source: string): Ledg
     batchSize: ledger.batch_size ?? LEDGER_DEFAULTS.batchSize,
     flushIntervalMs: ledger.flush_interval === undefined ? LEDGER_DEFAULTS.flushIntervalMs : Math.max(1, Math.round(ledger.flush_interval * 1000)),
     pricing: buildPricingTable(pricing.use_defaults === false ? {} : defaultPrices(), pricing.models ?? {}, pricing.use_defaults ?? true),
+    allowUnpriced: pricing.allow_unpriced ?? false,
     metricsMaxTenants: ledger.metrics_max_tenants ?? LEDGER_DEFAULTS.metricsMaxTenants,
   };
 }

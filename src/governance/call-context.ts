@@ -15,6 +15,12 @@ export interface CallContext {
   state?: GovernanceRequestState;
   /** The request itself, whose JWT claims may carry the caller's own budget. */
   request?: object;
+  /** Sets a header of the request's answer (the call gate's X-Budget-Max-Tokens); absent without an HTTP answer. */
+  setResponseHeader?: (name: string, value: string) => void;
+}
+
+interface ReplyLike {
+  header(name: string, value: string): unknown;
 }
 
 interface RequestLike {
@@ -29,12 +35,15 @@ interface RequestLike {
 class RequestScope {
   private context?: CallContext;
 
-  constructor(private readonly request: RequestLike) {}
+  constructor(
+    private readonly request: RequestLike,
+    private readonly reply: ReplyLike,
+  ) {}
 
   current(): CallContext | undefined {
     if (this.context) return this.context;
     const state = governanceOf(this.request);
-    if (state) this.context = requestCallContext(this.request, state);
+    if (state) this.context = requestCallContext(this.request, state, this.reply);
     return this.context;
   }
 }
@@ -51,13 +60,20 @@ export function currentCallContext(): CallContext | undefined {
   return store instanceof RequestScope ? store.current() : store;
 }
 
-/** The call context of an HTTP request the API auth layer identified. */
-export function requestCallContext(request: RequestLike, state: GovernanceRequestState): CallContext {
-  return { identity: state.identity, requestId: String(request.id), route: request.routeOptions?.url, state, request };
+/** The call context of an HTTP request the API auth layer identified; with its reply, the gate can set headers of the answer. */
+export function requestCallContext(request: RequestLike, state: GovernanceRequestState, reply?: ReplyLike): CallContext {
+  return {
+    identity: state.identity,
+    requestId: String(request.id),
+    route: request.routeOptions?.url,
+    state,
+    request,
+    ...(reply ? { setResponseHeader: (name: string, value: string) => void reply.header(name, value) } : {}),
+  };
 }
 
 interface HookHost {
-  addHook(name: 'onRequest', hook: (request: RequestLike, reply: unknown, done: () => void) => void): unknown;
+  addHook(name: 'onRequest', hook: (request: RequestLike, reply: ReplyLike, done: () => void) => void): unknown;
 }
 
 /**
@@ -66,5 +82,5 @@ interface HookHost {
  * AsyncResource bind (about 60 µs per request on the development machine).
  */
 export function installCallContextHook(fastify: HookHost): void {
-  fastify.addHook('onRequest', (request, _reply, done) => storage.run(new RequestScope(request), done));
+  fastify.addHook('onRequest', (request, reply, done) => storage.run(new RequestScope(request, reply), done));
 }

@@ -25,6 +25,19 @@ export class ModelNotAllowedError extends TollgateError {
 }
 
 /**
+ * The caller is held to a dollar budget and the model has no price: its calls would pass the budget at cost 0
+ * (403). The operator prices it, or lets unpriced models through explicitly.
+ */
+export class ModelNotPricedError extends TollgateError {
+  override readonly type: string = 'model_not_priced';
+  constructor(readonly model: string) {
+    super(
+      `The model ${model} has no price, and this caller is held to a dollar budget: price it under governance.pricing.models, or admit unpriced models with governance.pricing.allow_unpriced: true.`,
+    );
+  }
+}
+
+/**
  * The caller is authenticated but not an administrator (admin token or an admin role), or administers one tenant
  * and named another: 403.
  */

@@ -49,7 +49,7 @@ export class GovernanceModule implements OnApplicationShutdown {
           providers: [
             {
               provide: GovernanceGate,
-              useFactory: (allowList: ModelAllowList, budgets: BudgetsService) => new GovernanceGate(allowList, parts.ledger.pricing, budgets),
+              useFactory: (allowList: ModelAllowList, budgets: BudgetsService) => new GovernanceGate(allowList, parts.ledger.pricing, budgets, { allowUnpriced: parts.ledger.allowUnpriced }),
               inject: [ModelAllowList, BudgetsService],
             },
           ],

@@ -13,7 +13,7 @@ import {
   TollgateError,
   UnknownProviderError,
 } from '../ai/errors';
-import { AdminRequiredError, InvalidKeyError, KeyNotFoundError, ModelNotAllowedError } from '../governance/governance-errors';
+import { AdminRequiredError, InvalidKeyError, KeyNotFoundError, ModelNotAllowedError, ModelNotPricedError } from '../governance/governance-errors';
 import { BudgetExceededError, BudgetStoreUnavailableError, RateLimitExceededError } from '../governance/budgets/budget-errors';
 
 /** What the REST API answers for an error: one place maps every error to a status (docs/decisions.md B3). */
@@ -42,7 +42,7 @@ function tollgateErrorStatus(error: TollgateError): number {
   if (error instanceof InvalidRequestError || error instanceof UnknownProviderError) return 400;
   if (error instanceof CapabilityNotSupportedError) return 400;
   if (error instanceof InvalidKeyError) return 401;
-  if (error instanceof ModelNotAllowedError || error instanceof AdminRequiredError) return 403;
+  if (error instanceof ModelNotAllowedError || error instanceof ModelNotPricedError || error instanceof AdminRequiredError) return 403;
   if (error instanceof KeyNotFoundError) return 404;
   if (error instanceof RateLimitError || error instanceof BudgetExceededError || error instanceof RateLimitExceededError) return 429;
   if (error instanceof BudgetStoreUnavailableError) return 503;

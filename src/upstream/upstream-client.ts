@@ -82,6 +82,7 @@ export class UpstreamClient {
         resolve,
         reject,
         (status, headers, parsed) => this.statusError(status, headers, parsed, options),
+        options.onSent,
       );
       if (exchange.start()) this.pool.dispatch(request, exchange);
     });
@@ -106,6 +107,7 @@ export class UpstreamClient {
         resolve,
         reject,
         (status, headers, parsed) => this.statusError(status, headers, parsed, options),
+        options.onSent,
       );
       if (exchange.start()) this.pool.dispatch(request, exchange);
     }) as Promise<JsonResponse<T>>;

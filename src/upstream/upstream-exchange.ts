@@ -32,6 +32,7 @@ abstract class UpstreamExchange implements Dispatcher.DispatchHandlers {
     private readonly timeoutMs: number,
     private readonly callerSignal: AbortSignal | undefined,
     private readonly statusError: StatusErrorMapper,
+    private readonly onSent: (() => void) | undefined,
   ) {}
 
   /** False when the caller had already aborted: the call is settled and must not be sent. */
@@ -45,9 +46,14 @@ abstract class UpstreamExchange implements Dispatcher.DispatchHandlers {
     return true;
   }
 
+  /** undici hands the request a connection and writes it next: this is the moment it goes upstream. */
   onConnect(abort: (error?: Error) => void): void {
-    if (this.closed) abort();
-    else this.abortRequest = abort;
+    if (this.closed) {
+      abort();
+      return;
+    }
+    this.abortRequest = abort;
+    this.onSent?.();
   }
 
   abstract onHeaders(status: number, rawHeaders: Buffer[], resume: () => void): boolean;
@@ -115,8 +121,9 @@ export class JsonExchange extends UpstreamExchange {
     private readonly resolve: (response: JsonResponse) => void,
     private readonly reject: (error: unknown) => void,
     statusError: StatusErrorMapper,
+    onSent?: () => void,
   ) {
-    super(provider, timeoutMs, callerSignal, statusError);
+    super(provider, timeoutMs, callerSignal, statusError, onSent);
   }
 
   onHeaders(status: number, rawHeaders: Buffer[]): boolean {
@@ -211,8 +218,9 @@ export class StreamExchange extends UpstreamExchange implements AsyncIterableIte
     private readonly resolve: (response: StreamResponse) => void,
     private readonly reject: (error: unknown) => void,
     statusError: StatusErrorMapper,
+    onSent?: () => void,
   ) {
-    super(provider, timeoutMs, callerSignal, statusError);
+    super(provider, timeoutMs, callerSignal, statusError, onSent);
   }
 
   onHeaders(status: number, rawHeaders: Buffer[], resume: () => void): boolean {

@@ -42,6 +42,12 @@ export interface UpstreamRequestOptions {
   headers?: Record<string, string>;
   /** Model named by the request, for error mapping. */
   model?: string;
+  /**
+   * Told once, when the request is handed to a connection to be written: from then on the upstream may act on
+   * it (and bill it), whatever happens to the answer. Never told when the call fails to connect or is aborted
+   * before that (the budget gate gives such a call's reservation back).
+   */
+  onSent?: () => void;
   query?: Record<string, string | undefined>;
 }
 

@@ -32,11 +32,12 @@ import type {
 import { BUILT_IN_SENSITIVE_KEYS, type ContextItem, redactSensitive, renderContextItems } from '../prompts/context-rendering';
 import { buildMessages, templatesFor } from '../prompts/prompt-templates';
 import type { AiClientOptions } from './ai-client.options';
-import { estimateTokens, measuredUsage, messageChars, type ModelCallOperation, type ModelCallSink, type ModelCallStatus, toolCallChars } from './model-call';
-import type { GatedCall, GateTicket, ModelCallGate } from './model-call-gate';
+import { estimateTokens, measuredUsage, messageChars, type ModelCallOperation, type ModelCallSink, type ModelCallStatus, requestInputTokens, toolCallChars } from './model-call';
+import type { GatedCall, GateOutcome, GateTicket, ModelCallGate } from './model-call-gate';
 import type { ProviderRegistry } from './provider-registry';
 import { type ModelRoute, ModelRouter, type ModelTarget } from './model-routing';
 import { callWithRetry, type Sleep } from './retry';
+import { type AttemptOptions, SentAttempts } from './sent-attempts';
 import { type EventSink, publishProviderFallback, type ServiceOperation, ServiceRequestPublisher } from './service-request.events';
 
 export interface CallOptions {
@@ -166,11 +167,13 @@ export class AiClient {
   }
 
   /**
-   * Whether the call gate lets the current caller use `model` of `provider` (governance's allow-lists, read
-   * from the request's call context), so model listings show a caller only what it may call. True without a gate.
+   * Whether the call gate lets the current caller use `model` of the registered `provider` (governance's
+   * allow-lists and, for a caller held to dollars, the model's price, read from the request's call context), so
+   * model listings show a caller only what it may call. True without a gate.
    */
   admitsModel(provider: string, model: string): boolean {
-    return this.gate?.admits(provider, model) ?? true;
+    const gate = this.gate;
+    return gate ? gate.admits(provider, model, this.registry.get(provider).kind) : true;
   }
 
   /** Whether the current caller may use the alias: the gate admits at least one of its targets. */
@@ -245,12 +248,14 @@ export class AiClient {
   ): Promise<GenerateResponse> {
     let sent: GenerateRequest | undefined;
     const gated = this.gate ? chatGate('generate', options, messagesFor) : undefined;
-    const { result, provider, ticket } = await this.withFallback('generate', 'generate', options, (candidate, model) => {
-      sent = generateRequest(options, messagesFor(candidate), model);
+    const { result, provider, ticket, attempts } = await this.withFallback('generate', 'generate', options, (candidate, model, attempt) => {
+      sent = generateRequest(options, messagesFor(candidate), model, attempt);
       return this.measuredGenerate(candidate, sent);
     }, requiredFeatures(options, callerMessages), gated);
     // The messages the answering candidate was sent: built once per attempt, not again for the settlement.
-    if (ticket && sent) closeTicket(ticket, provider, result.model, result.usage, messageChars(sent.messages), result.text.length + toolCallChars(result.toolCalls));
+    if (ticket && attempts && sent) {
+      ticket.close(attempts.outcome(answeredBy(provider, result.model, result.usage, messageChars(sent.messages), result.text.length + toolCallChars(result.toolCalls))));
+    }
     return {
       response: result.text,
       provider: provider.name,
@@ -384,8 +389,8 @@ export class AiClient {
   ): AsyncGenerator<GenerateStreamEvent> {
     let sent: GenerateRequest | undefined;
     const gated = this.gate ? chatGate('stream', options, messagesFor) : undefined;
-    const { result, provider, ticket } = await this.withFallback('streaming', 'generate', options, (candidate, model) => {
-      sent = generateRequest(options, messagesFor(candidate), model);
+    const { result, provider, ticket, attempts } = await this.withFallback('streaming', 'generate', options, (candidate, model, attempt) => {
+      sent = generateRequest(options, messagesFor(candidate), model, attempt);
       return this.measuredOpen(candidate, sent);
     }, requiredFeatures(options, callerMessages), gated);
     const { rest } = result;
@@ -427,8 +432,11 @@ export class AiClient {
           const model = last?.done ? last.model : configuredModel(provider, request.model, 'chatModel');
           const usage = last?.done ? last.usage : undefined;
           if (sink && callerScope) callerScope.runInAsyncScope(() => this.recordCall(sink, provider, model, 'stream', status, usage, messageChars(request.messages), receivedChars));
-          // A stream stopped early still cost what the upstream read and wrote: settled on the estimate.
-          closeTicket(ticket, provider, model, usage, messageChars(request.messages), receivedChars);
+          // A stream stopped before its end still cost what the upstream read and wrote: at least the estimate.
+          if (ticket && attempts) {
+            const answered = answeredBy(provider, model, usage, messageChars(request.messages), receivedChars);
+            ticket.close(last?.done ? attempts.outcome(answered) : attempts.outcome(undefined, { provider: provider.name, providerKind: provider.kind, model, measured: answered.usage }));
+          }
         }
       }
     }
@@ -517,11 +525,11 @@ export class AiClient {
 
   private async embed(texts: readonly string[], options: EmbeddingOptions): Promise<BatchEmbeddingResponse> {
     const sentChars = this.gate ? texts.reduce((sum, text) => sum + text.length, 0) : 0;
-    const gated: GateRequest | undefined = this.gate ? { operation: 'embed', setting: 'embeddingModel', inputChars: () => sentChars } : undefined;
-    const { result, provider, ticket } = await this.withFallback('embeddings', 'embed', options, (candidate, model) =>
-      this.measuredEmbed(candidate, { inputs: [...texts], model, signal: options.signal }),
+    const gated: GateRequest | undefined = this.gate ? { operation: 'embed', setting: 'embeddingModel', inputTokens: () => estimateTokens(sentChars) } : undefined;
+    const { result, provider, ticket, attempts } = await this.withFallback('embeddings', 'embed', options, (candidate, model, attempt) =>
+      this.measuredEmbed(candidate, { inputs: [...texts], model, signal: options.signal, onSent: attempt.onSent }),
     [], gated);
-    if (ticket) closeTicket(ticket, provider, result.model, result.usage, sentChars, 0);
+    if (ticket && attempts) ticket.close(attempts.outcome(answeredBy(provider, result.model, result.usage, sentChars, 0)));
     return {
       embeddings: result.embeddings,
       provider: provider.name,
@@ -535,16 +543,17 @@ export class AiClient {
    * Tries the routed provider (with retries), then, on a fallback-eligible error, each candidate that has
    * the capability: the route's equivalents, or the configured fallback providers when the caller named no
    * model. A candidate's own failure of any kind moves on to the next; when every one fails, the first
-   * provider's error is the one reported.
+   * provider's error is the one reported. A gated call's attempts are watched for going upstream
+   * (SentAttempts), and sent the max_tokens its budget bounds it to.
    */
   private async withFallback<T>(
     capability: Capability,
     operation: ServiceOperation,
     options: CallOptions & { model?: string },
-    call: (provider: AiProvider, model: string | undefined) => Promise<T>,
+    call: (provider: AiProvider, model: string | undefined, attempt: AttemptOptions) => Promise<T>,
     features: readonly ModelFeature[] = [],
     gated?: GateRequest,
-  ): Promise<{ result: T; provider: AiProvider; ticket?: GateTicket }> {
+  ): Promise<{ result: T; provider: AiProvider; ticket?: GateTicket; attempts?: SentAttempts }> {
     const route = this.router.route(options.provider, options.model);
     const primary = this.registry.get(route.target.provider);
     const requestedModel = route.target.model;
@@ -564,24 +573,27 @@ export class AiClient {
     const gate = this.gate;
     const opened = gate && gated ? gate.open(gatedCall(primary, requestedModel, gated)) : undefined;
     const ticket = opened instanceof Promise ? await opened : opened;
+    const attempts = ticket && gated ? new SentAttempts(ticket.maxOutputTokens, (provider, model) => configuredModel(provider, model, gated.setting)) : undefined;
+    const attempt = (provider: AiProvider, model: string | undefined): Promise<T> =>
+      attempts ? attempts.run(provider, model, options.signal, (sending) => call(provider, model, sending)) : call(provider, model, UNGATED_ATTEMPT);
     try {
-      return { result: await this.retrying(primary, operation, options.signal, () => call(primary, requestedModel)), provider: primary, ticket };
+      return { result: await this.retrying(primary, operation, options.signal, () => attempt(primary, requestedModel)), provider: primary, ticket, attempts };
     } catch (error) {
       if (options.enableFallback === false || !this.options.fallback.enabled || !isFallbackEligible(error)) {
-        ticket?.close(undefined);
+        if (ticket && attempts) ticket.close(attempts.outcome());
         throw error;
       }
       for (const { provider: candidate, model } of this.fallbackCandidates(route, capability, features)) {
         if (options.signal?.aborted) break;
-        if (gate && gated && !gate.admits(candidate.name, configuredModel(candidate, model, gated.setting))) continue;
+        if (gate && gated && !gate.admits(candidate.name, configuredModel(candidate, model, gated.setting), candidate.kind)) continue;
         publishProviderFallback(primary.name, candidate.name, operation);
         try {
-          return { result: await this.retrying(candidate, operation, options.signal, () => call(candidate, model)), provider: candidate, ticket };
+          return { result: await this.retrying(candidate, operation, options.signal, () => attempt(candidate, model)), provider: candidate, ticket, attempts };
         } catch {
           // Any failure of a fallback candidate moves on to the next one (docs/decisions.md B2).
         }
       }
-      ticket?.close(undefined);
+      if (ticket && attempts) ticket.close(attempts.outcome());
       throw error;
     }
   }
@@ -736,17 +748,20 @@ function configuredModel(provider: AiProvider, requested: string | undefined, se
   return typeof configured === 'string' ? configured : 'unknown';
 }
 
-/** What the gate is told about a call before it is made; `inputChars` counts the text a provider would be sent. */
+/** What the gate is told about a call before it is made; `inputTokens` estimates what a provider would be sent. */
 interface GateRequest {
   operation: ModelCallOperation;
   setting: 'chatModel' | 'embeddingModel';
-  inputChars: (provider: AiProvider) => number;
+  inputTokens: (provider: AiProvider) => number;
   maxOutputTokens?: number;
 }
 
 function chatGate(operation: ModelCallOperation, options: GenerateOptions, messagesFor: (provider: AiProvider) => ChatMessage[]): GateRequest {
-  return { operation, setting: 'chatModel', inputChars: (provider) => messageChars(messagesFor(provider)), maxOutputTokens: options.maxTokens };
+  return { operation, setting: 'chatModel', inputTokens: (provider) => requestInputTokens(messagesFor(provider), options), maxOutputTokens: options.maxTokens };
 }
+
+/** An ungated call's attempts: nothing watches them go out, and the caller's max_tokens stands. */
+const UNGATED_ATTEMPT: AttemptOptions = Object.freeze({});
 
 function gatedCall(provider: AiProvider, model: string | undefined, gated: GateRequest): GatedCall {
   return {
@@ -754,14 +769,15 @@ function gatedCall(provider: AiProvider, model: string | undefined, gated: GateR
     providerKind: provider.kind,
     model: configuredModel(provider, model, gated.setting),
     operation: gated.operation,
-    estimateInputTokens: () => estimateTokens(gated.inputChars(provider)),
+    estimateInputTokens: () => gated.inputTokens(provider),
     ...(gated.maxOutputTokens !== undefined ? { maxOutputTokens: gated.maxOutputTokens } : {}),
   };
 }
 
-/** Tells the gate what answered and what it cost: the upstream's figures, or an estimate from the text. */
-function closeTicket(ticket: GateTicket | undefined, provider: AiProvider, model: string, usage: TokenUsage | undefined, sentChars: number, receivedChars: number): void {
-  ticket?.close({ provider: provider.name, providerKind: provider.kind, model, usage: measuredUsage(usage, sentChars, receivedChars).usage });
+/** What answered and what it cost: the upstream's figures, or (`estimated`) an estimate from the text. */
+function answeredBy(provider: AiProvider, model: string, usage: TokenUsage | undefined, sentChars: number, receivedChars: number): NonNullable<GateOutcome['answered']> {
+  const measured = measuredUsage(usage, sentChars, receivedChars);
+  return { provider: provider.name, providerKind: provider.kind, model, usage: measured.usage, estimated: measured.estimated };
 }
 
 /** Reads up to the first chunk, so a failure to connect, a refusal or an empty stream counts as the attempt failing. */
@@ -777,12 +793,15 @@ async function openStream(provider: AiProvider, request: GenerateRequest): Promi
   return { first: first.value, rest };
 }
 
-/** One candidate's request, for the model routing chose for it (undefined: the provider's configured one). */
-function generateRequest(options: GenerateOptions, messages: ChatMessage[], model: string | undefined): GenerateRequest {
+/**
+ * One candidate's request, for the model routing chose for it (undefined: the provider's configured one), with
+ * the max_tokens a budget bounds it to and where it reports going upstream.
+ */
+function generateRequest(options: GenerateOptions, messages: ChatMessage[], model: string | undefined, attempt: AttemptOptions): GenerateRequest {
   return {
     messages,
     model,
-    maxTokens: options.maxTokens,
+    maxTokens: attempt.maxTokens ?? options.maxTokens,
     temperature: options.temperature,
     topP: options.topP,
     stop: options.stop,
@@ -794,5 +813,6 @@ function generateRequest(options: GenerateOptions, messages: ChatMessage[], mode
     frequencyPenalty: options.frequencyPenalty,
     presencePenalty: options.presencePenalty,
     signal: options.signal,
+    onSent: attempt.onSent,
   };
 }

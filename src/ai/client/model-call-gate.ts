@@ -1,7 +1,8 @@
 /**
  * The hook governance puts in front of every client call (docs/governance.md#enforcement): it sees the routed
- * provider and model before any upstream call, may refuse the call (403 `model_not_allowed`, 429
- * `budget_exceeded`), and hears back what the call cost. Without a gate the client does no such work.
+ * provider and model before any upstream call, may refuse the call (403 `model_not_allowed` or
+ * `model_not_priced`, 429 `budget_exceeded`) or bound its max_tokens, and hears back whether a request went
+ * upstream and what the call cost. Without a gate the client does no such work.
  */
 import type { ProviderKind } from '../providers/ai-provider.interface';
 import type { ModelCallOperation, ModelCallUsage } from './model-call';
@@ -12,16 +13,35 @@ export interface GatedCall {
   providerKind: ProviderKind;
   model: string;
   operation: ModelCallOperation;
-  /** Estimated from the text sent (4 characters per token); counted only for a gate that reserves. */
+  /** Estimated from everything sent (model-call.ts requestInputTokens); counted only for a gate that reserves. */
   estimateInputTokens(): number;
   /** The caller's output bound (`max_tokens`), when it gave one. */
   maxOutputTokens?: number;
 }
 
-/** What answered and its usage (upstream figures, or estimated); undefined when no model answered. */
-export type GateOutcome = { provider: string; providerKind: ProviderKind; model: string; usage: ModelCallUsage } | undefined;
+/** A provider and model a request of the call went to. */
+export interface CalledModel {
+  provider: string;
+  providerKind: ProviderKind;
+  model: string;
+}
+
+/** How a call ended, as far as the upstream is concerned. */
+export interface GateOutcome {
+  /** Whether any request of the call went upstream (from then on the provider may bill it); false: nothing did. */
+  sent: boolean;
+  /** The attempt that answered, with its usage: the upstream's figures, or (`estimated`) from the text. */
+  answered?: CalledModel & { usage: ModelCallUsage; estimated: boolean };
+  /**
+   * Attempts that went upstream and got no answer: the caller left, a timeout, a cut connection, an unreadable
+   * answer, a stream stopped before its usage arrived (`measured`: what its text came to).
+   */
+  unanswered: ReadonlyArray<CalledModel & { measured?: ModelCallUsage }>;
+}
 
 export interface GateTicket {
+  /** The max_tokens to send instead of the caller's (or none): the budget covers no more output. */
+  readonly maxOutputTokens?: number;
   /** Called once, when the call ended (a stream: when it stopped, however). */
   close(outcome: GateOutcome): void;
 }
@@ -33,7 +53,7 @@ export interface ModelCallGate {
    */
   open(call: GatedCall): GateTicket | undefined | Promise<GateTicket | undefined>;
   /** Whether fallback may move the call to this provider and model. */
-  admits(provider: string, model: string): boolean;
+  admits(provider: string, model: string, providerKind: ProviderKind): boolean;
   /**
    * Counts a request that calls no model (a model listing, a health report) against the caller's per-minute
    * request limits; throws or rejects to refuse it. Listings are answered from a short cache, but a caller

@@ -1,4 +1,4 @@
-import { estimateTokens, measuredUsage, messageChars, toolCallChars } from './model-call';
+import { estimateTokens, measuredUsage, messageChars, requestInputTokens, TOKENS_PER_IMAGE, TOKENS_PER_MESSAGE, toolCallChars } from './model-call';
 
 describe('estimateTokens', () => {
   it('counts four characters a token, rounding up, and nothing for no text', () => {
@@ -23,6 +23,25 @@ describe('messageChars', () => {
 
   it('counts partial tool-call deltas', () => {
     expect(toolCallChars([{ index: 0, name: 'f' }, { index: 0, arguments: '{"a"' }])).toBe(5);
+  });
+});
+
+describe('requestInputTokens', () => {
+  const messages = [
+    { role: 'system' as const, content: 'abcd' },
+    { role: 'user' as const, content: [{ type: 'text' as const, text: 'efgh' }, { type: 'image' as const, image: { kind: 'url' as const, url: 'https://x/y.png' } }] },
+  ];
+
+  it('reserves the text, a per-message overhead and a fixed allowance per image', () => {
+    expect(requestInputTokens(messages, {})).toBe(2 + 2 * TOKENS_PER_MESSAGE + TOKENS_PER_IMAGE);
+  });
+
+  it('reserves tool definitions and the response_format schema as serialised', () => {
+    const tools = [{ name: 'lookup', description: 'd'.repeat(100_000), parameters: { type: 'object', properties: {} } }];
+    const responseFormat = { type: 'json_schema' as const, name: 'answer', schema: { type: 'object', properties: { text: { type: 'string' } } } };
+    const expected = estimateTokens(8 + JSON.stringify(tools).length + JSON.stringify(responseFormat).length) + 2 * TOKENS_PER_MESSAGE + TOKENS_PER_IMAGE;
+    expect(requestInputTokens(messages, { tools, responseFormat })).toBe(expected);
+    expect(expected).toBeGreaterThan(25_000);
   });
 });
 

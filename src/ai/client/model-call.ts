@@ -4,7 +4,7 @@
  * Token figures come from the upstream's usage report; where it reported none they are estimated from text
  * length and marked `estimated` (docs/governance.md#ledger-and-usage).
  */
-import type { ChatMessage, ProviderKind, TokenUsage, ToolCall, ToolCallDelta } from '../providers/ai-provider.interface';
+import type { ChatMessage, GenerateRequest, ProviderKind, TokenUsage, ToolCall, ToolCallDelta } from '../providers/ai-provider.interface';
 
 export type ModelCallOperation = 'generate' | 'stream' | 'embed';
 
@@ -53,6 +53,41 @@ export function messageChars(messages: readonly ChatMessage[]): number {
     if (message.role === 'assistant') chars += toolCallChars(message.toolCalls);
   }
   return chars;
+}
+
+/**
+ * Tokens reserved for each message's role and framing: OpenAI documents 3 per message (and 3 to prime the
+ * answer); Anthropic and Gemini frame turns alike. Rounded up to cover the priming.
+ */
+export const TOKENS_PER_MESSAGE = 4;
+
+/**
+ * Tokens reserved for each image, whose size is unknown before a provider reads it: Anthropic's documented
+ * cost of an image at its largest unresized size (about 1.15 megapixels, width × height / 750), more than
+ * OpenAI's high-detail maximum for gpt-4o (85 + 170 per 512-pixel tile: 1,445) and Gemini's 258 per tile.
+ * Models that count an image otherwise are settled to the usage they report.
+ */
+export const TOKENS_PER_IMAGE = 1_600;
+
+/**
+ * The input tokens a budget reserves for a generation request: everything it sends upstream. Its text and
+ * tool-call arguments, the tool definitions and the response_format schema as serialised (JSON, 4 characters
+ * per token), {@link TOKENS_PER_MESSAGE} per message and {@link TOKENS_PER_IMAGE} per image. Computed only
+ * when a gate reserves.
+ */
+export function requestInputTokens(messages: readonly ChatMessage[], request: Pick<GenerateRequest, 'tools' | 'responseFormat'>): number {
+  let chars = messageChars(messages);
+  if (request.tools?.length) chars += JSON.stringify(request.tools).length;
+  if (request.responseFormat !== undefined) chars += JSON.stringify(request.responseFormat).length;
+  return estimateTokens(chars) + messages.length * TOKENS_PER_MESSAGE + imageCount(messages) * TOKENS_PER_IMAGE;
+}
+
+function imageCount(messages: readonly ChatMessage[]): number {
+  let images = 0;
+  for (const message of messages) {
+    if (Array.isArray(message.content)) for (const part of message.content) if (part.type === 'image') images += 1;
+  }
+  return images;
 }
 
 export function toolCallChars(calls: readonly (ToolCall | ToolCallDelta)[] | undefined): number {

@@ -103,6 +103,8 @@ export interface GenerateRequest {
   frequencyPenalty?: number;
   presencePenalty?: number;
   signal?: AbortSignal;
+  /** Handed to the upstream client: told when the request went out (UpstreamRequestOptions.onSent). */
+  onSent?: () => void;
 }
 
 export interface TokenUsage {
@@ -150,6 +152,8 @@ export interface EmbedRequest {
   inputs: string[];
   model?: string;
   signal?: AbortSignal;
+  /** As GenerateRequest.onSent. */
+  onSent?: () => void;
 }
 
 export interface EmbedResult {

@@ -1,13 +1,33 @@
 import { InvalidBudgetError, limitExceeded } from './budget-errors';
-import { type CounterPlan, type LimitField, type MeteredScope, type Usage, WindowCache, isCount, planCounters, scopeProblems, usageProblems } from './budget-scope';
+import { type CounterPlan, type LimitField, type MeteredScope, type ScopeLimit, type Usage, WindowCache, isCount, planCounters, scopeProblems, usageProblems } from './budget-scope';
 
 /** Counters charged by one reserve call; settle or release it exactly once (later calls do nothing). */
 export interface Reservation {
   /** The store keys of the counters charged. */
   readonly keys: readonly string[];
+  /** What was charged: the fixed part of the estimate and the output tokens granted. */
   readonly estimate: Usage;
+  /** Output tokens granted (the call may be sent at most these), when the reserve was given an allowance. */
+  readonly outputTokens: number;
   done: boolean;
 }
+
+/**
+ * The output part of a call's estimate, which the store bounds by what is left: up to `wanted` output tokens,
+ * at least `least`, each costing `picosPerToken` (millionths of a micro-dollar: a price in USD per million
+ * tokens times 1,000,000, an integer). The store grants the most that every counter's remaining budget covers,
+ * in the same atomic step as the charge, so the last calls of a budget end at it instead of being refused.
+ */
+export interface OutputAllowance {
+  wanted: number;
+  least: number;
+  picosPerToken: number;
+}
+
+/** No output part: the estimate is charged as it is (embeddings, and callers that bound nothing). */
+export const NO_OUTPUT: OutputAllowance = { wanted: 0, least: 0, picosPerToken: 0 };
+
+export const PICOS_PER_MICRO = 1_000_000;
 
 /** The counter plans of one scopes array, valid while every one of their windows is. */
 interface Planned {
@@ -17,10 +37,11 @@ interface Planned {
   until: number;
 }
 
-/** A counter over its limit, as a store reports it: which plan and which field. */
+/** A counter over its limit, as a store reports it: which plan, which field, and what that field held. */
 export interface Refusal {
   index: number;
   field: LimitField;
+  used: number;
 }
 
 /**
@@ -38,8 +59,10 @@ export interface BudgetEngine {
   /**
    * Charges `estimate` and one request to every scope, or throws BudgetExceededError / RateLimitExceededError.
    * A scopes array is read as it is when first handed over (BudgetsService hands each caller's the same one).
+   * With an `output` allowance, `estimate` is the fixed part (the input) and the output tokens granted are
+   * added to it.
    */
-  reserve(scopes: readonly MeteredScope[], estimate: Usage): StoreAnswer<Reservation>;
+  reserve(scopes: readonly MeteredScope[], estimate: Usage, output?: OutputAllowance): StoreAnswer<Reservation>;
   /** Corrects the reservation to what the call really cost (the request stays counted). */
   settle(reservation: Reservation, actual: Usage): StoreAnswer<void>;
   /** The call was not made: gives back the estimate and the request. */
@@ -49,8 +72,12 @@ export interface BudgetEngine {
 
 /** The store part of an engine: where counters live. The checks and errors are the same for every store. */
 export interface CounterStore {
-  /** Atomically: refuse with the first counter that would pass its limit, else charge every counter. */
-  tryCharge(plans: readonly CounterPlan[], estimate: Usage, now: number): StoreAnswer<Refusal | undefined>;
+  /**
+   * Atomically: refuse with the first counter that would pass its limit even with `output.least`, else grant
+   * the most output tokens up to `output.wanted` that every counter covers, charge every counter with the
+   * estimate and that output, and answer the tokens granted.
+   */
+  tryCharge(plans: readonly CounterPlan[], estimate: Usage, output: OutputAllowance, now: number): StoreAnswer<Refusal | number>;
   /** Moves existing counters by the deltas; counters whose window expired are left alone. */
   adjust(keys: readonly string[], delta: Usage & { requests: number }): StoreAnswer<void>;
   close(): Promise<void>;
@@ -67,23 +94,24 @@ export class CountingBudgetEngine implements BudgetEngine {
     private readonly clock: () => number = Date.now,
   ) {}
 
-  reserve(scopes: readonly MeteredScope[], estimate: Usage): StoreAnswer<Reservation> {
+  reserve(scopes: readonly MeteredScope[], estimate: Usage, output: OutputAllowance = NO_OUTPUT): StoreAnswer<Reservation> {
     // A scopes array planned before was checked then.
-    if (!isUsage(estimate) || !this.planned.has(scopes)) {
-      const problems = [...scopeProblems(scopes), ...usageProblems(estimate, 'estimate')];
+    if (!isUsage(estimate) || !isAllowance(output) || !this.planned.has(scopes)) {
+      const problems = [...scopeProblems(scopes), ...usageProblems(estimate, 'estimate'), ...allowanceProblems(output)];
       if (problems.length) throw new InvalidBudgetError(problems);
     }
     const now = this.clock();
     const { plans, keys } = this.plan(scopes, now);
-    const reserved = (refusal: Refusal | undefined): Reservation => {
-      if (refusal) {
-        const plan = plans[refusal.index];
-        throw limitExceeded(plan.scope, refusal.field, new Date(plan.window.end));
+    const reserved = (answer: Refusal | number): Reservation => {
+      if (typeof answer !== 'number') {
+        const plan = plans[answer.index];
+        const needed = answer.field === 'micros' ? estimate.micros + outputMicros(output.least, output) : answer.field === 'tokens' ? estimate.tokens + output.least : 1;
+        throw limitExceeded(plan.scope, answer.field, new Date(plan.window.end), { used: answer.used, needed });
       }
-      return { keys, estimate: { micros: estimate.micros, tokens: estimate.tokens }, done: false };
+      return { keys, estimate: { micros: estimate.micros + outputMicros(answer, output), tokens: estimate.tokens + answer }, outputTokens: answer, done: false };
     };
-    const refusal = plans.length ? this.store.tryCharge(plans, estimate, now) : undefined;
-    return refusal instanceof Promise ? refusal.then(reserved) : reserved(refusal);
+    const answer = plans.length ? this.store.tryCharge(plans, estimate, output, now) : output.wanted;
+    return answer instanceof Promise ? answer.then(reserved) : reserved(answer);
   }
 
   settle(reservation: Reservation, actual: Usage): StoreAnswer<void> {
@@ -123,4 +151,42 @@ export class CountingBudgetEngine implements BudgetEngine {
 
 function isUsage(usage: Usage): boolean {
   return isCount(usage?.micros) && isCount(usage?.tokens);
+}
+
+function isAllowance(output: OutputAllowance): boolean {
+  return isCount(output.wanted) && isCount(output.least) && output.least <= output.wanted && isCount(output.picosPerToken);
+}
+
+function allowanceProblems(output: OutputAllowance): string[] {
+  const problems = (['wanted', 'least', 'picosPerToken'] as const)
+    .filter((field) => !isCount(output?.[field]))
+    .map((field) => `output.${field} must be a non-negative integer, got ${JSON.stringify(output?.[field])}`);
+  if (problems.length === 0 && output.least > output.wanted) problems.push(`output.least (${output.least}) must not exceed output.wanted (${output.wanted})`);
+  return problems;
+}
+
+/** Micro-dollars charged for `tokens` output tokens of an allowance: rounded up, as the store charges them. */
+export function outputMicros(tokens: number, output: OutputAllowance): number {
+  return output.picosPerToken === 0 ? 0 : Math.ceil((tokens * output.picosPerToken) / PICOS_PER_MICRO);
+}
+
+/**
+ * The output tokens one counter covers for a call (at most `output.wanted`), or the field that refuses it:
+ * the Redis script's rule, in the same order (micros, tokens, requests).
+ */
+export function counterGrant(limit: ScopeLimit, used: { micros: number; tokens: number; requests: number }, estimate: Usage, output: OutputAllowance): number | LimitField {
+  let granted = output.wanted;
+  if (limit.micros !== undefined) {
+    const left = limit.micros - used.micros - estimate.micros;
+    const fits = left < 0 ? -1 : output.picosPerToken > 0 ? Math.floor((left * PICOS_PER_MICRO) / output.picosPerToken) : granted;
+    if (fits < output.least) return 'micros';
+    granted = Math.min(granted, fits);
+  }
+  if (limit.tokens !== undefined) {
+    const fits = limit.tokens - used.tokens - estimate.tokens;
+    if (fits < output.least) return 'tokens';
+    granted = Math.min(granted, fits);
+  }
+  if (limit.requests !== undefined && used.requests + 1 > limit.requests) return 'requests';
+  return granted;
 }

@@ -11,6 +11,35 @@ function describeLimit(scope: MeteredScope, field: LimitField): string {
   return `the ${PERIOD_NAMES[scope.period]} ${kind} of ${SCOPE_NAMES[scope.kind]} ${scope.id} (${what})`;
 }
 
+/**
+ * What a refused counter held and what the call needed of it (its estimate: the input and the least output
+ * the budget may bound it to). Without it the refusal is described as a call over the limit.
+ */
+export interface RefusalDetail {
+  used: number;
+  needed: number;
+}
+
+/**
+ * Why a counter refused, in words: its limit is spent (nothing a caller sends can fit), or what remains is
+ * less than this call's estimate (a smaller call may fit).
+ */
+function describeRefusal(scope: MeteredScope, field: LimitField, detail: RefusalDetail | undefined): string {
+  const limit = describeLimit(scope, field);
+  const amount = scope.limit[field] ?? 0;
+  if (!detail) return `This call would exceed ${limit}`;
+  if (detail.used >= amount) return `${capitalise(limit)} is spent`;
+  const remaining = amount - detail.used;
+  if (field === 'micros') {
+    return `This call's estimate (${formatUsd(detail.needed)}) is more than the ${formatUsd(remaining)} left of ${limit}: the estimate counts everything sent and the output max_tokens allows; send less, or a lower max_tokens`;
+  }
+  return `This call's estimate (${detail.needed} tokens) is more than the ${remaining} left of ${limit}: the estimate counts everything sent and the output max_tokens allows; send less, or a lower max_tokens`;
+}
+
+function capitalise(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
 /** A call that would take a scope past its day or month budget: 429 `budget_exceeded` until `resetAt`. */
 export class BudgetExceededError extends TollgateError {
   override readonly type: string = 'budget_exceeded';
@@ -18,8 +47,9 @@ export class BudgetExceededError extends TollgateError {
     readonly scope: MeteredScope,
     readonly field: LimitField,
     readonly resetAt: Date,
+    readonly detail?: RefusalDetail,
   ) {
-    super(`This call would exceed ${describeLimit(scope, field)}; it resets at ${resetAt.toISOString()}.`);
+    super(`${describeRefusal(scope, field, detail)}; it resets at ${resetAt.toISOString()}.`);
   }
 }
 
@@ -33,8 +63,9 @@ export class RateLimitExceededError extends TollgateError {
     readonly scope: MeteredScope,
     readonly field: LimitField,
     readonly resetAt: Date,
+    readonly detail?: RefusalDetail,
   ) {
-    super(`This call would exceed ${describeLimit(scope, field)}; retry after ${resetAt.toISOString()}.`);
+    super(`${describeRefusal(scope, field, detail)}; retry after ${resetAt.toISOString()}.`);
   }
 }
 
@@ -53,6 +84,6 @@ export class InvalidBudgetError extends InvalidRequestError {
   }
 }
 
-export function limitExceeded(scope: MeteredScope, field: LimitField, resetAt: Date): BudgetExceededError | RateLimitExceededError {
-  return scope.period === 'minute' ? new RateLimitExceededError(scope, field, resetAt) : new BudgetExceededError(scope, field, resetAt);
+export function limitExceeded(scope: MeteredScope, field: LimitField, resetAt: Date, detail?: RefusalDetail): BudgetExceededError | RateLimitExceededError {
+  return scope.period === 'minute' ? new RateLimitExceededError(scope, field, resetAt, detail) : new BudgetExceededError(scope, field, resetAt, detail);
 }

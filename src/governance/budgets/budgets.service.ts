@@ -4,7 +4,7 @@ import { type GovernanceRequestState, governanceOf } from '../governance-identit
 import { apiKeyOf } from '../governance-state';
 import type { ApiKeyRecord } from '../keys/api-key-record';
 import { claimLimits } from './budget-claims';
-import type { BudgetEngine, Reservation, StoreAnswer } from './budget-engine';
+import type { BudgetEngine, OutputAllowance, Reservation, StoreAnswer } from './budget-engine';
 import { InvalidBudgetError } from './budget-errors';
 import type { BudgetRuleStore } from './budget-rule-store';
 import { type BudgetRule, type IdentityLimits, type LimitRule, type RuleNames, type RuleSet, BODY_NAMES, parseRule, scopesFor } from './budget-rules';
@@ -15,7 +15,7 @@ import type { BudgetsSettings } from './budgets-settings';
 /**
  * Budgets and RPM/TPM of model calls for the identity on a request: reserve before the call (throws
  * BudgetExceededError or RateLimitExceededError), settle after it with the real figures, release when no
- * call was made. Also the rules set at run time, for the admin API and the CLI.
+ * request went upstream. Also the rules set at run time, for the admin API and the CLI.
  */
 @Injectable()
 export class BudgetsService implements OnModuleDestroy {
@@ -58,9 +58,12 @@ export class BudgetsService implements OnModuleDestroy {
     return this.engine.reserve(this.scopesFor(request), estimate);
   }
 
-  /** Reserves on scopes already computed (scopesFor), so a caller without any can skip the engine entirely. */
-  reserveScopes(scopes: readonly MeteredScope[], estimate: Usage): StoreAnswer<Reservation> {
-    return this.engine.reserve(scopes, estimate);
+  /**
+   * Reserves on scopes already computed (scopesFor), so a caller without any can skip the engine entirely;
+   * `output`: the output part of the estimate, which the engine bounds by what the budgets have left.
+   */
+  reserveScopes(scopes: readonly MeteredScope[], estimate: Usage, output?: OutputAllowance): StoreAnswer<Reservation> {
+    return this.engine.reserve(scopes, estimate, output);
   }
 
   settle(reservation: Reservation, actual: Usage): StoreAnswer<void> {

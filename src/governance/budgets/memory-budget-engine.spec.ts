@@ -30,7 +30,9 @@ describe('CountingBudgetEngine on memory', () => {
   it('reserves in every scope or in none', async () => {
     await reserve([tenant, key], { micros: 60, tokens: 10 });
     await expect(reserve([key, tenant], { micros: 60, tokens: 10 })).rejects.toBeInstanceOf(BudgetExceededError);
-    await expect(reserve([key], { micros: 0, tokens: 991 })).rejects.toThrow('This call would exceed the daily token budget of key k-1 (1000 tokens)');
+    await expect(reserve([key], { micros: 0, tokens: 991 })).rejects.toThrow(
+      "This call's estimate (991 tokens) is more than the 990 left of the daily token budget of key k-1 (1000 tokens)",
+    );
     expect(store.read(dayKey(key))).toEqual({ micros: 60, tokens: 10, requests: 1 });
     expect(store.read(dayKey(tenant))).toEqual({ micros: 60, tokens: 10, requests: 1 });
   });
@@ -41,7 +43,7 @@ describe('CountingBudgetEngine on memory', () => {
     const refused = await reserve([tenant], { micros: 1, tokens: 0 }).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(BudgetExceededError);
     expect(refused).toMatchObject({ field: 'micros', resetAt: new Date('2026-11-28T00:00:00Z') });
-    expect((refused as Error).message).toBe('This call would exceed the daily budget of tenant t-1 ($0.000100); it resets at 2026-11-28T00:00:00.000Z.');
+    expect((refused as Error).message).toBe('The daily budget of tenant t-1 ($0.000100) is spent; it resets at 2026-11-28T00:00:00.000Z.');
   });
 
   it('settles by the difference between actual and reserved, and releases everything, once', async () => {

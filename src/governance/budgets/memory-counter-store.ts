@@ -1,5 +1,5 @@
-import type { CounterStore, Refusal } from './budget-engine';
-import type { CounterPlan, LimitField, Usage } from './budget-scope';
+import { type CounterStore, type OutputAllowance, type Refusal, counterGrant, outputMicros } from './budget-engine';
+import type { CounterPlan, Usage } from './budget-scope';
 
 interface Counter {
   micros: number;
@@ -9,6 +9,7 @@ interface Counter {
 }
 
 const SWEEP_INTERVAL_MS = 60_000;
+const EMPTY = { micros: 0, tokens: 0, requests: 0 } as const;
 
 /**
  * Counters in this process (the embedded default): the Redis script's semantics, made atomic by running
@@ -20,21 +21,25 @@ export class MemoryCounterStore implements CounterStore {
 
   constructor(private readonly clock: () => number = Date.now) {}
 
-  tryCharge(plans: readonly CounterPlan[], estimate: Usage, now: number): Refusal | undefined {
+  tryCharge(plans: readonly CounterPlan[], estimate: Usage, output: OutputAllowance, now: number): Refusal | number {
     const found = plans.map((plan) => this.live(plan.key, now));
+    let granted = output.wanted;
     for (let index = 0; index < plans.length; index++) {
-      const used = found[index] ?? { micros: 0, tokens: 0, requests: 0 };
-      const field = overLimit(plans[index], used, estimate);
-      if (field) return { index, field };
+      const used = found[index] ?? EMPTY;
+      const grant = counterGrant(plans[index].scope.limit, used, estimate, output);
+      if (typeof grant !== 'number') return { index, field: grant, used: used[grant] };
+      granted = Math.min(granted, grant);
     }
+    const micros = estimate.micros + outputMicros(granted, output);
+    const tokens = estimate.tokens + granted;
     plans.forEach((plan, index) => {
       const counter = found[index] ?? { micros: 0, tokens: 0, requests: 0, expireAt: plan.window.end };
-      counter.micros += estimate.micros;
-      counter.tokens += estimate.tokens;
+      counter.micros += micros;
+      counter.tokens += tokens;
       counter.requests += 1;
       this.counters.set(plan.key, counter);
     });
-    return undefined;
+    return granted;
   }
 
   adjust(keys: readonly string[], delta: Usage & { requests: number }): void {
@@ -74,13 +79,4 @@ export class MemoryCounterStore implements CounterStore {
     }
     return counter;
   }
-}
-
-/** The first field of a plan's limit that this call would pass, if any (same order as the Redis script). */
-export function overLimit(plan: CounterPlan, used: { micros: number; tokens: number; requests: number }, estimate: Usage): LimitField | undefined {
-  const { micros, tokens, requests } = plan.scope.limit;
-  if (micros !== undefined && used.micros + estimate.micros > micros) return 'micros';
-  if (tokens !== undefined && used.tokens + estimate.tokens > tokens) return 'tokens';
-  if (requests !== undefined && used.requests + 1 > requests) return 'requests';
-  return undefined;
 }

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { BudgetStoreUnavailableError } from './budget-errors';
-import type { CounterStore, Refusal } from './budget-engine';
+import type { CounterStore, OutputAllowance, Refusal } from './budget-engine';
 import type { CounterPlan, LimitField, Usage } from './budget-scope';
 import type Redis from 'ioredis';
 import { failFastRedis } from '../../common/fail-fast-redis';
@@ -10,28 +10,45 @@ import { StoreFailureLog } from '../../common/store-failure-log';
  * Checks every counter, then charges all of them, inside one script: Redis runs it without interleaving any
  * other command, so callers in any number of processes see each other's reservations (no read-then-write).
  * Counters are hashes (m: micro-dollars, t: tokens, r: requests) that expire when their window ends.
- * ARGV: estimate micros, estimate tokens, then per key: limit micros, tokens, requests (-1: none), expire-at ms.
- * Answers 0, or {index (1-based), field} of the first counter over its limit.
+ * ARGV: estimate micros, estimate tokens, output tokens wanted, output tokens at least, output price in
+ * millionths of a micro-dollar per token, then per key: limit micros, tokens, requests (-1: none), expire-at ms.
+ * Grants the most output tokens (up to wanted) that every counter covers, and charges the estimate plus that
+ * output (CountingBudgetEngine's counterGrant is the same rule). Answers {0, output tokens granted}, or
+ * {index (1-based), field, what the field held} of the first counter that cannot cover even the least output.
  */
 const RESERVE_SCRIPT = `
-local em = tonumber(ARGV[1])
-local et = tonumber(ARGV[2])
+local em, et = tonumber(ARGV[1]), tonumber(ARGV[2])
+local want, least, pico = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local grant = want
 for i = 1, #KEYS do
-  local base = 2 + (i - 1) * 4
+  local base = 5 + (i - 1) * 4
   local used = redis.call('HMGET', KEYS[i], 'm', 't', 'r')
+  local um, ut, ur = tonumber(used[1]) or 0, tonumber(used[2]) or 0, tonumber(used[3]) or 0
   local lm, lt, lr = tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3])
-  if lm >= 0 and (tonumber(used[1]) or 0) + em > lm then return {i, 'micros'} end
-  if lt >= 0 and (tonumber(used[2]) or 0) + et > lt then return {i, 'tokens'} end
-  if lr >= 0 and (tonumber(used[3]) or 0) + 1 > lr then return {i, 'requests'} end
+  if lm >= 0 then
+    local left = lm - um - em
+    local fits = grant
+    if left < 0 then fits = -1 elseif pico > 0 then fits = math.floor(left * 1000000 / pico) end
+    if fits < least then return {i, 'micros', um} end
+    if fits < grant then grant = fits end
+  end
+  if lt >= 0 then
+    local fits = lt - ut - et
+    if fits < least then return {i, 'tokens', ut} end
+    if fits < grant then grant = fits end
+  end
+  if lr >= 0 and ur + 1 > lr then return {i, 'requests', ur} end
 end
+local om = 0
+if pico > 0 then om = math.ceil(grant * pico / 1000000) end
 for i = 1, #KEYS do
-  local base = 2 + (i - 1) * 4
-  redis.call('HINCRBY', KEYS[i], 'm', em)
-  redis.call('HINCRBY', KEYS[i], 't', et)
+  local base = 5 + (i - 1) * 4
+  redis.call('HINCRBY', KEYS[i], 'm', em + om)
+  redis.call('HINCRBY', KEYS[i], 't', et + grant)
   redis.call('HINCRBY', KEYS[i], 'r', 1)
   redis.call('PEXPIREAT', KEYS[i], ARGV[base + 4])
 end
-return 0
+return {0, grant}
 `;
 
 /**
@@ -53,7 +70,7 @@ return 0
 type Delta = Usage & { requests: number };
 
 type ScriptedRedis = Redis & {
-  budgetReserve(numKeys: number, ...args: (string | number)[]): Promise<0 | [number, LimitField]>;
+  budgetReserve(numKeys: number, ...args: (string | number)[]): Promise<[0, number] | [number, LimitField, number]>;
   budgetAdjust(numKeys: number, ...args: (string | number)[]): Promise<0>;
 };
 
@@ -91,19 +108,20 @@ export class RedisCounterStore implements CounterStore {
     }
   }
 
-  async tryCharge(plans: readonly CounterPlan[], estimate: Usage): Promise<Refusal | undefined> {
-    const args: (string | number)[] = [estimate.micros, estimate.tokens];
+  async tryCharge(plans: readonly CounterPlan[], estimate: Usage, output: OutputAllowance): Promise<Refusal | number> {
+    const args: (string | number)[] = [estimate.micros, estimate.tokens, output.wanted, output.least, output.picosPerToken];
     for (const { scope, window } of plans) {
       args.push(scope.limit.micros ?? -1, scope.limit.tokens ?? -1, scope.limit.requests ?? -1, window.end);
     }
-    let answer: 0 | [number, LimitField];
+    let answer: [0, number] | [number, LimitField, number];
     try {
       answer = await this.redis.budgetReserve(plans.length, ...plans.map((plan) => plan.key), ...args);
     } catch (error) {
       this.failures.report(error);
       throw new BudgetStoreUnavailableError();
     }
-    return answer === 0 ? undefined : { index: answer[0] - 1, field: answer[1] };
+    if (answer.length === 2) return answer[1];
+    return { index: answer[0] - 1, field: answer[1], used: answer[2] };
   }
 
   /**

@@ -11,6 +11,8 @@ export interface LedgerSettings {
   batchSize: number;
   flushIntervalMs: number;
   pricing: PricingTable;
+  /** `governance.pricing.allow_unpriced`: callers held to a dollar budget may call models without a price. */
+  allowUnpriced?: boolean;
   /** Distinct tenant label values on the Prometheus counters before `other`. */
   metricsMaxTenants: number;
 }

@@ -35,7 +35,7 @@ export function isOpenAiPath(url: string): boolean {
 }
 
 /** Types whose cause is the `model` the caller chose. */
-const MODEL_TYPES = new Set(['unknown_provider', 'capability_not_supported', 'model_not_available', 'model_not_found', 'model_not_allowed']);
+const MODEL_TYPES = new Set(['unknown_provider', 'capability_not_supported', 'model_not_available', 'model_not_found', 'model_not_allowed', 'model_not_priced']);
 
 export function toOpenAiError(exception: unknown): OpenAiErrorResponse {
   if (exception instanceof OpenAiRequestError) {

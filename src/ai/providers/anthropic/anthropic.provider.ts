@@ -111,6 +111,7 @@ export class AnthropicProvider implements AiProvider {
     const model = request.model ?? this.chatModel;
     const response = await this.http.postJson('/v1/messages', toAnthropicMessagesBody(request, model, this.name), {
       signal: request.signal,
+      onSent: request.onSent,
       model,
     });
     return fromAnthropicMessage(response.body, this.name, model, jsonOutputTool(request.responseFormat));
@@ -122,6 +123,7 @@ export class AnthropicProvider implements AiProvider {
     const body = { ...toAnthropicMessagesBody(request, model, this.name), stream: true };
     const response = await this.http.stream('POST', '/v1/messages', body, {
       signal: request.signal,
+      onSent: request.onSent,
       model,
       headers: { accept: 'text/event-stream' },
     });

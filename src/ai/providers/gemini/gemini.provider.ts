@@ -132,7 +132,7 @@ export class GeminiProvider implements AiProvider {
     const response = await this.http.postJson(
       `/models/${encodeURIComponent(model)}:generateContent`,
       await toGeminiGenerateBody(request, model, this.name, this.images),
-      { signal: request.signal, model },
+      { signal: request.signal, onSent: request.onSent, model },
     );
     return convertGeminiResponse(response.body, this.name, model);
   }
@@ -144,7 +144,7 @@ export class GeminiProvider implements AiProvider {
       'POST',
       `/models/${encodeURIComponent(model)}:streamGenerateContent`,
       await toGeminiGenerateBody(request, model, this.name, this.images),
-      { signal: request.signal, model, query: { alt: 'sse' }, headers: { accept: 'text/event-stream' } },
+      { signal: request.signal, onSent: request.onSent, model, query: { alt: 'sse' }, headers: { accept: 'text/event-stream' } },
     );
     const translator = new GeminiStreamTranslator(this.name, model);
     for await (const event of readSseEvents(response.body)) {
@@ -169,7 +169,7 @@ export class GeminiProvider implements AiProvider {
     const response = await this.http.postJson(
       `/models/${encodeURIComponent(model)}:batchEmbedContents`,
       { requests },
-      { signal: request.signal, model },
+      { signal: request.signal, onSent: request.onSent, model },
     );
     const body = response.body;
     if (!isObject(body) || !Array.isArray(body.embeddings)) {

@@ -42,7 +42,7 @@ export class HuggingFaceProvider extends OpenAiCompatibleChatProvider {
   override async embed(request: EmbedRequest): Promise<EmbedResult> {
     const model = this.embeddingModel(request);
     const path = `/hf-inference/models/${model.split('/').map(encodeURIComponent).join('/')}/pipeline/feature-extraction`;
-    const response = await this.pipelineHttp.postJson(path, { inputs: request.inputs }, { signal: request.signal, model });
+    const response = await this.pipelineHttp.postJson(path, { inputs: request.inputs }, { signal: request.signal, onSent: request.onSent, model });
     if (!Array.isArray(response.body)) throw this.invalid('feature-extraction response is not a list');
     return {
       embeddings: validateEmbeddings(response.body, request.inputs.length, this.settings.embeddingDimensions, this.name),

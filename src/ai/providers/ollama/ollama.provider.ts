@@ -124,6 +124,7 @@ export class OllamaProvider implements AiProvider {
     const model = request.model ?? this.chatModel;
     const response = await this.http.postJson('/api/chat', toOllamaChatBody(await this.withImageBytes(request), model, false, this.name), {
       signal: request.signal,
+      onSent: request.onSent,
       model,
     });
     return fromOllamaChat(response.body, this.name, model);
@@ -134,6 +135,7 @@ export class OllamaProvider implements AiProvider {
     const model = request.model ?? this.chatModel;
     const response = await this.http.stream('POST', '/api/chat', toOllamaChatBody(await this.withImageBytes(request), model, true, this.name), {
       signal: request.signal,
+      onSent: request.onSent,
       model,
       headers: { accept: 'application/x-ndjson' },
     });
@@ -176,7 +178,7 @@ export class OllamaProvider implements AiProvider {
     const response = await this.http.postJson(
       '/api/embed',
       { model, input: request.inputs },
-      { signal: request.signal, model },
+      { signal: request.signal, onSent: request.onSent, model },
     );
     const body = isObject(response.body) ? response.body : {};
     const inputTokens = numberOrUndefined(body.prompt_eval_count);

@@ -131,6 +131,7 @@ export class OpenAiCompatibleChatProvider implements AiProvider {
     const model = this.chatModel(request);
     const response = await this.http.postJson<ChatCompletion>('/chat/completions', this.chatBody(request, model, false), {
       signal: request.signal,
+      onSent: request.onSent,
       model,
     });
     return this.parseCompletion(response.body, model);
@@ -142,6 +143,7 @@ export class OpenAiCompatibleChatProvider implements AiProvider {
     if (this.dialect.streamUsageOption) body.stream_options = { include_usage: true };
     const response = await this.http.stream('POST', '/chat/completions', body, {
       signal: request.signal,
+      onSent: request.onSent,
       model,
       headers: { accept: 'text/event-stream' },
     });
@@ -183,6 +185,7 @@ export class OpenAiCompatibleChatProvider implements AiProvider {
     if (this.dialect.embeddingEncoding) body.encoding_format = this.dialect.embeddingEncoding;
     const response = await this.http.postJson<{ data?: unknown; model?: unknown; usage?: unknown }>('/embeddings', body, {
       signal: request.signal,
+      onSent: request.onSent,
       model,
     });
     const data = response.body?.data;
