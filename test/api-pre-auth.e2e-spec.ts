@@ -2,7 +2,8 @@
  * The API credential is checked before the body is read (src/server/api-pre-auth.ts), in process. The bodies
  * here are not JSON: a body that was read and parsed would be 400 invalid_json, one refused before it 401.
  * api.auth token: every /v1 and /openai/v1 request, under a base_path too; api.auth jwt: a body over
- * server.body_limit is read only for a token AuthModule verifies, smaller ones are left to AuthModule's guard.
+ * server.body_limit is read only for a token AuthModule verifies, smaller ones are left to AuthModule's guard;
+ * MCP with mcp.auth token answers its endpoint's own 401.
  */
 import { createHmac } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -60,6 +61,32 @@ describe('api.auth: token, under a base_path', () => {
 
   it('leaves the other routes alone', async () => {
     expect((await post(app, '/gw/healthz', SMALL_NOT_JSON)).statusCode).toBe(400);
+  });
+});
+
+describe('MCP over HTTP, mcp.auth: token', () => {
+  let app: NestFastifyApplication;
+
+  beforeAll(async () => {
+    app = await apps.build(['version: 1', `api: { token: "${API_TOKEN}" }`, `mcp: { enabled: true, token: "${API_TOKEN}" }`, `server: { body_limit: ${BODY_LIMIT} }`, ''].join('\n'));
+  });
+
+  it("answers the endpoint's own 401 before the body is parsed, and parses the body of the MCP token's holder", async () => {
+    const refused = await post(app, '/mcp', SMALL_NOT_JSON, 'not-the-token');
+    expect(refused.statusCode).toBe(401);
+    expect(refused.headers['www-authenticate']).toBe('Bearer');
+    // What the endpoint itself answers a parsed request without a valid token.
+    const parsed = await post(app, '/mcp', JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), 'not-the-token');
+    expect(refused.json()).toEqual(parsed.json());
+    expect(refused.json()).toEqual({ jsonrpc: '2.0', error: { code: -32000, message: 'A valid bearer token is required' }, id: null });
+    const admitted = await post(app, '/mcp', SMALL_NOT_JSON, API_TOKEN);
+    expect(admitted.statusCode).toBe(400);
+    expect(admitted.json()).toMatchObject({ error: { code: -32700 } });
+  });
+
+  it('leaves a disallowed Origin to the endpoint, which answers 403 first', async () => {
+    const response = await app.inject({ method: 'POST', url: '/mcp', payload: '{}', headers: { 'content-type': 'application/json', origin: 'https://elsewhere.example' } });
+    expect(response.statusCode).toBe(403);
   });
 });
 

@@ -171,9 +171,9 @@ describe('server without any configuration', () => {
     const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x'.repeat(2 * DEFAULT_SERVER_CONFIG.bodyLimit) }] });
     expect((await fetch(`${server.url}/openai/v1/chat/completions`, { method: 'POST', headers, body })).status).toBe(401);
     expect((await fetch(`${server.url}/v1/generate`, { method: 'POST', headers, body })).status).toBe(401);
-    // Answered while the client still writes: a raw socket keeps the answer that fetch could lose (EPIPE).
-    expect(await postUnfinishedChunkedBody(server.url, DEFAULT_SERVER_CONFIG.chatBodyLimit + 1, '/v1/generate')).toBe(401);
-    expect(await postUnfinishedChunkedBody(server.url, DEFAULT_SERVER_CONFIG.bodyLimit + 1, '/openai/v1/embeddings')).toBe(401);
+    // A chunked body that has not ended: answered from the headers, without waiting for the body.
+    expect(await postUnfinishedChunkedBody(server.url, 16, '/v1/generate')).toBe(401);
+    expect(await postUnfinishedChunkedBody(server.url, 16, '/openai/v1/embeddings')).toBe(401);
   });
 
   it('answers 413 for an over-limit body sent without Content-Length (chunked), without waiting for its end', async () => {

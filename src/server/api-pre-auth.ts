@@ -8,7 +8,10 @@ import { compileSkipPaths } from '../auth/skip-paths';
 import { extractToken } from '../auth/token-extraction';
 import { TokenVerifier } from '../auth/token-verifier';
 import type { TollgateConfig } from '../config/config.types';
-import { ApiAuthGuard } from '../http/api-auth.guard';
+import { UnauthorizedException } from '@nestjs/common';
+import type { McpSettings } from '../ai/mcp/mcp-settings';
+import { API_CALLER_RESOLVER, API_KEY_PREFIX, ApiAuthGuard, type ApiCallerResolver, bearerOf, bearerTokenMatches } from '../http/api-auth.guard';
+import { InvalidKeyError } from '../governance/governance-errors';
 
 /** The API surfaces ApiAuthGuard protects, as path prefixes under `base_path`. */
 const API_PREFIXES = ['/v1/', '/openai/v1/'];
@@ -23,21 +26,30 @@ const API_PREFIXES = ['/v1/', '/openai/v1/'];
  *   `server.body_limit` (or of unknown length) is read only for a token AuthModule's verifier accepts (or a
  *   skip path); otherwise the AuthModule's own 401 is sent before the body is read.
  * - `api.auth: none`: nothing to check.
- * An `onRoute` hook adds the check to the API routes only; it must run before Nest registers its routes.
+ * MCP over HTTP (`mcp.auth: token`) gets its endpoint's own 401 before its body is read too; its bodies stay
+ * within `server.body_limit` whatever the mode. An `onRoute` hook adds the checks to these routes only; it must
+ * run before Nest registers its routes.
  */
 export function installApiPreAuth(app: NestFastifyApplication, config: TollgateConfig): void {
   const mode = config.ai.api.auth;
-  if (mode === 'none') return;
-  const check =
-    mode === 'token'
-      ? credentialCheck(app.get(ApiAuthGuard, { strict: false }))
-      : largeBodyJwtCheck(app.get<symbol, ResolvedAuthOptions>(AUTH_OPTIONS, { strict: false }), config.server.bodyLimit);
+  const apiCheck =
+    mode === 'none'
+      ? undefined
+      : mode === 'token'
+        ? credentialCheck(app.get(ApiAuthGuard, { strict: false }))
+        : largeBodyJwtCheck(app.get<symbol, ResolvedAuthOptions>(AUTH_OPTIONS, { strict: false }), config.server.bodyLimit);
+  const mcpCheck =
+    config.mcp.enabled && config.mcp.auth === 'token'
+      ? mcpTokenCheck(config.mcp, app.get<symbol, ApiCallerResolver | undefined>(API_CALLER_RESOLVER, { strict: false }))
+      : undefined;
   const prefixes = API_PREFIXES.map((prefix) => config.server.basePath + prefix);
+  const mcpPath = config.server.basePath + config.mcp.path;
   app
     .getHttpAdapter()
     .getInstance()
     .addHook('onRoute', (route: RouteOptions) => {
-      if (prefixes.some((prefix) => route.url.startsWith(prefix))) route.onRequest = [...hooksOf(route.onRequest), check];
+      const check = route.url === mcpPath ? mcpCheck : prefixes.some((prefix) => route.url.startsWith(prefix)) ? apiCheck : undefined;
+      if (check) route.onRequest = [...hooksOf(route.onRequest), check];
     });
 }
 
@@ -90,6 +102,40 @@ function largeBodyJwtCheck(options: ResolvedAuthOptions, bodyLimit: number): onR
     closeUnlessBodyFits(request, reply);
     publishAuthDenied('jwt', denial);
     done(denial);
+  };
+}
+
+/**
+ * MCP's `mcp.auth: token` (the MCP token or an API key), answered as the endpoint answers: 401 as a JSON-RPC
+ * error with `WWW-Authenticate: Bearer`. A disallowed Origin is left to the endpoint (403 comes first there),
+ * and so is a key store that fails (503); a key looked up here is found again in the authenticator's cache.
+ */
+function mcpTokenCheck(settings: McpSettings, callers: ApiCallerResolver | undefined): onRequestHookHandler {
+  const refused = () => new UnauthorizedException({ message: 'A valid bearer token is required', tollgate: true });
+  return (request, reply, done) => {
+    const origin = request.headers.origin;
+    const token = bearerOf(request.headers.authorization);
+    if ((origin !== undefined && !settings.allowedOrigins.includes(origin.toLowerCase())) || bearerTokenMatches(request.headers.authorization, settings.token)) {
+      done();
+      return;
+    }
+    const refuse = () => {
+      closeUnlessBodyFits(request, reply);
+      done(refused());
+    };
+    if (!callers || token === undefined || !token.startsWith(API_KEY_PREFIX)) {
+      refuse();
+      return;
+    }
+    const state = callers.authenticateKey(token);
+    if (!(state instanceof Promise)) {
+      done();
+      return;
+    }
+    state.then(
+      () => done(),
+      (error: unknown) => (error instanceof InvalidKeyError ? refuse() : done()),
+    );
   };
 }
 
