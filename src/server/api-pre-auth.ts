@@ -1,3 +1,4 @@
+import { UnauthorizedException } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify';
 import { applyDenialHeaders, unauthorized } from '../auth/auth-denial';
@@ -7,9 +8,8 @@ import { AUTH_OPTIONS } from '../auth/auth.constants';
 import { compileSkipPaths } from '../auth/skip-paths';
 import { extractToken } from '../auth/token-extraction';
 import { TokenVerifier } from '../auth/token-verifier';
-import type { TollgateConfig } from '../config/config.types';
-import { UnauthorizedException } from '@nestjs/common';
 import type { McpSettings } from '../ai/mcp/mcp-settings';
+import type { TollgateConfig } from '../config/config.types';
 import { API_CALLER_RESOLVER, API_KEY_PREFIX, ApiAuthGuard, type ApiCallerResolver, bearerOf, bearerTokenMatches } from '../http/api-auth.guard';
 import { InvalidKeyError } from '../governance/governance-errors';
 
