@@ -73,7 +73,7 @@ function failToStart(env: NodeJS.ProcessEnv, args: string[] = []) {
  * loses it (fetch failed with EPIPE that way, depending on timing). Here the byte that crosses the limit is the
  * last one sent: every write is done before the answer can exist, and an error after the answer is expected.
  */
-function postUnfinishedChunkedBody(url: string, size: number, path = '/healthz'): Promise<number> {
+function postUnfinishedChunkedBody(url: string, size: number, path = '/healthz', bearer?: string): Promise<number> {
   const { hostname, port, host } = new URL(url);
   return new Promise((resolvePromise, reject) => {
     const socket = connect(Number(port), hostname);
@@ -94,7 +94,8 @@ function postUnfinishedChunkedBody(url: string, size: number, path = '/healthz')
     socket.on('close', () => {
       if (!answered) reject(new Error(`connection closed without an answer (received ${JSON.stringify(received)})`));
     });
-    const head = `POST ${path} HTTP/1.1\r\nhost: ${host}\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n`;
+    const authorization = bearer === undefined ? '' : `authorization: Bearer ${bearer}\r\n`;
+    const head = `POST ${path} HTTP/1.1\r\nhost: ${host}\r\n${authorization}content-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n`;
     socket.write(Buffer.concat([Buffer.from(`${head}${size.toString(16)}\r\n`), Buffer.alloc(size, 0x61)]));
   });
 }
@@ -167,15 +168,14 @@ describe('server without any configuration', () => {
     expect(at.headers.get('allow')).toBe('GET');
   });
 
-  it('reads a body over body_limit on the chat routes (base64 images), up to chat_body_limit', async () => {
+  it('refuses an API call without a credential (401) before reading its body, whatever its size', async () => {
     const headers = { 'content-type': 'application/json' };
     const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x'.repeat(2 * DEFAULT_SERVER_CONFIG.bodyLimit) }] });
-    // Read and parsed, then refused by the API guard (no token): the limit let it through.
     expect((await fetch(`${server.url}/openai/v1/chat/completions`, { method: 'POST', headers, body })).status).toBe(401);
     expect((await fetch(`${server.url}/v1/generate`, { method: 'POST', headers, body })).status).toBe(401);
-    // Refused while the client still writes: a raw socket keeps the answer that fetch could lose (EPIPE).
-    expect(await postUnfinishedChunkedBody(server.url, DEFAULT_SERVER_CONFIG.bodyLimit + 1, '/v1/embeddings')).toBe(413);
-    expect(await postUnfinishedChunkedBody(server.url, DEFAULT_SERVER_CONFIG.bodyLimit + 1, '/openai/v1/embeddings')).toBe(413);
+    // A chunked body that has not ended: answered from the headers, without waiting for the body.
+    expect(await postUnfinishedChunkedBody(server.url, 16, '/v1/generate')).toBe(401);
+    expect(await postUnfinishedChunkedBody(server.url, 16, '/openai/v1/embeddings')).toBe(401);
   });
 
   it('answers 413 for an over-limit body sent without Content-Length (chunked), without waiting for its end', async () => {
@@ -196,15 +196,20 @@ describe('configuration of the server', () => {
   });
 
   it('TOLLGATE_CHAT_BODY_LIMIT sets the chat routes\' limit, also under a base path', async () => {
-    const server = await startServer({ TOLLGATE_BODY_LIMIT: '1024', TOLLGATE_CHAT_BODY_LIMIT: '4096', TOLLGATE_BASE_PATH: '/gw' });
+    const token = 'token-for-the-chat-body-limit';
+    const server = await startServer({ TOLLGATE_BODY_LIMIT: '1024', TOLLGATE_CHAT_BODY_LIMIT: '4096', TOLLGATE_BASE_PATH: '/gw', API_TOKEN: token });
     try {
-      const headers = { 'content-type': 'application/json' };
+      const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}` };
       const post = async (path: string, size: number) =>
         (await fetch(`${server.url}/gw${path}`, { method: 'POST', headers, body: JSON.stringify({ prompt: 'x'.repeat(size) }) })).status;
-      expect(await post('/v1/generate', 3000)).toBe(401);
-      expect(await post('/openai/v1/chat/completions', 3000)).toBe(401);
+      // Read and parsed over body_limit: answered by the provider, or refused by validation (no `messages`).
+      expect(await post('/v1/generate', 3000)).toBe(200);
+      expect(await post('/openai/v1/chat/completions', 3000)).toBe(400);
       expect(await post('/v1/generate', 5000)).toBe(413);
       expect(await post('/v1/search', 3000)).toBe(413);
+      // Refused while the client still writes: a raw socket keeps the answer that fetch could lose (EPIPE).
+      expect(await postUnfinishedChunkedBody(server.url, 1025, '/gw/v1/embeddings', token)).toBe(413);
+      expect(await postUnfinishedChunkedBody(server.url, 1025, '/gw/openai/v1/embeddings', token)).toBe(413);
     } finally {
       await stop(server);
     }

@@ -44,6 +44,7 @@ describe('packaged configuration files', () => {
       host: server.host.default,
       bodyLimit: server.body_limit.default,
       chatBodyLimit: server.chat_body_limit.default,
+      jsonValueLimit: server.json_value_limit.default,
       basePath: server.base_path.default,
       shutdownTimeoutMs: server.shutdown_timeout.default * 1000,
     }).toEqual(DEFAULT_SERVER_CONFIG);

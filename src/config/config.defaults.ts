@@ -6,6 +6,7 @@ export const DEFAULT_SERVER_CONFIG: Readonly<ServerConfig> = Object.freeze({
   host: '127.0.0.1',
   bodyLimit: 1024 * 1024,
   chatBodyLimit: 20 * 1024 * 1024,
+  jsonValueLimit: 250_000,
   basePath: '',
   shutdownTimeoutMs: 25_000,
 });

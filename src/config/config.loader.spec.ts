@@ -22,7 +22,7 @@ describe('loadConfig', () => {
   it('serves built-in defaults when there is no file and no environment', () => {
     const config = loadConfig({ cwd: dir, env: {} });
     expect(config.file).toBeUndefined();
-    expect(config.server).toEqual({ port: 3000, host: '127.0.0.1', bodyLimit: 1048576, chatBodyLimit: 20971520, basePath: '', shutdownTimeoutMs: 25_000 });
+    expect(config.server).toEqual({ port: 3000, host: '127.0.0.1', bodyLimit: 1048576, chatBodyLimit: 20971520, jsonValueLimit: 250_000, basePath: '', shutdownTimeoutMs: 25_000 });
     expect(config.auth).toBeUndefined();
   });
 
@@ -59,7 +59,7 @@ describe('loadConfig', () => {
       configPath: 't.yaml',
       overrides: [{ source: '--port', path: ['server', 'port'], value: '6000' }],
     });
-    expect(config.server).toEqual({ port: 6000, host: '0.0.0.0', bodyLimit: 2048, chatBodyLimit: 20971520, basePath: '', shutdownTimeoutMs: 25_000 });
+    expect(config.server).toEqual({ port: 6000, host: '0.0.0.0', bodyLimit: 2048, chatBodyLimit: 20971520, jsonValueLimit: 250_000, basePath: '', shutdownTimeoutMs: 25_000 });
   });
 
   it('reads server.shutdown_timeout in seconds, TOLLGATE_SHUTDOWN_TIMEOUT above it, and refuses a negative one naming the key', () => {

@@ -147,6 +147,7 @@ function toConfig(
       host: server.host ?? DEFAULT_SERVER_CONFIG.host,
       bodyLimit: server.body_limit ?? DEFAULT_SERVER_CONFIG.bodyLimit,
       chatBodyLimit: server.chat_body_limit ?? DEFAULT_SERVER_CONFIG.chatBodyLimit,
+      jsonValueLimit: server.json_value_limit ?? DEFAULT_SERVER_CONFIG.jsonValueLimit,
       basePath: server.base_path ?? DEFAULT_SERVER_CONFIG.basePath,
       shutdownTimeoutMs: server.shutdown_timeout === undefined ? DEFAULT_SERVER_CONFIG.shutdownTimeoutMs : Math.round(server.shutdown_timeout * 1000),
     },

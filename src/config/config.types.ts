@@ -232,6 +232,7 @@ export interface ServerSection {
   host?: string;
   body_limit?: number;
   chat_body_limit?: number;
+  json_value_limit?: number;
   base_path?: string;
   shutdown_timeout?: number;
 }
@@ -290,6 +291,8 @@ export interface ServerConfig {
   bodyLimit: number;
   /** Bytes, for the chat routes (`/v1/generate`, `/openai/v1/chat/completions`), which carry base64 images. */
   chatBodyLimit: number;
+  /** Values a JSON body may hold (each member of an object counts as one), checked before it is parsed. */
+  jsonValueLimit: number;
   /** '' or a path starting with '/' and without a trailing slash. */
   basePath: string;
   /** How long in-flight requests may run after SIGTERM / SIGINT. */

@@ -158,4 +158,31 @@ describe('ApiAuthGuard with governance', () => {
     await admin.outcome;
     expect(admin.state()).toBe(ADMIN_TOKEN_STATE);
   });
+
+  it('checked before the body (checkBeforeBody), a key is not looked up again by the guard, which still counts it', async () => {
+    const request: Record<string, unknown> = { headers: { authorization: 'Bearer tg_good' } };
+    const context = new ExecutionContextHost([request, {}, undefined], ApiAuthGuard, run);
+    context.setType('http');
+    let lookups = 0;
+    const consumed: string[] = [];
+    const guard = new ApiAuthGuard({ mode: 'token', token }, new Reflector(), { consume: async (_context, tokenKey) => void consumed.push(tokenKey) }, {
+      authenticateKey: async () => (lookups++, keyState),
+      fromAuthContext: () => undefined,
+      adminByToken: () => undefined,
+    });
+    await guard.checkBeforeBody(request as never);
+    expect(governanceOf(request)).toBe(keyState);
+    await expect(Promise.resolve(guard.canActivate(context))).resolves.toBe(true);
+    expect(lookups).toBe(1);
+    expect(consumed).toEqual([createHash('sha256').update('tg_good').digest('hex')]);
+  });
+
+  it('checked before the body, a refused credential throws the same 401 as the guard, and the shared token is synchronous', async () => {
+    const guard = new ApiAuthGuard({ mode: 'token', token }, new Reflector());
+    expect(() => guard.checkBeforeBody({ headers: {} } as never)).toThrow('A valid API token is required.');
+    expect(() => guard.checkBeforeBody({ headers: { authorization: 'Bearer nope' } } as never)).toThrow('A valid API token is required.');
+    const request: Record<string, unknown> = { headers: { authorization: `Bearer ${token}` } };
+    expect(guard.checkBeforeBody(request as never)).toBeUndefined();
+    expect(governanceOf(request)).toBe(API_TOKEN_STATE);
+  });
 });

@@ -86,6 +86,22 @@ export function sameToken(token: string, expected: string | undefined): boolean 
   return tokenMatches(token, tokenDigest(expected));
 }
 
+/** What a request's rate limit counts: the configured token, a presented token (hashed then), or nothing. */
+type CountedAs = typeof SHARED_TOKEN | typeof UNCOUNTED | string;
+
+const SHARED_TOKEN = Symbol('tollgate:shared-token');
+const UNCOUNTED = Symbol('tollgate:uncounted');
+
+/**
+ * Left on a request whose credential was checked before its body was read (src/server/api-pre-auth.ts), so
+ * the guard does not check it again: what its rate limit counts. A symbol: no caller can set it.
+ */
+const CHECKED_BEFORE_BODY = Symbol('tollgate:api-auth-checked');
+
+interface CheckedRequest {
+  [CHECKED_BEFORE_BODY]?: CountedAs;
+}
+
 @Injectable()
 export class ApiAuthGuard implements CanActivate {
   /** The configured token's digest, computed once: a request hashes only the token it presents. */
@@ -109,15 +125,46 @@ export class ApiAuthGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     if (this.skip.isSet(context)) return true;
     const request = context.getArgByIndex<FastifyRequest>(0);
+    const checked = (request as CheckedRequest)[CHECKED_BEFORE_BODY];
+    if (checked !== undefined) return this.limited(context, checked);
     if (this.options.mode !== 'token') return this.withoutToken(request);
-    if (this.options.hook) return this.viaHook(this.options.hook, request, context);
+    const counted = this.authenticate(request);
+    return typeof counted === 'object' ? counted.then((value) => this.limited(context, value)) : this.limited(context, counted);
+  }
+
+  /**
+   * `api.auth: token`, from a hook that runs before the body is read: checks the request's credential (the
+   * guard then only applies the token's rate limit) and leaves its governance state; throws or rejects 401.
+   */
+  checkBeforeBody(request: FastifyRequest): void | Promise<void> {
+    const counted = this.authenticate(request);
+    if (typeof counted !== 'object') {
+      (request as CheckedRequest)[CHECKED_BEFORE_BODY] = counted;
+      return;
+    }
+    return counted.then((value) => {
+      (request as CheckedRequest)[CHECKED_BEFORE_BODY] = value;
+    });
+  }
+
+  /** `api.auth: token`: the host's hook, an API key, the shared token or the admin token; throws or rejects 401. */
+  private authenticate(request: FastifyRequest): CountedAs | Promise<CountedAs> {
+    if (this.options.hook) return this.viaHook(this.options.hook, request);
     const token = bearerOf(request.headers.authorization);
     if (token === undefined) throw refused();
     const callers = this.callers;
-    if (callers && token.startsWith(API_KEY_PREFIX)) return this.viaKey(callers, token, request, context);
+    if (callers && token.startsWith(API_KEY_PREFIX)) return this.viaKey(callers, token, request);
     if (!tokenMatches(token, this.expectedDigest)) return this.viaAdminToken(token, request);
     setGovernance(request, API_TOKEN_STATE);
-    return this.limiter && this.expectedTokenKey ? this.limiter.consume(context, this.expectedTokenKey).then(() => true) : true;
+    return SHARED_TOKEN;
+  }
+
+  /** The per-token rate limit, when the server has one: a key and a hook's token counted under their digest. */
+  private limited(context: ExecutionContext, counted: CountedAs): boolean | Promise<boolean> {
+    const limiter = this.limiter;
+    if (!limiter || counted === UNCOUNTED) return true;
+    const tokenKey = counted === SHARED_TOKEN ? this.expectedTokenKey : sha256Hex(counted);
+    return tokenKey ? limiter.consume(context, tokenKey).then(() => true) : true;
   }
 
   /** api.auth jwt: AuthModule's guard decided; api.auth none: every caller counts as the shared token (or the admin token). */
@@ -134,39 +181,31 @@ export class ApiAuthGuard implements CanActivate {
     return true;
   }
 
-  private viaKey(callers: ApiCallerResolver, key: string, request: FastifyRequest, context: ExecutionContext): boolean | Promise<boolean> {
-    const admitted = (state: GovernanceRequestState): boolean | Promise<boolean> => {
+  /** A key is counted per key, under its stored digest, like any other token. */
+  private viaKey(callers: ApiCallerResolver, key: string, request: FastifyRequest): CountedAs | Promise<CountedAs> {
+    const admitted = (state: GovernanceRequestState): CountedAs => {
       setGovernance(request, state);
-      // Counted per key under its stored digest, like any other token.
-      return this.limiter ? this.limiter.consume(context, sha256Hex(key)).then(() => true) : true;
+      return key;
     };
     const state = callers.authenticateKey(key);
     return state instanceof Promise ? state.then(admitted) : admitted(state);
   }
 
-  private viaAdminToken(token: string, request: FastifyRequest): true {
+  private viaAdminToken(token: string, request: FastifyRequest): CountedAs {
     const state = this.callers?.adminByToken(token);
     if (!state) throw refused();
     setGovernance(request, state);
-    return true;
+    return UNCOUNTED;
   }
 
-  private async viaHook(hook: ApiAuthHook, request: FastifyRequest, context: ExecutionContext): Promise<boolean> {
+  /** A host hook may accept many tokens (or none: then there is nothing to count per token). */
+  private async viaHook(hook: ApiAuthHook, request: FastifyRequest): Promise<CountedAs> {
     if (!(await hook(request))) throw refused();
-    // A host hook may accept many tokens (or none: then there is nothing to count per token).
-    const limiter = this.limiter;
-    const tokenKey = limiter ? presentedTokenKey(request.headers.authorization) : undefined;
-    if (limiter && tokenKey) await limiter.consume(context, tokenKey);
-    return true;
+    return bearerOf(request.headers.authorization) ?? UNCOUNTED;
   }
 }
 
 /** 401 `authentication_required`; the exception filter adds `WWW-Authenticate: Bearer`. */
 function refused(): UnauthorizedException {
   return new UnauthorizedException({ message: 'A valid API token is required.', tollgate: true });
-}
-
-function presentedTokenKey(authorization: string | string[] | undefined): string | undefined {
-  const token = bearerOf(authorization);
-  return token === undefined ? undefined : sha256Hex(token);
 }

@@ -5,8 +5,9 @@ import { AiClient } from '../ai/client/ai-client';
 import { ApiExceptionFilter } from '../http/api-exception.filter';
 import { installRequestIdHeader, requestIdAdapterOptions } from '../http/request-id';
 import type { TollgateConfig } from '../config/config.types';
+import { installApiPreAuth } from './api-pre-auth';
 import { installGracefulShutdown } from './graceful-shutdown';
-import { useChatBodyLimit, useDepthLimitedJsonParser } from './json-body-parser';
+import { useBoundedJsonParser, useChatBodyLimit } from './json-body-parser';
 import { installHttpMetrics } from '../observability/http-metrics';
 import { defaultLogLevel, ServerLogging, type LogOutput } from '../observability/logging';
 import { MetricsService } from '../observability/metrics.service';
@@ -20,9 +21,10 @@ import { logStartupSummary } from './startup-summary';
 
 /**
  * Builds the HTTP application without listening (tests inject requests into it): request ids on every
- * response, the JSON error envelope for every error (404, 405, 413 included), JSON bodies nested at most
- * MAX_JSON_DEPTH levels (400 before parsing), routes under `base_path`, JSON logs (`logs`: stdout by
- * default, `false` silences them), /metrics, and the OpenAPI document at /docs.
+ * response, the JSON error envelope for every error (404, 405, 413 included), the API credential checked
+ * before the body is read (api-pre-auth.ts), JSON bodies nested at most MAX_JSON_DEPTH levels and holding at
+ * most `server.json_value_limit` values (400 before parsing), routes under `base_path`, JSON logs (`logs`:
+ * stdout by default, `false` silences them), /metrics, and the OpenAPI document at /docs.
  */
 export async function createHttpApp(config: TollgateConfig, logs: LogOutput = {}): Promise<NestFastifyApplication> {
   const metrics = toMetricsSettings(config.document);
@@ -43,8 +45,9 @@ export async function createHttpApp(config: TollgateConfig, logs: LogOutput = {}
   }
   installRequestIdHeader(fastify);
   installCallContextHook(fastify);
-  useDepthLimitedJsonParser(app, config.server.bodyLimit);
+  useBoundedJsonParser(app, config.server.bodyLimit, config.server.jsonValueLimit);
   useChatBodyLimit(app, config.server.chatBodyLimit);
+  installApiPreAuth(app, config);
   if (metrics.enabled) installHttpMetrics(fastify, app.get(MetricsService));
   app.useGlobalFilters(new ApiExceptionFilter());
   if (config.server.basePath) app.setGlobalPrefix(config.server.basePath);

@@ -1,7 +1,8 @@
 import { fastestRunMs } from '../../test/support/timing';
-import { exceedsJsonDepth, MAX_JSON_DEPTH } from './json-body-parser';
+import { exceededJsonBound, MAX_JSON_DEPTH } from './json-body-parser';
 
 const bytes = (text: string) => Buffer.from(text);
+const exceedsJsonDepth = (body: Uint8Array, maxDepth: number) => exceededJsonBound(body, maxDepth, Infinity) === 'depth';
 const nested = (levels: number, inner = '') => '['.repeat(levels) + inner + ']'.repeat(levels);
 
 /** Nesting depth of a parsed value, the reference the scan must agree with (recursion is fine at test sizes). */
@@ -35,7 +36,13 @@ function generate(seed: number, budget: number): unknown {
   return build(budget);
 }
 
-describe('exceedsJsonDepth', () => {
+/** Values of a parsed JSON value as the scan counts them: every array, object, scalar and object member once. */
+function valuesOf(value: unknown): number {
+  if (typeof value !== 'object' || value === null) return 1;
+  return 1 + Object.values(value as object).reduce<number>((sum, child) => sum + valuesOf(child), 0);
+}
+
+describe('exceededJsonBound: depth', () => {
   it(`accepts ${MAX_JSON_DEPTH} levels and refuses ${MAX_JSON_DEPTH + 1} and 20,000`, () => {
     expect(exceedsJsonDepth(bytes(nested(MAX_JSON_DEPTH)), MAX_JSON_DEPTH)).toBe(false);
     expect(exceedsJsonDepth(bytes(nested(MAX_JSON_DEPTH + 1)), MAX_JSON_DEPTH)).toBe(true);
@@ -93,5 +100,33 @@ describe('exceedsJsonDepth', () => {
       // scan would take minutes, so the bound sits far from both.
       expect(fastestRunMs(() => exceedsJsonDepth(body, MAX_JSON_DEPTH))).toBeLessThan(2_000);
     }
+  });
+});
+
+describe('exceededJsonBound: values', () => {
+  it('refuses 20 MiB of empty objects and allows a 20 MiB base64 image', () => {
+    const MiB = 1024 * 1024;
+    const objects = bytes(`[${'{},'.repeat((20 * MiB) / 3 - 1)}{}]`);
+    expect(exceededJsonBound(objects, MAX_JSON_DEPTH, 250_000)).toBe('values');
+    const image = JSON.stringify({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${'A'.repeat(20 * MiB - 200)}` } }] }] });
+    expect(exceededJsonBound(bytes(image), MAX_JSON_DEPTH, 20)).toBeUndefined();
+  });
+
+  it('counts commas and brackets outside strings only, never fewer than the parsed values', () => {
+    expect(exceededJsonBound(bytes('[1,2,3]'), MAX_JSON_DEPTH, 4)).toBeUndefined();
+    expect(exceededJsonBound(bytes('[1,2,3]'), MAX_JSON_DEPTH, 3)).toBe('values');
+    expect(exceededJsonBound(bytes(JSON.stringify([',,,,[{', '\\",,'])), MAX_JSON_DEPTH, 3)).toBeUndefined();
+    for (let seed = 1; seed <= 400; seed++) {
+      const value = generate(seed, 8);
+      const values = valuesOf(value);
+      if (values > 1) expect([seed, exceededJsonBound(bytes(JSON.stringify(value)), MAX_JSON_DEPTH, values - 1)]).toEqual([seed, 'values']);
+    }
+  });
+
+  it('counts exactly for containers that are not empty', () => {
+    const value = { model: 'm', messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: [{ type: 'text', text: 'x' }] }], n: [1, true, null] };
+    const text = bytes(JSON.stringify(value));
+    expect(exceededJsonBound(text, MAX_JSON_DEPTH, valuesOf(value))).toBeUndefined();
+    expect(exceededJsonBound(text, MAX_JSON_DEPTH, valuesOf(value) - 1)).toBe('values');
   });
 });

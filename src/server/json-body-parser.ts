@@ -11,6 +11,7 @@ const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
 const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
+const COMMA = 0x2c;
 
 /** A body nested deeper than MAX_JSON_DEPTH: 400 in each surface's own error shape. */
 export class JsonTooDeepError extends InvalidRequestError {
@@ -21,28 +22,50 @@ export class JsonTooDeepError extends InvalidRequestError {
   }
 }
 
+/**
+ * A body holding more values than `server.json_value_limit`: 400 in each surface's own error shape, before
+ * the parser turns millions of tiny values (`[{},{},...]`) into gigabytes of objects.
+ */
+export class JsonTooManyValuesError extends InvalidRequestError {
+  override readonly type: string = 'json_too_many_values';
+
+  constructor(limit: number) {
+    super(`The request body holds more than ${limit} JSON values (server.json_value_limit).`);
+  }
+}
+
+/** The bound a JSON body passes or the first one it exceeds. */
+export type JsonBound = 'depth' | 'values';
+
 /** Bytes of a string read one by one before a native search for its end: most keys end sooner. */
 const SHORT_STRING = 32;
 
 /**
- * True when `body` opens more than `maxDepth` arrays or objects inside one another. One pass over the bytes,
- * no recursion: brackets are counted outside strings, and the bytes looked at are ASCII, which never occur
- * inside a UTF-8 multi-byte sequence. It does not validate; JSON.parse does that afterwards. For valid JSON
- * the count is the nesting depth; invalid JSON is refused by the parser whatever the count.
+ * The first bound `body` exceeds, or undefined: more than `maxDepth` arrays or objects open inside one another,
+ * or more than `maxValues` values. One pass over the bytes, no recursion: brackets and commas are counted
+ * outside strings, and the bytes looked at are ASCII, which never occur inside a UTF-8 multi-byte sequence.
+ * Every value but the root follows an opening bracket or a comma, so one plus their count bounds the values
+ * from above (an object's member, key and value, counts as one). It does not validate; JSON.parse does that
+ * afterwards. For valid JSON the depth count is the nesting depth; invalid JSON is refused by the parser
+ * whatever the counts.
  */
-export function exceedsJsonDepth(body: Uint8Array, maxDepth: number): boolean {
+export function exceededJsonBound(body: Uint8Array, maxDepth: number, maxValues: number): JsonBound | undefined {
   let depth = 0;
+  let values = 1;
   for (let index = 0; index < body.length; index++) {
     const byte = body[index];
     if (byte === QUOTE) {
       index = closingQuote(body, index + 1);
     } else if (byte === OPEN_BRACKET || byte === OPEN_BRACE) {
-      if (++depth > maxDepth) return true;
+      if (++depth > maxDepth) return 'depth';
+      if (++values > maxValues) return 'values';
     } else if (byte === CLOSE_BRACKET || byte === CLOSE_BRACE) {
       depth--;
+    } else if (byte === COMMA && ++values > maxValues) {
+      return 'values';
     }
   }
-  return false;
+  return undefined;
 }
 
 /**
@@ -73,17 +96,19 @@ function closingQuote(body: Uint8Array, from: number): number {
 
 /**
  * The server application's JSON body parser: Fastify's own (prototype-poisoning checks included), after a
- * depth check, so a hostile body is refused before any validator walks it recursively (20,000 levels
- * overflowed class-validator's stack). Only `application/json` bodies are parsed; other types get 415.
+ * depth and value count, so a hostile body is refused before any validator walks it recursively (20,000
+ * levels overflowed class-validator's stack) and before the parser expands it (20 MiB of `[{},{},...]` became
+ * gigabytes of objects). Only `application/json` bodies are parsed; other types get 415.
  */
-export function useDepthLimitedJsonParser(app: NestFastifyApplication, bodyLimit: number): void {
+export function useBoundedJsonParser(app: NestFastifyApplication, bodyLimit: number, valueLimit: number): void {
   const fastify = app.getHttpAdapter().getInstance();
   const parseJson = fastify.getDefaultJsonParser('error', 'error');
   // Fastify parses text/plain by default; a string body then reached validation as the whole DTO.
   fastify.removeContentTypeParser('text/plain');
   app.useBodyParser<Server>('application/json', { bodyLimit }, (request, body, done) => {
-    if (exceedsJsonDepth(body, MAX_JSON_DEPTH)) {
-      done(new JsonTooDeepError(), undefined);
+    const exceeded = exceededJsonBound(body, MAX_JSON_DEPTH, valueLimit);
+    if (exceeded !== undefined) {
+      done(exceeded === 'depth' ? new JsonTooDeepError() : new JsonTooManyValuesError(valueLimit), undefined);
       return;
     }
     // Fastify's parser takes a Buffer as well as a string (secure-json-parse decodes it).
