@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { InvalidKeyError } from '../governance/governance-errors';
 import { type GovernanceRequestState, governanceOf } from '../governance/governance-identity';
 import { ADMIN_TOKEN_STATE, API_TOKEN_STATE } from '../governance/governance-state';
-import { ApiAuthGuard, type ApiAuthOptions, type ApiCallerResolver, type ApiTokenLimiter, bearerTokenMatches } from './api-auth.guard';
+import { ApiAuthGuard, type ApiAuthOptions, type ApiCallerResolver, type ApiTokenLimiter, bearerTokenMatches, presentedApiToken } from './api-auth.guard';
 
 describe('bearerTokenMatches', () => {
   const token = 'tok_0123456789abcdef';
@@ -30,6 +30,15 @@ describe('bearerTokenMatches', () => {
   it('rejects everything when no token is configured (secure default)', () => {
     expect(bearerTokenMatches('Bearer anything', undefined)).toBe(false);
     expect(bearerTokenMatches('Bearer ', '')).toBe(false);
+  });
+});
+
+describe('presentedApiToken', () => {
+  it('takes the bearer token first, then the key headers of the vendors\' SDKs', () => {
+    expect(presentedApiToken({ authorization: 'Bearer tg_a', 'x-api-key': 'tg_b' })).toBe('tg_a');
+    expect(presentedApiToken({ 'x-api-key': ' tg_b ' })).toBe('tg_b');
+    expect(presentedApiToken({ 'x-goog-api-key': 'tg_c' })).toBe('tg_c');
+    expect(presentedApiToken({ authorization: 'Basic abc', 'x-api-key': '' })).toBeUndefined();
   });
 });
 
@@ -127,6 +136,19 @@ describe('ApiAuthGuard with governance', () => {
     expect(presented).toEqual(['tg_good']);
     expect(consumed).toEqual([createHash('sha256').update('tg_good').digest('hex')]);
     expect(state()).toBe(keyState);
+  });
+
+  it('takes a key from x-api-key, as the Anthropic SDK sends it', async () => {
+    const request: Record<string, unknown> = { headers: { 'x-api-key': 'tg_good' } };
+    const context = new ExecutionContextHost([request, {}, undefined], ApiAuthGuard, run);
+    context.setType('http');
+    const guard = new ApiAuthGuard({ mode: 'token', token }, new Reflector(), undefined, {
+      authenticateKey: async (key) => (key === 'tg_good' ? keyState : Promise.reject(new InvalidKeyError())),
+      fromAuthContext: () => undefined,
+      adminByToken: () => undefined,
+    });
+    await expect(Promise.resolve(guard.canActivate(context))).resolves.toBe(true);
+    expect(governanceOf(request)).toBe(keyState);
   });
 
   it('refuses a bad key with invalid_key and sets no state', async () => {

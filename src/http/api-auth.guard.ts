@@ -1,6 +1,7 @@
 import { CanActivate, ExecutionContext, Inject, Injectable, Optional, SetMetadata, UnauthorizedException } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { timingSafeEqual } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyRequest } from 'fastify';
 import { RouteFlagLookup } from '../common/route-flag-lookup';
 import { sha256, sha256Hex } from '../common/sha256';
@@ -81,6 +82,23 @@ export function bearerOf(authorization: string | string[] | undefined): string |
   return match ? match[1].trim() : undefined;
 }
 
+/**
+ * Headers that carry an API key bare, as each vendor's SDK sends it, after `Authorization: Bearer`: Anthropic's
+ * `x-api-key` and Google's `x-goog-api-key`. So a client of any dialect needs only its base URL set to Tollgate.
+ */
+const API_KEY_HEADERS = ['x-api-key', 'x-goog-api-key'] as const;
+
+/** The API credential a request presents: its bearer token, else the first vendor key header it carries. */
+export function presentedApiToken(headers: IncomingHttpHeaders): string | undefined {
+  const bearer = bearerOf(headers.authorization);
+  if (bearer !== undefined) return bearer;
+  for (const name of API_KEY_HEADERS) {
+    const value = headers[name];
+    if (typeof value === 'string' && value.trim() !== '') return value.trim();
+  }
+  return undefined;
+}
+
 /** Compares digests so neither the content nor the length of the token leaks through timing. */
 export function sameToken(token: string, expected: string | undefined): boolean {
   return tokenMatches(token, tokenDigest(expected));
@@ -150,7 +168,7 @@ export class ApiAuthGuard implements CanActivate {
   /** `api.auth: token`: the host's hook, an API key, the shared token or the admin token; throws or rejects 401. */
   private authenticate(request: FastifyRequest): CountedAs | Promise<CountedAs> {
     if (this.options.hook) return this.viaHook(this.options.hook, request);
-    const token = bearerOf(request.headers.authorization);
+    const token = presentedApiToken(request.headers);
     if (token === undefined) throw refused();
     const callers = this.callers;
     if (callers && token.startsWith(API_KEY_PREFIX)) return this.viaKey(callers, token, request);
@@ -176,7 +194,7 @@ export class ApiAuthGuard implements CanActivate {
       if (state) setGovernance(request, state);
       return true;
     }
-    const token = bearerOf(request.headers.authorization);
+    const token = presentedApiToken(request.headers);
     setGovernance(request, (token !== undefined && callers.adminByToken(token)) || API_TOKEN_STATE);
     return true;
   }
@@ -201,7 +219,7 @@ export class ApiAuthGuard implements CanActivate {
   /** A host hook may accept many tokens (or none: then there is nothing to count per token). */
   private async viaHook(hook: ApiAuthHook, request: FastifyRequest): Promise<CountedAs> {
     if (!(await hook(request))) throw refused();
-    return bearerOf(request.headers.authorization) ?? UNCOUNTED;
+    return presentedApiToken(request.headers) ?? UNCOUNTED;
   }
 }
 
