@@ -8,6 +8,7 @@ import { APICallError, RetryError, generateText } from 'ai';
 import OpenAI from 'openai';
 import { OpenAiEmulator } from './emulators/openai-emulator';
 import { TestApps } from './support/test-apps';
+import { awayFromMinuteEdge } from './support/timing';
 
 const ADMIN_TOKEN = 'admin-token-for-budget-refusal-clients';
 const UPSTREAM_KEY = 'sk-emulator-budget-refusal-clients';
@@ -105,6 +106,7 @@ describe('a spent budget', () => {
 
 describe('an RPM limit', () => {
   it('stays retryable: 429 rate_limit_exceeded with a Retry-After of at most a minute and no x-should-retry', async () => {
+    await awayFromMinuteEdge();
     const client = new OpenAI({ apiKey: await createKey({ name: 'rpm', rpm: 1 }), baseURL: `${origin}/openai/v1`, maxRetries: 0 });
     const ask = () => client.chat.completions.create({ model: 'openai/gpt-test', max_tokens: 8, messages: [{ role: 'user', content: 'Hello' }] });
     await ask();

@@ -89,13 +89,13 @@ describe.each(stores)('budget engine on %s', (name, create) => {
     expect(await clocked.counter(`${keyPrefix}c:day:2030-01-31:key:k-1`)).toEqual({ micros: 600, tokens: 40, requests: 1 });
   });
 
-  it('settles to the actual cost and releases a call that was not made', async () => {
+  it('settles to the actual cost and releases a call that was not made, keeping its request', async () => {
     const reservation = await reserve([tenant, key], { micros: 500, tokens: 90 });
     await clocked.engine.settle(reservation, { micros: 120, tokens: 7 });
     const released = await reserve([tenant, key], { micros: 800, tokens: 90 });
     await clocked.engine.release(released);
     const window = new Date().toISOString().slice(0, 10);
-    expect(await clocked.counter(`${keyPrefix}c:day:${window}:key:k-1`)).toEqual({ micros: 120, tokens: 7, requests: 1 });
+    expect(await clocked.counter(`${keyPrefix}c:day:${window}:key:k-1`)).toEqual({ micros: 120, tokens: 7, requests: 2 });
     // What the settle gave back can be spent again: 120 + 880 is exactly the budget.
     await reserve([tenant], { micros: 880, tokens: 0 });
     await expect(reserve([tenant], { micros: 1, tokens: 0 })).rejects.toBeInstanceOf(BudgetExceededError);

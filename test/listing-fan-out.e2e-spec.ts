@@ -6,6 +6,7 @@
  */
 import { OpenAiPair } from './support/openai-pair';
 import { TestApps } from './support/test-apps';
+import { awayFromMinuteEdge } from './support/timing';
 
 const ADMIN_TOKEN = 'admin-token-for-listing-fan-out';
 const API_TOKEN = 'api-token-for-listing-fan-out';
@@ -61,6 +62,7 @@ const times = <T>(count: number, run: () => Promise<T>) => Promise.all(Array.fro
 
 describe('model listings and health', () => {
   it('50 concurrent listings of a key with rpm: 1: one answered, 49 refused 429, and a handful of upstream calls at most', async () => {
+    await awayFromMinuteEdge();
     const key = await keyWithRpm(1);
     const before = upstreamCalls();
     const statuses = await times(50, () => get('/openai/v1/models', key));
@@ -70,6 +72,7 @@ describe('model listings and health', () => {
   });
 
   it("counts a health report and a model lookup against the caller's RPM like any request", async () => {
+    await awayFromMinuteEdge();
     const key = await keyWithRpm(1);
     expect(await get('/v1/health', key)).toBe(200);
     expect(await get('/v1/health', key)).toBe(429);

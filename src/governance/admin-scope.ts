@@ -34,12 +34,16 @@ export function ruleWithinTenant(scope: ScopeKind, id: string, tenant: string): 
   return false;
 }
 
-/** 403 when an administrator of one tenant sets or deletes a rule that reaches beyond it. */
+/**
+ * 403 unless an operator sets or deletes the rule. A run-time rule for an exact id outranks the configured ones,
+ * so a tenant's own administrator writing rules could lift the ceiling the operator set for that tenant, its
+ * sub-tenants or its users; it reads its tenant's rules and sets its keys' limits instead (D3).
+ */
 export function assertAdministersRule(state: GovernanceRequestState | undefined, scope: ScopeKind, id: string): void {
   const own = administeredTenant(state);
-  if (own !== undefined && !ruleWithinTenant(scope, id, own)) {
+  if (own !== undefined) {
     throw new AdminRequiredError(
-      `id: an administrator of tenant ${own} sets rules of its tenant, sub-tenants (${own}/<slug>) and users (${own}/<user>) only; ${scope} ${id} needs an operator role or the admin token.`,
+      `scope: budgets and limits (here ${scope} ${id}) are set by an operator (an operator role or the admin token); an administrator of tenant ${own} reads its tenant's rules and sets the limits of its keys.`,
     );
   }
 }

@@ -91,13 +91,18 @@ describe('GovernanceGate', () => {
     await expect(asCaller(state, () => gate.open(call()))).rejects.toMatchObject({ type: 'budget_exceeded' });
   });
 
-  it('a call that sent no request upstream gives its reservation back, request included', async () => {
+  it('a call that sent no request upstream gives its tokens back, but its request stays counted', async () => {
     const gate = await gateWith({ budgets: [], limits: [] });
-    const state = stateForKey(keyRecord({ budget: { period: 'day', tokens: 50 }, rpm: 1 }));
+    const state = stateForKey(keyRecord({ budget: { period: 'day', tokens: 50 }, rpm: 2 }));
     const ticket = await asCaller(state, () => gate.open(call('gpt-priced', 40)));
     ticket!.close(nothingSent);
     await settled();
-    await expect(asCaller(state, () => gate.open(call('gpt-priced', 40)))).resolves.toBeDefined();
+    // The 50 tokens are back: a second call of 40 fits again.
+    const second = await asCaller(state, () => gate.open(call('gpt-priced', 40)));
+    second!.close(nothingSent);
+    await settled();
+    // The first call's request still counts: a third is past the RPM of 2.
+    await expect(asCaller(state, () => gate.open(call('gpt-priced', 1)))).rejects.toMatchObject({ type: 'rate_limited' });
   });
 
   it('a call that went upstream and got no answer keeps its request and is charged at least its estimate', async () => {
@@ -149,6 +154,17 @@ describe('GovernanceGate', () => {
     expect(DEFAULT_OUTPUT_ESTIMATE).toBe(1024);
   });
 
+  it('charges an answer under an unpriced model name at the price the call was reserved at, never at nothing', async () => {
+    const gate = await gateWith({ budgets: [], limits: [] });
+    // 100 micro-dollars; gpt-priced is $1/M input and $2/M output, so 40 input and 30 output cost 100.
+    const state = stateForKey(keyRecord({ budget: { period: 'day', microUsd: 100 } }));
+    const ticket = await asCaller(state, () => gate.open(call('gpt-priced', 5)));
+    ticket!.close(answered(40, 30, 'gpt-priced-served-name'));
+    await settled();
+    const spent = await asCaller(state, () => gate.open(call('gpt-priced', 1))).catch((error: Error) => error);
+    expect((spent as Error).message).toMatch(/is spent/);
+  });
+
   it('sends a caller held to tokens or dollars that gave no max_tokens the default as its bound; a caller held to requests only, none', async () => {
     const gate = await gateWith({ budgets: [], limits: [] });
     const headers: Record<string, string> = {};
@@ -176,7 +192,7 @@ describe('GovernanceGate', () => {
     const dollars = stateForKey(keyRecord({ budget: { period: 'day', microUsd: 1_000 } }));
     await expect(asCaller(dollars, () => refusing.open(call('gpt-unpriced')))).rejects.toMatchObject({
       type: 'model_not_priced',
-      message: expect.stringContaining('openai/gpt-unpriced has no price') && expect.stringContaining('governance.pricing.models'),
+      message: expect.stringMatching(/openai\/gpt-unpriced has no price.*governance\.pricing\.models/),
     });
     await asCaller(dollars, async () => expect(refusing.admits('openai', 'gpt-unpriced', 'openai')).toBe(false));
     // A caller held to tokens only is not refused: its tokens are counted.

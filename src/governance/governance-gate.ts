@@ -59,7 +59,7 @@ export class GovernanceGate implements ModelCallGate {
     const output = outputAllowance(call, price);
     const input: Usage = { micros: costMicros(price, { inputTokens, outputTokens: 0, cachedTokens: 0 }) ?? 0, tokens: inputTokens };
     const alwaysBound = call.operation !== 'embed' && holdsSpend(scopes);
-    const ticket = (reservation: Reservation): GateTicket => this.ticket(reservation, inputTokens, call.maxOutputTokens, alwaysBound, context);
+    const ticket = (reservation: Reservation): GateTicket => this.ticket(reservation, inputTokens, price, call.maxOutputTokens, alwaysBound, context);
     const reserved = this.budgets.reserveScopes(scopes, input, output);
     return reserved instanceof Promise ? reserved.then(ticket) : ticket(reserved);
   }
@@ -90,47 +90,61 @@ export class GovernanceGate implements ModelCallGate {
    * less than the caller asked for, or the caller asked for no bound and is held to tokens or dollars (an
    * unbounded answer could pass the budget by its whole length).
    */
-  private ticket(reservation: Reservation, inputTokens: number, asked: number | undefined, alwaysBound: boolean, context: CallContext): GateTicket {
-    const close = (outcome: GateOutcome) => this.close(reservation, inputTokens, outcome);
+  private ticket(
+    reservation: Reservation,
+    inputTokens: number,
+    reservedPrice: ModelPrice | undefined,
+    asked: number | undefined,
+    alwaysBound: boolean,
+    context: CallContext,
+  ): GateTicket {
+    const close = (outcome: GateOutcome) => this.close(reservation, inputTokens, reservedPrice, outcome);
     if (asked === undefined ? !alwaysBound : reservation.outputTokens >= asked) return { close };
     context.setResponseHeader?.(BUDGET_MAX_TOKENS_HEADER, String(reservation.outputTokens));
     return { maxOutputTokens: reservation.outputTokens, close };
   }
 
   /**
-   * Nothing went upstream: the reservation is given back, request included. Otherwise the request stays counted
-   * and the reservation is settled to what the call cost: the answer's usage, plus, for each attempt that went
+   * Nothing went upstream: the reservation's tokens and dollars are given back (an admitted request stays counted
+   * against RPM). Otherwise the reservation is settled to what the call cost: the answer's usage, plus, for each attempt that went
    * out and got no answer (the caller left, a timeout, a stream cut before its usage), at least the estimate.
    * The answer has gone out already: a counter store that fails now is logged, never the caller's error.
    */
-  private close(reservation: Reservation, inputTokens: number, outcome: GateOutcome): void {
+  private close(reservation: Reservation, inputTokens: number, reservedPrice: ModelPrice | undefined, outcome: GateOutcome): void {
     const failed = (error: unknown) => this.logger.warn(`settling a budget reservation failed: ${(error as Error)?.message ?? String(error)}`);
     try {
-      const settled = outcome.sent ? this.budgets.settle(reservation, this.spent(reservation, inputTokens, outcome)) : this.budgets.release(reservation);
+      const settled = outcome.sent ? this.budgets.settle(reservation, this.spent(reservation, inputTokens, reservedPrice, outcome)) : this.budgets.release(reservation);
       if (settled instanceof Promise) settled.catch(failed);
     } catch (error) {
       failed(error);
     }
   }
 
-  /** An answer without usage is settled to at least the input reserved (the text estimate misses tools and images). */
-  private spent(reservation: Reservation, inputTokens: number, outcome: GateOutcome): Usage {
+  /**
+   * An answer without usage is settled to at least the input reserved (the text estimate misses tools and images).
+   * A model name the upstream answered with that has no price (`llama3.1:latest` for `llama3.1`, a served-model
+   * name) is charged at the price the call was reserved at, never at nothing.
+   */
+  private spent(reservation: Reservation, inputTokens: number, reservedPrice: ModelPrice | undefined, outcome: GateOutcome): Usage {
     const { answered } = outcome;
     const usage = answered?.estimated ? { ...answered.usage, inputTokens: Math.max(inputTokens, answered.usage.inputTokens) } : answered?.usage;
-    const total: Usage = answered && usage ? this.cost(answered.provider, answered.providerKind, answered.model, usage) : { micros: 0, tokens: 0 };
+    const total: Usage = answered && usage ? this.cost(answered.provider, answered.providerKind, answered.model, usage, reservedPrice) : { micros: 0, tokens: 0 };
     for (const cut of outcome.unanswered) {
       const usage = atLeastReserved(cut.measured, inputTokens, reservation.outputTokens);
-      const cost = this.cost(cut.provider, cut.providerKind, cut.model, usage);
+      const cost = this.cost(cut.provider, cut.providerKind, cut.model, usage, reservedPrice);
       total.micros += cost.micros;
       total.tokens += cost.tokens;
     }
     return total;
   }
 
-  /** Priced calls cost micro-dollars; an unpriced model counts its tokens only (its cost is unknown, not zero-checked). */
-  private cost(provider: string, kind: string, model: string, usage: { inputTokens: number; outputTokens: number; cachedTokens: number }): Usage {
+  /**
+   * Priced calls cost micro-dollars, at the model's price or else the price the call was reserved at; a call
+   * reserved unpriced (admitted by allow_unpriced, or held to tokens only) counts its tokens only.
+   */
+  private cost(provider: string, kind: string, model: string, usage: { inputTokens: number; outputTokens: number; cachedTokens: number }, reservedPrice: ModelPrice | undefined): Usage {
     return {
-      micros: costMicros(this.prices.priceOf(provider, kind, model), usage) ?? 0,
+      micros: costMicros(this.prices.priceOf(provider, kind, model) ?? reservedPrice, usage) ?? 0,
       tokens: usage.inputTokens + usage.outputTokens,
     };
   }

@@ -24,7 +24,7 @@ export interface GovernanceRequestState {
   identity: GovernanceIdentity;
   /**
    * May administer governance: the admin token, a JWT holding an operator role, or a JWT of a tenant holding an
-   * admin role. Unless `operator` is set too, only its own tenant's keys, usage and budgets (docs/decisions.md D3).
+   * admin role. Unless `operator` is set too, only its own tenant's keys and usage (its budget rules read-only) (docs/decisions.md D3).
    */
   admin: boolean;
   /** Administers every tenant: the admin token, or a JWT holding one of `governance.operator_roles`. */

@@ -11,7 +11,7 @@ export interface GovernanceSettings {
   keys: KeyStoreSettings;
   /** Bearer token that administers governance (keys, budgets); unset means only JWT admin roles do. */
   adminToken?: string;
-  /** JWT roles that administer their own tenant's keys, usage and budgets (none by default: an operator names them). */
+  /** JWT roles that administer their own tenant's keys and usage (none by default: an operator names them). */
   adminRoles: readonly string[];
   /** JWT roles that administer every tenant's. */
   operatorRoles?: readonly string[];

@@ -11,3 +11,13 @@ export function fastestRunMs(work: () => unknown, runs = 3): number {
   }
   return fastest;
 }
+
+/**
+ * Waits, when fewer than `marginMs` are left of the current UTC minute, until the next one has begun: RPM counts
+ * in fixed UTC minutes, so a test that makes a few calls and expects the later ones refused would see them
+ * admitted again if the minute turned between them.
+ */
+export async function awayFromMinuteEdge(marginMs = 5_000): Promise<void> {
+  const left = 60_000 - (Date.now() % 60_000);
+  if (left < marginMs) await new Promise((resolve) => setTimeout(resolve, left + 50));
+}

@@ -40,7 +40,7 @@ function rulesSeenBy(rules: RuleSet, tenant: string | undefined): RuleSet {
 
 /**
  * Budgets and RPM/TPM set at run time; refused with 403 unless the caller is a governance admin. An
- * administrator of one tenant sees and sets its tenant's rules only.
+ * administrator of one tenant sees its tenant's rules and sets none (an operator sets rules).
  */
 @ApiTags('admin')
 @Controller('v1/admin/budgets')

@@ -65,7 +65,10 @@ export interface BudgetEngine {
   reserve(scopes: readonly MeteredScope[], estimate: Usage, output?: OutputAllowance): StoreAnswer<Reservation>;
   /** Corrects the reservation to what the call really cost (the request stays counted). */
   settle(reservation: Reservation, actual: Usage): StoreAnswer<void>;
-  /** The call was not made: gives back the estimate and the request. */
+  /**
+   * No request went upstream: gives back the estimate, not the request. An admitted call counts against RPM
+   * whatever became of it, so work done before sending (image downloads, an unreachable upstream) is limited too.
+   */
   release(reservation: Reservation): StoreAnswer<void>;
   close(): Promise<void>;
 }
@@ -120,7 +123,7 @@ export class CountingBudgetEngine implements BudgetEngine {
   }
 
   release(reservation: Reservation): StoreAnswer<void> {
-    return this.finish(reservation, { micros: -reservation.estimate.micros, tokens: -reservation.estimate.tokens, requests: -1 });
+    return this.finish(reservation, { micros: -reservation.estimate.micros, tokens: -reservation.estimate.tokens, requests: 0 });
   }
 
   close(): Promise<void> {
