@@ -4,11 +4,13 @@
  * user that share an id each move a counter of their own.
  */
 import { randomUUID } from 'node:crypto';
+import { Logger } from '@nestjs/common';
 import Redis from 'ioredis';
 import { setAuthContext } from '../src/auth/request-context';
 import { DEFAULT_CLAIM_MAPPING } from '../src/governance/budgets/budget-claims';
 import { createBudgetEngine } from '../src/governance/budgets/budget-engine.factory';
 import { BudgetExceededError, RateLimitExceededError } from '../src/governance/budgets/budget-errors';
+import { RedisBudgetRuleStore } from '../src/governance/budgets/budget-rule-store';
 import { createBudgetRuleStore } from '../src/governance/budgets/budget-rule-store.factory';
 import { BudgetsService } from '../src/governance/budgets/budgets.service';
 import type { BudgetsSettings, BudgetsStore } from '../src/governance/budgets/budgets-settings';
@@ -76,5 +78,26 @@ describe.each(stores)('subject counters on %s', (_name, store) => {
     await call(sharedToken);
     await call(request('', 'api-token', 'user'));
     await expect(call(sharedToken)).rejects.toBeInstanceOf(RateLimitExceededError);
+  });
+});
+
+describe('a run-time subject rule stored before subjects were named within their tenant', () => {
+  it('is logged once per process as binding no caller, naming the rule and how to set it anew', async () => {
+    const prefix = `${keyPrefix}dead:`;
+    const redis = new Redis(REDIS_URL);
+    await redis.hset(`${prefix}rules`, JSON.stringify(['limit', 'subject', 'u1']), JSON.stringify({ scope: 'subject', id: 'u1', rpm: 5 }));
+    await redis.quit();
+    const warnings = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    const store = new RedisBudgetRuleStore(REDIS_URL, prefix, 60_000);
+    try {
+      await store.load();
+      await store.load();
+      const dead = warnings.mock.calls.filter(([message]) => String(message).includes('"u1" binds no caller'));
+      expect(dead).toHaveLength(1);
+      expect(String(dead[0][0])).toContain('<tenant>/<user>');
+    } finally {
+      warnings.mockRestore();
+      await store.close();
+    }
   });
 });

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import Redis from 'ioredis';
 import type { BudgetPeriod, ScopeKind } from './budget-scope';
-import type { BudgetRule, LimitRule, RuleSet } from './budget-rules';
+import { type BudgetRule, deadSubjectRuleIds, type LimitRule, type RuleSet } from './budget-rules';
 
 /**
  * Rules set at run time (`tollgate budgets`, /v1/admin/budgets), on top of the configured ones: no restart.
@@ -84,6 +84,8 @@ export class RedisBudgetRuleStore implements BudgetRuleStore {
   private snapshot: RuleSet = { budgets: [], limits: [] };
   private timer?: NodeJS.Timeout;
   private failing = false;
+  /** Dead subject rule ids already logged, so each is logged once per process. */
+  private readonly loggedDead = new Set<string>();
 
   constructor(url: string, keyPrefix: string, private readonly refreshMs: number) {
     this.key = `${keyPrefix}rules`;
@@ -104,6 +106,7 @@ export class RedisBudgetRuleStore implements BudgetRuleStore {
   async load(): Promise<RuleSet> {
     try {
       this.snapshot = toRuleSet(Object.entries(await this.redis.hgetall(this.key)));
+      this.logDeadSubjectRules(this.snapshot);
       if (this.failing) this.logger.log('budget rule store answers again');
       this.failing = false;
       return this.snapshot;
@@ -111,6 +114,16 @@ export class RedisBudgetRuleStore implements BudgetRuleStore {
       if (!this.failing) this.logger.error(`budget rule store unavailable (${error instanceof Error ? error.name : typeof error}); the rules last read stay in force`);
       this.failing = true;
       throw error;
+    }
+  }
+
+  private logDeadSubjectRules(rules: RuleSet): void {
+    for (const id of deadSubjectRuleIds(rules)) {
+      if (this.loggedDead.has(id)) continue;
+      this.loggedDead.add(id);
+      this.logger.warn(
+        `run-time subject rule ${JSON.stringify(id)} binds no caller: subjects are named <tenant>/<user>, key:<key id> or api-token since D7; set it anew and delete it (tollgate budgets delete --scope subject --id ${JSON.stringify(id)})`,
+      );
     }
   }
 

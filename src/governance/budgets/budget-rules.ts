@@ -151,6 +151,16 @@ export function isSubjectOfTenant(id: string, tenant: string): boolean {
   return id.startsWith(`${escapeTenant(tenant)}/`);
 }
 
+/**
+ * The ids of `subject` rules that name no caller: rules stored at run time before D7, when a bare `u1` named user
+ * `u1` of every tenant. Such a rule binds nobody now; the store logs them so an operator can set them anew.
+ */
+export function deadSubjectRuleIds(rules: RuleSet): string[] {
+  const dead = new Set<string>();
+  for (const rule of [...rules.budgets, ...rules.limits]) if (rule.scope === 'subject' && subjectIdProblem(rule.id)) dead.add(rule.id);
+  return [...dead];
+}
+
 /** Why a `subject` rule id names no caller (an id from before D7 named user `u1` of every tenant), else undefined. */
 function subjectIdProblem(id: string): string | undefined {
   if (id === WILDCARD_ID || TOKEN_SUBJECTS.includes(id)) return undefined;
