@@ -26,11 +26,13 @@ const WAVES = 2;
 /** Resident memory the waves may add: the probe saw gigabytes; a refused request holds little more than its headers. */
 const RSS_GROWTH_BOUND = 250 * MiB;
 /**
- * /healthz while the waves run. The issue asks for 100 ms, which an idle machine meets; on the two cores shared
+ * /healthz while the waves run. The issue asks for 100 ms: the median answer is held to it; on the two cores shared
  * with other test runs (load 6-10) the idle server's slowest answer alone reached 230 ms, and during the waves
  * 50-420 ms. So the bound has headroom: on 4716339 /healthz did not answer for 12-20 s.
  */
 const HEALTHZ_BOUND_MS = 1_000;
+/** The issue's 100 ms, for the typical answer: one slow answer on a shared core is a scheduling hiccup, not a stall. */
+const HEALTHZ_MEDIAN_BOUND_MS = 100;
 /** A 401 arrives before the body is read; the probe's slowest took 28 s. */
 const REFUSAL_BOUND_MS = 5_000;
 
@@ -105,27 +107,31 @@ function serverRss(): number | undefined {
 
 /**
  * Polls /healthz every 20 ms from a process of its own (this one is busy writing the bodies, which would delay
- * its own measurements), until its stdin closes; then prints the slowest answer in ms and the count of 200s.
+ * its own measurements), until its stdin closes; then prints the slowest and the median answer in ms and the
+ * count of 200s.
  */
 const HEALTHZ_POLLER = `
-let running = true, slowest = 0, answers = 0;
+let running = true, answers = 0;
+const times = [];
 process.stdin.on('end', () => { running = false; }).resume();
 (async () => {
   while (running) {
     const started = performance.now();
     const response = await fetch(process.argv[1] + '/healthz', { signal: AbortSignal.timeout(10000) }).catch(() => undefined);
     await response?.text();
-    slowest = Math.max(slowest, performance.now() - started);
+    times.push(performance.now() - started);
     if (response?.status === 200) answers++;
     await new Promise((wait) => setTimeout(wait, 20));
   }
-  process.stdout.write(JSON.stringify({ slowest, answers }));
+  times.sort((a, b) => a - b);
+  process.stdout.write(JSON.stringify({ slowest: times[times.length - 1] ?? 0, median: times[Math.floor(times.length / 2)] ?? 0, answers }));
 })();
 `;
 
 interface Watched<T> {
   result: T;
   slowestHealthzMs: number;
+  medianHealthzMs: number;
   healthzAnswers: number;
   /** The most resident memory the server gained while `work` ran. */
   rssGrowth: number;
@@ -156,8 +162,8 @@ async function watched<T>(work: () => Promise<T>): Promise<Watched<T>> {
     await new Promise((wait) => setTimeout(wait, 100));
     poller.stdin.end();
     await exited;
-    const { slowest, answers } = JSON.parse(report) as { slowest: number; answers: number };
-    return { result, slowestHealthzMs: slowest, healthzAnswers: answers, rssGrowth: peak - baseline };
+    const { slowest, median, answers } = JSON.parse(report) as { slowest: number; median: number; answers: number };
+    return { result, slowestHealthzMs: slowest, medianHealthzMs: median, healthzAnswers: answers, rssGrowth: peak - baseline };
   } finally {
     clearInterval(sampler);
     poller.stdin.end();
@@ -204,7 +210,7 @@ describe('20 MiB bodies of tiny JSON values', () => {
   it(`waves of ${WAVE} without a valid credential are answered 401 at once; RSS stays bounded and /healthz keeps answering`, async () => {
     const credentials = [undefined, 'not-the-token', 'tg_000000000000_unknownkeyunknownkeyunknownkeyunknownkey'];
     const paths = ['/openai/v1/chat/completions', '/v1/generate'];
-    const { result: answers, slowestHealthzMs, rssGrowth, healthzAnswers } = await watched(async () => {
+    const { result: answers, slowestHealthzMs, medianHealthzMs, rssGrowth, healthzAnswers } = await watched(async () => {
       const all: Answer[] = [];
       for (let wave = 0; wave < WAVES; wave++) {
         const sent = Array.from({ length: WAVE }, (_, index) => post(paths[index % paths.length], HOSTILE, credentials[index % credentials.length]));
@@ -217,6 +223,7 @@ describe('20 MiB bodies of tiny JSON values', () => {
     expect(rssGrowth).toBeLessThan(RSS_GROWTH_BOUND);
     expect(healthzAnswers).toBeGreaterThan(0);
     expect(slowestHealthzMs).toBeLessThan(HEALTHZ_BOUND_MS);
+    expect(medianHealthzMs).toBeLessThan(HEALTHZ_MEDIAN_BOUND_MS);
     // The same 401 as the guard's, in each surface's shape.
     const openAi = answers.find((answer) => answer.body.includes('invalid_api_key'));
     expect(JSON.parse(openAi!.body)).toMatchObject({ error: { type: 'invalid_request_error', code: 'invalid_api_key' } });
