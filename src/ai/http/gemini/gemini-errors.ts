@@ -58,9 +58,19 @@ export function toGeminiError(exception: unknown): GeminiErrorResponse {
   const answer = fromApiError(toApiError(exception));
   const details = quotaDetails(exception);
   if (details) answer.body.error.details = details;
-  if (exception instanceof InvalidRequestError && exception.param !== undefined) answer.body.error.message = `${answer.body.error.message} (field '${exception.param}')`;
+  const field = exception instanceof InvalidRequestError && exception.param !== undefined ? GEMINI_FIELDS[exception.param] : undefined;
+  if (field !== undefined) answer.body.error.message = `${answer.body.error.message} (field '${field}')`;
   return answer;
 }
+
+/** The domain's request fields (OpenAI's names, which adapters refuse by) as this surface names them. */
+const GEMINI_FIELDS: Record<string, string> = {
+  model: 'model',
+  tool_choice: 'toolConfig.functionCallingConfig.mode',
+  temperature: 'generationConfig.temperature',
+  seed: 'generationConfig.seed',
+  response_format: 'generationConfig.responseMimeType',
+};
 
 /** The /v1 API's answer to an error, reworded for Google's clients. */
 export function fromApiError(api: ApiErrorResponse): GeminiErrorResponse {
