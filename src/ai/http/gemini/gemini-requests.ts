@@ -203,17 +203,43 @@ const ajv = new Ajv({ allErrors: false, strict: true });
 const validateGenerate = ajv.compile<GenerateContentRequest>(GENERATE_CONTENT_SCHEMA);
 const validateCount = ajv.compile<CountTokensRequest>(COUNT_TOKENS_SCHEMA);
 
-export function parseGenerateContentRequest(body: unknown): GenerateContentRequest {
+export function parseGenerateContentRequest(given: unknown): GenerateContentRequest {
+  const body = camelCaseKeys(given);
   if (validateGenerate(body)) return body;
   throw requestError(validateGenerate.errors![0]);
 }
 
-export function parseCountTokensRequest(body: unknown): CountTokensRequest {
+export function parseCountTokensRequest(given: unknown): CountTokensRequest {
+  const body = camelCaseKeys(given);
   if (!validateCount(body)) throw requestError(validateCount.errors![0]);
   if ((body.contents === undefined) === (body.generateContentRequest === undefined)) {
     throw new GeminiRequestError("Give exactly one of 'contents' and 'generateContentRequest'.", 'contents');
   }
   return body;
+}
+
+/** Values the caller writes freely (function arguments and results, schemas): their keys are theirs, kept as sent. */
+const OPAQUE_FIELDS = new Set(['args', 'response', 'parameters', 'parametersJsonSchema', 'responseSchema', 'responseJsonSchema']);
+
+/**
+ * Google's API reads protobuf JSON, which takes each field in camelCase or in its proto name (`system_instruction`,
+ * `inline_data`, `mime_type`: Google's own curl examples use both). Proto names become camelCase here, outside
+ * the opaque fields; a body that has none is returned as it is, not copied.
+ */
+export function camelCaseKeys(value: unknown): unknown {
+  if (Array.isArray(value)) {
+    const items = value.map(camelCaseKeys);
+    return items.some((item, index) => item !== value[index]) ? items : value;
+  }
+  if (typeof value !== 'object' || value === null) return value;
+  let changed = false;
+  const entries = Object.entries(value).map(([key, field]): [string, unknown] => {
+    const name = key.includes('_') ? key.replace(/_([a-z0-9])/g, (_match, letter: string) => letter.toUpperCase()) : key;
+    const converted = OPAQUE_FIELDS.has(name) ? field : camelCaseKeys(field);
+    if (name !== key || converted !== field) changed = true;
+    return [name, converted];
+  });
+  return changed ? Object.fromEntries(entries) : value;
 }
 
 /** One ajv error in Google's words, the field as a path (`contents[0].parts[1].text`). */

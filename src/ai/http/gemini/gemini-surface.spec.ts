@@ -86,6 +86,22 @@ describe('a Gemini request in the domain', () => {
     expect(jsonSchemaOf({ type: 'ARRAY', items: { type: 'STRING', enum: ['x'] } })).toEqual({ type: 'array', items: { type: 'string', enum: ['x'] } });
   });
 
+  it("takes protobuf's field names as well (Google's curl examples), keeping the keys of arguments and schemas", () => {
+    const request = parseGenerateContentRequest({
+      system_instruction: { parts: [{ text: 'S' }] },
+      contents: [{ parts: [{ inline_data: { mime_type: 'image/png', data: 'AA==' } }] }],
+      tools: [{ function_declarations: [{ name: 'f', parameters_json_schema: { type: 'object', properties: { snake_case: { type: 'string' } } } }] }],
+      generation_config: { max_output_tokens: 5 },
+    });
+    expect(domainMessages(request)).toEqual([
+      { role: 'system', content: 'S' },
+      { role: 'user', content: [{ type: 'image', image: { kind: 'base64', mediaType: 'image/png', data: 'AA==' } }] },
+    ]);
+    expect(generationOptions(request)).toMatchObject({ maxTokens: 5, tools: [{ name: 'f', parameters: { properties: { snake_case: { type: 'string' } } } }] });
+    const camel = { contents: [{ parts: [{ text: 'x' }] }] };
+    expect(parseGenerateContentRequest(camel)).toBe(camel);
+  });
+
   it.each([
     [{ contents: [{ parts: [{ text: 'x' }] }], generationConfig: { candidateCount: 2 } }, "'generationConfig.candidateCount'"],
     [{ contents: [{ parts: [{ text: 'x' }] }], cachedContent: 'cachedContents/1' }, 'Unknown name "cachedContent"'],
