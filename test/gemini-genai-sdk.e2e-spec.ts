@@ -117,7 +117,7 @@ describe.each([
   });
 });
 
-describe('@google/genai and a failing upstream', () => {
+describe('@google/genai and a stream that fails or is abandoned', () => {
   afterEach(() => {
     gemini.options.streamErrorCode = undefined;
   });
@@ -132,6 +132,18 @@ describe('@google/genai and a failing upstream', () => {
     expect(error).toBeInstanceOf(ApiError);
     expect((error as ApiError).status).toBeGreaterThanOrEqual(500);
     expect(texts.join('')).toEqual(expect.stringMatching(/\S/));
+  });
+
+  it('an abort of generateContentStream mid-stream ends the upstream request', async () => {
+    openai.server.reset();
+    openai.server.inject({ kind: 'stream', chunkDelayMs: 200 });
+    const controller = new AbortController();
+    const stream = await client().models.generateContentStream({ model: 'openai/gpt-test', contents: 'a slow answer of many words', config: { abortSignal: controller.signal } });
+    const aborted = openai.server.waitForAbort();
+    await stream.next();
+    controller.abort();
+    await aborted;
+    expect(openai.server.requests.find((request) => request.path.endsWith('/chat/completions'))?.aborted).toBe(true);
   });
 });
 
