@@ -40,7 +40,7 @@ describe('api.auth: token, under a base_path', () => {
     app = await apps.build(['version: 1', `api: { token: "${API_TOKEN}" }`, `server: { body_limit: ${BODY_LIMIT}, base_path: /gw }`, ''].join('\n'));
   });
 
-  it.each(['/gw/v1/generate', '/gw/openai/v1/chat/completions', '/gw/v1/embeddings'])('%s: 401 before the body is parsed, small or large', async (url) => {
+  it.each(['/gw/v1/generate', '/gw/openai/v1/chat/completions', '/gw/v1/embeddings', '/gw/gemini/v1beta/models/fast:generateContent'])('%s: 401 before the body is parsed, small or large', async (url) => {
     for (const payload of [SMALL_NOT_JSON, NOT_JSON]) {
       const response = await post(app, url, payload, 'not-the-token');
       expect(response.statusCode).toBe(401);
@@ -50,7 +50,17 @@ describe('api.auth: token, under a base_path', () => {
 
   it('keeps the connection after a refused body within the route limit, closes it after a larger one', async () => {
     expect((await post(app, '/gw/v1/generate', NOT_JSON)).headers.connection).not.toBe('close');
+    expect((await post(app, '/gw/gemini/v1beta/models/fast:generateContent', NOT_JSON)).headers.connection).not.toBe('close');
     expect((await post(app, '/gw/v1/embeddings', NOT_JSON)).headers.connection).toBe('close');
+  });
+
+  it("answers Gemini's routes in Google's error shape, the key taken from ?key= too", async () => {
+    const response = await post(app, '/gw/gemini/v1beta/models/fast:generateContent?key=not-the-token', SMALL_NOT_JSON);
+    expect(response.statusCode).toBe(401);
+    expect(response.json()).toEqual({ error: { code: 401, message: expect.any(String), status: 'UNAUTHENTICATED' } });
+    const admitted = await post(app, `/gw/gemini/v1beta/models/fast:generateContent?key=${API_TOKEN}`, SMALL_NOT_JSON);
+    expect(admitted.statusCode).toBe(400);
+    expect(admitted.json()).toMatchObject({ error: { code: 400, status: 'INVALID_ARGUMENT' } });
   });
 
   it('reads and parses the body of an authenticated caller', async () => {

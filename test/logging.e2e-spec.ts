@@ -39,6 +39,7 @@ describe('JSON logs', () => {
     cookie: 'cookie-secret-5582',
     apiKey: 'apikey-secret-6693',
     queryKey: 'query-secret-7704',
+    geminiQueryKey: 'gemini-query-secret-9926',
     bodyToken: 'body-secret-8815',
     jwt: tokenFor(['admin']),
   };
@@ -63,12 +64,14 @@ describe('JSON logs', () => {
         headers: { 'x-request-id': 'obs-req-3', 'x-api-key': SECRETS.apiKey, 'content-type': 'application/json' },
         payload: JSON.stringify({ input: 'hello', token: SECRETS.bodyToken, api_key: SECRETS.apiKey }),
       },
+      // Gemini's routes take the key in ?key= (Google's API does).
+      { method: 'GET' as const, url: `/gemini/v1beta/models?key=${SECRETS.geminiQueryKey}`, headers: { 'x-request-id': 'obs-req-4' } },
     ];
     for (const request of requests) await app!.inject(request);
 
     const parsed = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
     for (const secret of Object.values(SECRETS)) expect(lines.join('\n')).not.toContain(secret);
-    for (const id of ['obs-req-1', 'obs-req-2', 'obs-req-3']) {
+    for (const id of ['obs-req-1', 'obs-req-2', 'obs-req-3', 'obs-req-4']) {
       const mine = parsed.filter((line) => line.request_id === id);
       expect(mine.find((line) => (line.req as { path?: string } | undefined)?.path !== undefined)).toBeDefined();
     }

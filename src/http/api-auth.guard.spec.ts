@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { InvalidKeyError } from '../governance/governance-errors';
 import { type GovernanceRequestState, governanceOf } from '../governance/governance-identity';
 import { ADMIN_TOKEN_STATE, API_TOKEN_STATE } from '../governance/governance-state';
-import { ApiAuthGuard, type ApiAuthOptions, type ApiCallerResolver, type ApiTokenLimiter, bearerTokenMatches, presentedApiToken } from './api-auth.guard';
+import { ApiAuthGuard, type ApiAuthOptions, type ApiCallerResolver, type ApiTokenLimiter, bearerTokenMatches, presentedApiToken, presentedRequestToken } from './api-auth.guard';
 
 describe('bearerTokenMatches', () => {
   const token = 'tok_0123456789abcdef';
@@ -42,12 +42,23 @@ describe('presentedApiToken', () => {
   });
 });
 
+describe('presentedRequestToken', () => {
+  const request = (url: string, headers: Record<string, string> = {}) => ({ url, headers, query: { key: 'tg_q' } }) as never;
+
+  it("takes Google's ?key= on Gemini's routes only, after the headers", () => {
+    expect(presentedRequestToken(request('/gw/gemini/v1beta/models/fast:generateContent?key=tg_q'))).toBe('tg_q');
+    expect(presentedRequestToken(request('/gemini/v1beta/models?key=tg_q', { 'x-goog-api-key': 'tg_h' }))).toBe('tg_h');
+    expect(presentedRequestToken(request('/openai/v1/chat/completions?key=tg_q'))).toBeUndefined();
+    expect(presentedRequestToken(request('/v1/generate?key=tg_q'))).toBeUndefined();
+  });
+});
+
 describe('ApiAuthGuard with a token limiter', () => {
   const token = 'tok_limiter_0123456789';
   const digestOf = (text: string) => createHash('sha256').update(text).digest('hex');
 
   function contextFor(authorization: string | undefined): ExecutionContext {
-    const request = { headers: authorization === undefined ? {} : { authorization } };
+    const request = { url: '/v1/generate', headers: authorization === undefined ? {} : { authorization } };
     const context = new ExecutionContextHost([request, {}, undefined], ApiAuthGuard, contextFor);
     context.setType('http');
     return context;
@@ -97,7 +108,7 @@ describe('ApiAuthGuard with governance', () => {
   };
 
   function run(options: ApiAuthOptions, authorization: string | undefined) {
-    const request: Record<string, unknown> = { headers: authorization === undefined ? {} : { authorization } };
+    const request: Record<string, unknown> = { url: '/v1/generate', headers: authorization === undefined ? {} : { authorization } };
     const context = new ExecutionContextHost([request, {}, undefined], ApiAuthGuard, run);
     context.setType('http');
     const presented: string[] = [];
@@ -118,7 +129,7 @@ describe('ApiAuthGuard with governance', () => {
   }
 
   it('answers the shared token synchronously and marks it as the api-token caller', () => {
-    const request: Record<string, unknown> = { headers: { authorization: `Bearer ${token}` } };
+    const request: Record<string, unknown> = { url: '/v1/generate', headers: { authorization: `Bearer ${token}` } };
     const context = new ExecutionContextHost([request, {}, undefined], ApiAuthGuard, run);
     context.setType('http');
     const guard = new ApiAuthGuard({ mode: 'token', token }, new Reflector(), undefined, {
@@ -139,7 +150,7 @@ describe('ApiAuthGuard with governance', () => {
   });
 
   it('takes a key from x-api-key, as the Anthropic SDK sends it', async () => {
-    const request: Record<string, unknown> = { headers: { 'x-api-key': 'tg_good' } };
+    const request: Record<string, unknown> = { url: '/v1/generate', headers: { 'x-api-key': 'tg_good' } };
     const context = new ExecutionContextHost([request, {}, undefined], ApiAuthGuard, run);
     context.setType('http');
     const guard = new ApiAuthGuard({ mode: 'token', token }, new Reflector(), undefined, {
@@ -182,7 +193,7 @@ describe('ApiAuthGuard with governance', () => {
   });
 
   it('checked before the body (checkBeforeBody), a key is not looked up again by the guard, which still counts it', async () => {
-    const request: Record<string, unknown> = { headers: { authorization: 'Bearer tg_good' } };
+    const request: Record<string, unknown> = { url: '/v1/generate', headers: { authorization: 'Bearer tg_good' } };
     const context = new ExecutionContextHost([request, {}, undefined], ApiAuthGuard, run);
     context.setType('http');
     let lookups = 0;
@@ -201,9 +212,9 @@ describe('ApiAuthGuard with governance', () => {
 
   it('checked before the body, a refused credential throws the same 401 as the guard, and the shared token is synchronous', async () => {
     const guard = new ApiAuthGuard({ mode: 'token', token }, new Reflector());
-    expect(() => guard.checkBeforeBody({ headers: {} } as never)).toThrow('A valid API token is required.');
-    expect(() => guard.checkBeforeBody({ headers: { authorization: 'Bearer nope' } } as never)).toThrow('A valid API token is required.');
-    const request: Record<string, unknown> = { headers: { authorization: `Bearer ${token}` } };
+    expect(() => guard.checkBeforeBody({ url: '/v1/generate', headers: {} } as never)).toThrow('A valid API token is required.');
+    expect(() => guard.checkBeforeBody({ url: '/v1/generate', headers: { authorization: 'Bearer nope' } } as never)).toThrow('A valid API token is required.');
+    const request: Record<string, unknown> = { url: '/v1/generate', headers: { authorization: `Bearer ${token}` } };
     expect(guard.checkBeforeBody(request as never)).toBeUndefined();
     expect(governanceOf(request)).toBe(API_TOKEN_STATE);
   });

@@ -99,6 +99,21 @@ export function presentedApiToken(headers: IncomingHttpHeaders): string | undefi
   return undefined;
 }
 
+/**
+ * The credential of a request: presentedApiToken's, else, on Gemini's surface only, the `?key=` Google's API
+ * also takes (curl examples and some clients put it there). The access log leaves query strings out.
+ */
+export function presentedRequestToken(request: FastifyRequest): string | undefined {
+  const token = presentedApiToken(request.headers);
+  if (token !== undefined || !isGeminiRoute(request.url)) return token;
+  const key = (request.query as Record<string, unknown> | undefined)?.key;
+  return typeof key === 'string' && key.trim() !== '' ? key.trim() : undefined;
+}
+
+function isGeminiRoute(url: string): boolean {
+  return url.split('?', 1)[0].includes('/gemini/v1beta/');
+}
+
 /** Compares digests so neither the content nor the length of the token leaks through timing. */
 export function sameToken(token: string, expected: string | undefined): boolean {
   return tokenMatches(token, tokenDigest(expected));
@@ -168,7 +183,7 @@ export class ApiAuthGuard implements CanActivate {
   /** `api.auth: token`: the host's hook, an API key, the shared token or the admin token; throws or rejects 401. */
   private authenticate(request: FastifyRequest): CountedAs | Promise<CountedAs> {
     if (this.options.hook) return this.viaHook(this.options.hook, request);
-    const token = presentedApiToken(request.headers);
+    const token = presentedRequestToken(request);
     if (token === undefined) throw refused();
     const callers = this.callers;
     if (callers && token.startsWith(API_KEY_PREFIX)) return this.viaKey(callers, token, request);
@@ -194,7 +209,7 @@ export class ApiAuthGuard implements CanActivate {
       if (state) setGovernance(request, state);
       return true;
     }
-    const token = presentedApiToken(request.headers);
+    const token = presentedRequestToken(request);
     setGovernance(request, (token !== undefined && callers.adminByToken(token)) || API_TOKEN_STATE);
     return true;
   }
@@ -219,7 +234,7 @@ export class ApiAuthGuard implements CanActivate {
   /** A host hook may accept many tokens (or none: then there is nothing to count per token). */
   private async viaHook(hook: ApiAuthHook, request: FastifyRequest): Promise<CountedAs> {
     if (!(await hook(request))) throw refused();
-    return presentedApiToken(request.headers) ?? UNCOUNTED;
+    return presentedRequestToken(request) ?? UNCOUNTED;
   }
 }
 
