@@ -28,6 +28,8 @@ export const DEFAULT_AI_SETTINGS = Object.freeze({
   defaultProvider: AI_DEFAULTS.defaultProvider,
   healthCacheSeconds: AI_DEFAULTS.healthCacheMs / 1000,
   maxBatchInputs: AI_DEFAULTS.maxBatchInputs,
+  responseRetentionSeconds: AI_DEFAULTS.responseRetentionMs / 1000,
+  maxStoredResponses: AI_DEFAULTS.maxStoredResponses,
 });
 
 export function toAiSettings(document: ConfigDocument, context: ConfigSource): AiSettings {
@@ -84,6 +86,10 @@ export function toAiSettings(document: ConfigDocument, context: ConfigSource): A
     excludedContextFields: ai.excluded_context_fields ?? [...DEFAULT_EXCLUDED_CONTEXT_FIELDS],
     healthCacheMs: Math.round((ai.health_cache_ttl ?? DEFAULT_AI_SETTINGS.healthCacheSeconds) * 1000),
     maxBatchInputs: ai.max_batch_inputs ?? DEFAULT_AI_SETTINGS.maxBatchInputs,
+    responses: {
+      retentionMs: Math.round((ai.responses?.retention ?? DEFAULT_AI_SETTINGS.responseRetentionSeconds) * 1000),
+      maxStored: ai.responses?.max_stored ?? DEFAULT_AI_SETTINGS.maxStoredResponses,
+    },
     images: toImageDownloadLimits(ai.images),
     prompts: prompts ?? { ...DEFAULT_PROMPT_TEMPLATES, providers: {} },
     api: { auth: apiAuth, ...(document.api?.token !== undefined ? { token: document.api.token } : {}) },

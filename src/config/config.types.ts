@@ -185,6 +185,7 @@ export interface AiSection {
   excluded_context_fields?: string[];
   health_cache_ttl?: number;
   max_batch_inputs?: number;
+  responses?: { retention?: number; max_stored?: number };
   images?: ImagesSection;
 }
 
@@ -318,6 +319,8 @@ export interface AiSettings {
   excludedContextFields: string[];
   healthCacheMs: number;
   maxBatchInputs: number;
+  /** Stored responses of /openai/v1/responses. */
+  responses: { retentionMs: number; maxStored: number };
   /** Bounds of image downloads, for the whole process. */
   images: ImageDownloadLimits;
   prompts: PromptTemplateSet;
