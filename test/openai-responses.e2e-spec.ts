@@ -2,8 +2,8 @@
  * OpenAI's Responses API at /openai/v1/responses (issue 28, surface 2), driven by clients no one here wrote:
  * the official `openai` client (`responses.create`, `responses.stream`, a function-call loop continued with
  * `previous_response_id`, `text.format` json_schema) and the `ai` SDK's default OpenAI provider
- * (`@ai-sdk/openai`, which calls /responses), routed through the one model routing to the OpenAI and the
- * Anthropic emulators, under governance (API keys of two tenants, a PostgreSQL ledger, allow-lists, budgets).
+ * (`@ai-sdk/openai`, which calls /responses), routed through the one model routing to the OpenAI, Anthropic,
+ * Gemini and Ollama emulators, under governance (API keys of two tenants, a PostgreSQL ledger, allow-lists, budgets).
  */
 import { createOpenAI } from '@ai-sdk/openai';
 import { generateText, stepCountIs, streamText, tool } from 'ai';
@@ -12,6 +12,8 @@ import OpenAI from 'openai';
 import { Client } from 'pg';
 import { z } from 'zod';
 import { ANTHROPIC_EMULATOR_KEY, type AnthropicEmulator, startAnthropicEmulator } from './emulators/anthropic-emulator';
+import { GEMINI_EMULATOR_KEY, type GeminiEmulator, startGeminiEmulator } from './emulators/gemini-emulator';
+import { type OllamaEmulator, startOllamaEmulator } from './emulators/ollama-emulator';
 import { OpenAiEmulator } from './emulators/openai-emulator';
 import { TestApps } from './support/test-apps';
 
@@ -23,6 +25,8 @@ const LEDGER_TABLE = `ledger_responses_${randomUUID().slice(0, 8)}`;
 let apps: TestApps;
 let openaiUpstream: OpenAiEmulator;
 let anthropicUpstream: AnthropicEmulator;
+let geminiUpstream: GeminiEmulator;
+let ollamaUpstream: OllamaEmulator;
 let origin: string;
 /** A key of tenant `t-resp-a` and one of `t-resp-b`. */
 let keyA: string;
@@ -39,9 +43,11 @@ async function createKey(settings: Record<string, unknown>): Promise<{ key: stri
 }
 
 beforeAll(async () => {
-  [openaiUpstream, anthropicUpstream] = await Promise.all([
+  [openaiUpstream, anthropicUpstream, geminiUpstream, ollamaUpstream] = await Promise.all([
     OpenAiEmulator.start({ apiKey: UPSTREAM_KEY, chatModels: ['gpt-test'] }),
     startAnthropicEmulator({ reply: 'Hello from Claude here' }),
+    startGeminiEmulator({ reply: 'Hello from Gemini here' }),
+    startOllamaEmulator({ models: ['llama3.2:latest'], reply: 'Hello from Ollama here', toolCalls: [{ name: 'get_weather', arguments: { city: 'Paris' } }] }),
   ]);
   apps = new TestApps('tollgate-openai-responses-', {});
   ({ origin } = await apps.listen(
@@ -52,6 +58,8 @@ beforeAll(async () => {
       'providers:',
       `  openai: { url: "${openaiUpstream.url}", api_key: "${UPSTREAM_KEY}", chat_model: gpt-test, timeout: 10 }`,
       `  anthropic: { url: "${anthropicUpstream.url}", api_key: "${ANTHROPIC_EMULATOR_KEY}", chat_model: claude-haiku-4-5, timeout: 10 }`,
+      `  gemini: { url: "${geminiUpstream.url}", api_key: "${GEMINI_EMULATOR_KEY}", chat_model: gemini-2.5-flash, timeout: 10 }`,
+      `  ollama: { url: "${ollamaUpstream.url}", chat_model: llama3.2, timeout: 10 }`,
       'governance:',
       `  admin_token: "${ADMIN_TOKEN}"`,
       `  ledger: { store: postgres, url: "${PG_URL}", table: ${LEDGER_TABLE}, flush_interval: 0.2 }`,
@@ -64,7 +72,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await apps?.close();
-  await Promise.all([openaiUpstream?.close(), anthropicUpstream?.close()]);
+  await Promise.all([openaiUpstream?.close(), anthropicUpstream?.close(), geminiUpstream?.close(), ollamaUpstream?.close()]);
   const sql = new Client({ connectionString: PG_URL });
   await sql.connect();
   await sql.query(`DROP TABLE IF EXISTS ${LEDGER_TABLE}, ${LEDGER_TABLE}_daily`);
@@ -85,6 +93,8 @@ const weather: OpenAI.Responses.FunctionTool = {
 const PROVIDERS = [
   { name: 'OpenAI', model: 'openai/gpt-test', afterTool: 'tool said: sunny', plain: (prompt: string) => `echo: ${prompt}` },
   { name: 'Anthropic', model: 'anthropic/claude-haiku-4-5', afterTool: 'Tool results: sunny', plain: () => 'Hello from Claude here' },
+  { name: 'Gemini', model: 'gemini/gemini-2.5-flash', afterTool: 'Hello from Gemini here', plain: () => 'Hello from Gemini here' },
+  { name: 'Ollama', model: 'ollama/llama3.2', afterTool: 'Tool results: sunny', plain: () => 'Hello from Ollama here' },
 ];
 
 describe.each(PROVIDERS)('through the openai client to the $name emulator', ({ model, afterTool, plain }) => {
@@ -101,7 +111,7 @@ describe.each(PROVIDERS)('through the openai client to the $name emulator', ({ m
   it('responses.stream runs a function-call loop continued with previous_response_id, events in OpenAI order', async () => {
     const types: string[] = [];
     const sequence: number[] = [];
-    const first = client().responses.stream({ model, input: 'Weather in Paris?', tools: [weather], tool_choice: 'required' });
+    const first = client().responses.stream({ model, input: 'Weather in Paris?', tools: [weather], tool_choice: 'auto' });
     first.on('event', (event) => {
       types.push(event.type);
       sequence.push(event.sequence_number);
