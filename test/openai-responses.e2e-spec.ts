@@ -269,3 +269,42 @@ describe('governance', () => {
     expect((error as InstanceType<typeof OpenAI.RateLimitError>).headers.get('x-should-retry')).toBe('false');
   });
 });
+
+describe('stored responses in Redis (ai.responses.store: redis)', () => {
+  const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const TOKEN = 'api-token-for-openai-responses-redis';
+  const prefix = `tollgate-test:responses-${randomUUID().slice(0, 8)}:`;
+  let first: string;
+  let second: string;
+
+  /** A gateway on the shared Redis store; each has its own memory, so only Redis can carry a conversation across. */
+  async function gateway(): Promise<string> {
+    const { origin: started } = await apps.listen(
+      [
+        'version: 1',
+        `api: { token: "${TOKEN}" }`,
+        'ai: { retry_attempts: 0, enable_fallback: false, default_provider: openai, responses: { store: redis, url: "' + REDIS_URL + '", key_prefix: "' + prefix + '", retention: 60 } }',
+        'providers:',
+        `  openai: { url: "${openaiUpstream.url}", api_key: "${UPSTREAM_KEY}", chat_model: gpt-test, timeout: 10 }`,
+        `  anthropic: { url: "${anthropicUpstream.url}", api_key: "${ANTHROPIC_EMULATOR_KEY}", chat_model: claude-haiku-4-5, timeout: 10 }`,
+        '',
+      ].join('\n'),
+    );
+    return `${started}/openai/v1`;
+  }
+
+  beforeAll(async () => {
+    [first, second] = await Promise.all([gateway(), gateway()]);
+  });
+
+  it.each(PROVIDERS.slice(0, 2))('a function-call loop started on one gateway continues on the other ($name)', async ({ model, afterTool }) => {
+    const called = await new OpenAI({ apiKey: TOKEN, baseURL: first, maxRetries: 0 }).responses.stream({ model, input: 'Weather in Paris?', tools: [weather] }).finalResponse();
+    const call = called.output.find((item): item is OpenAI.Responses.ResponseFunctionToolCall => item.type === 'function_call')!;
+    const other = new OpenAI({ apiKey: TOKEN, baseURL: second, maxRetries: 0 });
+    const answered = await other.responses.create({ model, previous_response_id: called.id, tools: [weather], input: [{ type: 'function_call_output', call_id: call.call_id, output: 'sunny' }] });
+    expect(answered.output_text).toBe(afterTool);
+    expect((await other.responses.retrieve(called.id)).id).toBe(called.id);
+    await other.responses.delete(called.id);
+    await expect(new OpenAI({ apiKey: TOKEN, baseURL: first, maxRetries: 0 }).responses.retrieve(called.id)).rejects.toMatchObject({ status: 404 });
+  });
+});

@@ -20,4 +20,6 @@ export const AI_DEFAULTS = Object.freeze({
   responseRetentionMs: 3_600_000,
   /** Stored responses kept at most per process; the oldest go first. */
   maxStoredResponses: 10_000,
+  /** Prefix of the Redis keys of stored responses. */
+  responseKeyPrefix: 'tollgate:responses:',
 });

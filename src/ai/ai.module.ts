@@ -15,7 +15,8 @@ import { DOCUMENT_BOUNDS } from './documents/documents.constants';
 import { API_AUTH_OPTIONS, ApiAuthGuard, type ApiAuthOptions } from '../http/api-auth.guard';
 import { OpenAiCompatController } from './http/openai/openai-compat.controller';
 import { ResponsesController } from './http/responses/responses.controller';
-import { MemoryResponseStore, RESPONSE_STORE } from './http/responses/responses-store';
+import { RedisResponseStore } from './http/responses/redis-response-store';
+import { MemoryResponseStore, RESPONSE_STORE, type ResponseStore } from './http/responses/responses-store';
 import { V1InfoController } from './http/v1-info.controller';
 import { V1OperationsController } from './http/v1-operations.controller';
 import { V1SearchController } from './http/v1-search.controller';
@@ -58,12 +59,15 @@ function apiAuthOptions(options: AiModuleOptions): ApiAuthOptions {
   return { mode: api.auth ?? 'token', token: api.token, hook: api.hook };
 }
 
-/** Stored responses of /openai/v1/responses, in this process's memory within the configured bounds. */
-function createResponseStore(options: AiModuleOptions): MemoryResponseStore {
-  return new MemoryResponseStore({
-    retentionMs: options.responses?.retentionMs ?? AI_DEFAULTS.responseRetentionMs,
-    maxStored: options.responses?.maxStored ?? AI_DEFAULTS.maxStoredResponses,
-  });
+/** Stored responses of /openai/v1/responses: in this process's memory, or in Redis for every process on it. */
+function createResponseStore(options: AiModuleOptions): ResponseStore {
+  const settings = options.responses ?? {};
+  const retentionMs = settings.retentionMs ?? AI_DEFAULTS.responseRetentionMs;
+  if (settings.store === 'redis') {
+    if (settings.url === undefined) throw new Error('AiModule: responses.url is required with responses.store redis');
+    return new RedisResponseStore(settings.url, settings.keyPrefix ?? AI_DEFAULTS.responseKeyPrefix, retentionMs);
+  }
+  return new MemoryResponseStore({ retentionMs, maxStored: settings.maxStored ?? AI_DEFAULTS.maxStoredResponses });
 }
 
 /**

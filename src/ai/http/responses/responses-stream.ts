@@ -32,25 +32,29 @@ interface OpenCall {
   arguments: string;
 }
 
-/** Told the final Response and its output items once the stream completed (or stopped incomplete). */
-export type StreamFinished = (body: ResponseBody, output: ResponseItem[]) => void;
-
-export function responsesStreamFormat(header: ResponseHeader, onFinished: StreamFinished): SseFormat<GenerateStreamEvent> {
-  return new ResponsesStream(header, onFinished);
+/** The final Response of a stream and its output items. */
+export interface SettledResponse {
+  response: ResponseBody;
+  output: ResponseItem[];
 }
 
-class ResponsesStream implements SseFormat<GenerateStreamEvent> {
+/**
+ * One stream's events. {@link ResponsesStream.settle} builds the final Response from the upstream's `done`
+ * before its events are written, so the caller can store it first: a client that continues the conversation
+ * the moment it reads `response.completed` finds it stored.
+ */
+export class ResponsesStream implements SseFormat<GenerateStreamEvent> {
   private sequence = 0;
+  /** Frames made while settling, written before the final event. */
+  private pending = '';
+  private settled?: SettledResponse;
   /** Output items by output index; an open item's slot is filled when it closes. */
   private readonly output: ResponseItem[] = [];
   private message?: OpenMessage;
   /** Open calls by the domain's call index. */
   private readonly calls = new Map<number, OpenCall>();
 
-  constructor(
-    private readonly header: ResponseHeader,
-    private readonly onFinished: StreamFinished,
-  ) {}
+  constructor(private readonly header: ResponseHeader) {}
 
   opening(): string {
     const response = responseBody(this.header, { status: 'in_progress', output: [], usage: null });
@@ -141,15 +145,23 @@ class ResponsesStream implements SseFormat<GenerateStreamEvent> {
     return frames;
   }
 
-  private finish(done: Extract<GenerateStreamEvent, { type: 'done' }>): string {
+  /** Closes every open item and builds the final Response (once; later calls answer the same). */
+  settle(done: Extract<GenerateStreamEvent, { type: 'done' }>): SettledResponse {
+    if (this.settled) return this.settled;
     // An answer without text or calls is one empty message, as the non-streamed answer is.
-    const opened = this.output.length === 0 ? this.openMessage() : '';
-    const frames = opened + this.closeMessage() + this.closeCalls();
-    const finished = finishedStatus(done.finishReason);
+    if (this.output.length === 0) this.pending += this.openMessage();
+    this.pending += this.closeMessage() + this.closeCalls();
     const header = { ...this.header, model: qualifiedModel(done.provider, done.model) };
-    const response = responseBody(header, { ...finished, output: this.output, usage: responsesUsage(done.usage) });
-    this.onFinished(response, this.output);
-    return frames + this.event(finished.status === 'completed' ? 'response.completed' : 'response.incomplete', { response });
+    const response = responseBody(header, { ...finishedStatus(done.finishReason), output: this.output, usage: responsesUsage(done.usage) });
+    this.settled = { response, output: this.output };
+    return this.settled;
+  }
+
+  private finish(done: Extract<GenerateStreamEvent, { type: 'done' }>): string {
+    const { response } = this.settle(done);
+    const frames = this.pending;
+    this.pending = '';
+    return frames + this.event(response.status === 'completed' ? 'response.completed' : 'response.incomplete', { response });
   }
 
   private failed(error: { code: string; message: string }): string {

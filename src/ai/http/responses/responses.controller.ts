@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Logger, Param, Post, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AiClient, type GenerateOptions } from '../../client/ai-client';
+import { AiClient, type GenerateOptions, type GenerateStreamEvent } from '../../client/ai-client';
 import { ApiAuthGuard } from '../../../http/api-auth.guard';
 import { writeSse } from '../../../http/sse-writer';
 import { governanceOf } from '../../../governance/governance-identity';
@@ -12,7 +12,7 @@ import { finishedStatus, outputItems, type ResponseBody, responseBody, responseH
 import { domainMessages, inputItems, type ItemReference, type ResponseItem } from './responses-input';
 import { parseResponsesRequest, type ResponsesRequest, responsesFormat, responsesToolChoice, responsesTools } from './responses-requests';
 import { RESPONSE_STORE, type ResponseStore, type StoredResponse } from './responses-store';
-import { responsesStreamFormat } from './responses-stream';
+import { ResponsesStream } from './responses-stream';
 import { inputItemsPage } from './responses-listing';
 
 /**
@@ -43,13 +43,14 @@ export class ResponsesController {
     const conversation = [...previous, ...input];
     const messages = domainMessages(parsed.instructions, conversation);
     const options = generateOptions(parsed, reply);
-    const keep = (response: ResponseBody, output: ResponseItem[]) => {
-      if (response.store) this.keep({ owner, body: response, input, conversation: [...conversation, ...output] });
+    const keep = async (response: ResponseBody, output: ResponseItem[]) => {
+      if (response.store) await this.keep({ owner, body: response, input, conversation: [...conversation, ...output] });
     };
     if (parsed.stream === true) {
       const { target } = this.client.routeModel(options);
       const requested = target.model === undefined ? parsed.model : qualifiedModel(target.provider, target.model);
-      return writeSse(request, reply, this.client.streamMessages(messages, options), responsesStreamFormat(responseHeader(parsed, requested), keep));
+      const stream = new ResponsesStream(responseHeader(parsed, requested));
+      return writeSse(request, reply, storedBeforeDone(this.client.streamMessages(messages, options), stream, keep), stream);
     }
     const result = await this.client.generateMessages(messages, options);
     const output = outputItems(result.response, result.toolCalls);
@@ -58,7 +59,7 @@ export class ResponsesController {
       output,
       usage: responsesUsage(result.usage),
     });
-    keep(response, output);
+    await keep(response, output);
     reply.send(response);
   }
 
@@ -106,11 +107,26 @@ export class ResponsesController {
     return stored.conversation;
   }
 
-  /** The answer does not wait for the store; a store failure costs the continuation, not the answer. */
-  private keep(stored: StoredResponse): void {
-    this.store.save(stored).catch((error: unknown) => {
+  /** Stored before the answer goes out; a store failure costs the continuation, not the answer. */
+  private async keep(stored: StoredResponse): Promise<void> {
+    await this.store.save(stored).catch((error: unknown) => {
       this.logger.error(`could not store response ${stored.body.id}: ${error instanceof Error ? error.message : String(error)}`);
     });
+  }
+}
+
+/** The upstream's events, the final Response stored before the `done` that writes it is passed on. */
+async function* storedBeforeDone(
+  events: AsyncIterable<GenerateStreamEvent>,
+  stream: ResponsesStream,
+  keep: (response: ResponseBody, output: ResponseItem[]) => Promise<void>,
+): AsyncGenerator<GenerateStreamEvent> {
+  for await (const event of events) {
+    if (event.type === 'done') {
+      const { response, output } = stream.settle(event);
+      await keep(response, output);
+    }
+    yield event;
   }
 }
 
