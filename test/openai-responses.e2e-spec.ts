@@ -225,6 +225,24 @@ describe('errors and failures in OpenAI\'s shape', () => {
     expect(text).not.toContain('UPSTREAM-BODY-MARKER');
   });
 
+  it('an Anthropic stream that fails before its first content is an ordinary 502 in OpenAI\'s shape, without the upstream body', async () => {
+    anthropicUpstream.options.streamError = 'overloaded_error';
+    try {
+      const error = await client().responses.stream({ model: 'anthropic/claude-haiku-4-5', input: 'Break please' }).finalResponse().catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(OpenAI.APIError);
+      expect(error).toMatchObject({ status: 502, type: 'server_error' });
+      expect((error as Error).message).not.toContain('anthropic-upstream-body');
+    } finally {
+      anthropicUpstream.options.streamError = undefined;
+    }
+  });
+
+  it('a create body over server.body_limit (1 MiB) but within chat_body_limit is read, as on chat completions', async () => {
+    const long = 'word '.repeat(300_000);
+    const response = await client().responses.create({ model: 'openai/gpt-test', input: long, store: false });
+    expect(response.status).toBe('completed');
+  });
+
   it('a stop at the token limit is status incomplete with max_output_tokens as the reason', async () => {
     const response = await client().responses.create({ model: 'anthropic/claude-haiku-4-5', input: 'Talk', max_output_tokens: 16 });
     // The Anthropic emulator writes one word per token: its five-word reply fits; ask for less with a longer one.
@@ -259,6 +277,17 @@ describe('governance', () => {
   it('a model the key may not use is refused in OpenAI\'s shape', async () => {
     const { key } = await createKey({ tenant: 't-resp-allow', name: 'allow', models: ['openai/gpt-test'] });
     await expect(client(key).responses.create({ model: 'anthropic/claude-haiku-4-5', input: 'hi' })).rejects.toMatchObject({ status: 403, code: 'model_not_allowed', param: 'model' });
+  });
+
+  it('a refused stream is an ordinary JSON error before any event', async () => {
+    const { key } = await createKey({ tenant: 't-resp-allow-stream', name: 'allow', models: ['openai/gpt-test'] });
+    const response = await fetch(`${origin}/openai/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'anthropic/claude-haiku-4-5', input: 'hi', stream: true }),
+    });
+    expect(response.status).toBe(403);
+    expect(await response.json()).toMatchObject({ error: { code: 'model_not_allowed', param: 'model', type: 'invalid_request_error' } });
   });
 
   it('a spent budget throws at once, with x-should-retry: false', async () => {
