@@ -328,7 +328,7 @@ describe('stored responses in Redis (ai.responses.store: redis)', () => {
 
   it.each(PROVIDERS.slice(0, 2))('a function-call loop started on one gateway continues on the other ($name)', async ({ model, afterTool }) => {
     const called = await new OpenAI({ apiKey: TOKEN, baseURL: first, maxRetries: 0 }).responses.stream({ model, input: 'Weather in Paris?', tools: [weather] }).finalResponse();
-    const call = called.output.find((item): item is OpenAI.Responses.ResponseFunctionToolCall => item.type === 'function_call')!;
+    const call = called.output.find((item) => item.type === 'function_call') as OpenAI.Responses.ResponseFunctionToolCall;
     const other = new OpenAI({ apiKey: TOKEN, baseURL: second, maxRetries: 0 });
     const answered = await other.responses.create({ model, previous_response_id: called.id, tools: [weather], input: [{ type: 'function_call_output', call_id: call.call_id, output: 'sunny' }] });
     expect(answered.output_text).toBe(afterTool);

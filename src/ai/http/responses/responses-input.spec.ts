@@ -1,5 +1,5 @@
 import { OpenAiRequestError } from '../openai/openai-requests';
-import { domainMessages, inputItems } from './responses-input';
+import { domainMessages, inputItems, type ResponseItem } from './responses-input';
 import { parseResponsesRequest, responsesFormat, responsesTools } from './responses-requests';
 
 describe('Responses input as the domain messages', () => {
@@ -14,7 +14,7 @@ describe('Responses input as the domain messages', () => {
       { type: 'function_call_output', call_id: 'call_2', output: [{ type: 'input_text', text: 'rain' }] },
       { type: 'reasoning', summary: [] },
     ]);
-    expect(domainMessages('Be brief.', items)).toEqual([
+    expect(domainMessages('Be brief.', items as ResponseItem[])).toEqual([
       { role: 'system', content: 'Be brief.' },
       { role: 'system', content: 'Use tools.' },
       { role: 'user', content: [{ type: 'text', text: 'Weather?' }, { type: 'image', image: { kind: 'url', url: 'https://example.com/a.png' }, detail: 'auto' }] },
