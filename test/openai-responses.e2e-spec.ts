@@ -6,9 +6,10 @@
  * Gemini and Ollama emulators, under governance (API keys of two tenants, a PostgreSQL ledger, allow-lists, budgets).
  */
 import { createOpenAI } from '@ai-sdk/openai';
-import { generateText, stepCountIs, streamText, tool } from 'ai';
+import { generateObject, generateText, stepCountIs, streamText, tool } from 'ai';
 import { randomUUID } from 'node:crypto';
 import OpenAI from 'openai';
+import { zodTextFormat } from 'openai/helpers/zod';
 import { Client } from 'pg';
 import { z } from 'zod';
 import { ANTHROPIC_EMULATOR_KEY, type AnthropicEmulator, startAnthropicEmulator } from './emulators/anthropic-emulator';
@@ -145,6 +146,11 @@ describe.each(PROVIDERS)('through the openai client to the $name emulator', ({ m
     });
     expect(JSON.parse(response.output_text)).toEqual({ city: expect.any(String), population: expect.any(Number) });
   });
+
+  it('responses.parse with a zod format answers the parsed object', async () => {
+    const response = await client().responses.parse({ model, input: 'A city', text: { format: zodTextFormat(z.object({ city: z.string(), population: z.number() }), 'city') } });
+    expect(response.output_parsed).toEqual({ city: expect.any(String), population: expect.any(Number) });
+  });
 });
 
 describe('through the ai SDK default OpenAI provider (createOpenAI, which calls /responses)', () => {
@@ -159,6 +165,11 @@ describe('through the ai SDK default OpenAI provider (createOpenAI, which calls 
     });
     expect(result.steps[0].toolCalls[0]).toMatchObject({ toolName: 'get_weather' });
     expect(result.text).toContain(afterTool);
+  });
+
+  it.each(PROVIDERS)('generateObject gets an object matching the schema from the $name emulator', async ({ model }) => {
+    const { object } = await generateObject({ model: provider()(model), prompt: 'A city', schema: z.object({ city: z.string(), population: z.number() }) });
+    expect(object).toEqual({ city: expect.any(String), population: expect.any(Number) });
   });
 
   it('streamText streams the answer', async () => {
