@@ -8,6 +8,8 @@
 import { createOpenAI } from '@ai-sdk/openai';
 import { generateObject, generateText, stepCountIs, streamText, tool } from 'ai';
 import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import OpenAI from 'openai';
 import { zodTextFormat } from 'openai/helpers/zod';
 import { Client } from 'pg';
@@ -16,6 +18,7 @@ import { ANTHROPIC_EMULATOR_KEY, type AnthropicEmulator, startAnthropicEmulator 
 import { GEMINI_EMULATOR_KEY, type GeminiEmulator, startGeminiEmulator } from './emulators/gemini-emulator';
 import { type OllamaEmulator, startOllamaEmulator } from './emulators/ollama-emulator';
 import { OpenAiEmulator } from './emulators/openai-emulator';
+import { ServerProcesses } from './support/server-process';
 import { TestApps } from './support/test-apps';
 
 const PG_URL = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -310,34 +313,35 @@ describe('governance', () => {
   });
 });
 
-describe('stored responses in Redis (ai.responses.store: redis)', () => {
+describe('stored responses in Redis (ai.responses.store: redis), across two server processes', () => {
   const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   const TOKEN = 'api-token-for-openai-responses-redis';
   const prefix = `tollgate-test:responses-${randomUUID().slice(0, 8)}:`;
+  const servers = new ServerProcesses();
   let first: string;
   let second: string;
 
-  /** A gateway on the shared Redis store; each has its own memory, so only Redis can carry a conversation across. */
-  async function gateway(): Promise<string> {
-    const { origin: started } = await apps.listen(
+  /** Two processes of the built server on the shared Redis store: only Redis can carry a conversation across. */
+  beforeAll(async () => {
+    const configFile = join(apps.work, 'responses-redis.yaml');
+    writeFileSync(
+      configFile,
       [
         'version: 1',
         `api: { token: "${TOKEN}" }`,
-        'ai: { retry_attempts: 0, enable_fallback: false, default_provider: openai, responses: { store: redis, url: "' + REDIS_URL + '", key_prefix: "' + prefix + '", retention: 60 } }',
+        `ai: { retry_attempts: 0, enable_fallback: false, default_provider: openai, responses: { store: redis, url: "${REDIS_URL}", key_prefix: "${prefix}", retention: 60 } }`,
         'providers:',
         `  openai: { url: "${openaiUpstream.url}", api_key: "${UPSTREAM_KEY}", chat_model: gpt-test, timeout: 10 }`,
         `  anthropic: { url: "${anthropicUpstream.url}", api_key: "${ANTHROPIC_EMULATOR_KEY}", chat_model: claude-haiku-4-5, timeout: 10 }`,
         '',
       ].join('\n'),
     );
-    return `${started}/openai/v1`;
-  }
+    [first, second] = (await Promise.all([servers.start(configFile, apps.work).url, servers.start(configFile, apps.work).url])).map((url) => `${url}/openai/v1`);
+  }, 120_000);
 
-  beforeAll(async () => {
-    [first, second] = await Promise.all([gateway(), gateway()]);
-  });
+  afterAll(() => servers.stopAll());
 
-  it.each(PROVIDERS.slice(0, 2))('a function-call loop started on one gateway continues on the other ($name)', async ({ model, afterTool }) => {
+  it.each(PROVIDERS.slice(0, 2))('a function-call loop started on one process continues on the other ($name)', async ({ model, afterTool }) => {
     const called = await new OpenAI({ apiKey: TOKEN, baseURL: first, maxRetries: 0 }).responses.stream({ model, input: 'Weather in Paris?', tools: [weather] }).finalResponse();
     const call = called.output.find((item) => item.type === 'function_call') as OpenAI.Responses.ResponseFunctionToolCall;
     const other = new OpenAI({ apiKey: TOKEN, baseURL: second, maxRetries: 0 });
