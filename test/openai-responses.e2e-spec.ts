@@ -251,6 +251,18 @@ describe('errors and failures in OpenAI\'s shape', () => {
     }
   });
 
+  it('a client that aborts mid-stream ends the upstream request', async () => {
+    openaiUpstream.server.reset();
+    openaiUpstream.server.inject({ kind: 'stream', chunkDelayMs: 200 });
+    const controller = new AbortController();
+    const stream = client().responses.stream({ model: 'openai/gpt-test', input: 'a slow answer of many words' }, { signal: controller.signal });
+    const aborted = openaiUpstream.server.waitForAbort();
+    stream.on('response.output_text.delta', () => controller.abort());
+    await expect(stream.finalResponse()).rejects.toThrow();
+    await aborted;
+    expect(openaiUpstream.server.requests.at(-1)!.aborted).toBe(true);
+  });
+
   it('a create body over server.body_limit (1 MiB) but within chat_body_limit is read, as on chat completions', async () => {
     const long = 'word '.repeat(300_000);
     const response = await client().responses.create({ model: 'openai/gpt-test', input: long, store: false });
