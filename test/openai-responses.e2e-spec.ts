@@ -283,6 +283,21 @@ describe('errors and failures in OpenAI\'s shape', () => {
   });
 });
 
+describe('the OpenAPI document', () => {
+  it('describes the four routes, the create body as the schema the route validates with, in OpenAPI 3.0 terms', async () => {
+    const document = (await (await fetch(`${origin}/docs-json`)).json()) as Record<string, any>;
+    const create = document.paths['/openai/v1/responses'].post;
+    const body = create.requestBody.content['application/json'].schema;
+    expect(body.required).toEqual(['model', 'input']);
+    expect(JSON.stringify(body)).not.toMatch(/"type":\[|"const":|"type":true/);
+    expect(Object.keys(create.responses['200'].content)).toEqual(['application/json', 'text/event-stream']);
+    expect(create.responses.default.content['application/json'].schema.properties.error.required).toEqual(['message', 'type', 'param', 'code']);
+    expect(document.paths['/openai/v1/responses/{id}'].get.summary).toContain('stored response');
+    expect(document.paths['/openai/v1/responses/{id}'].delete).toBeDefined();
+    expect(document.paths['/openai/v1/responses/{id}/input_items'].get).toBeDefined();
+  });
+});
+
 describe('governance', () => {
   it('the ledger records each call with the route /openai/v1/responses', async () => {
     const { key, id } = await createKey({ tenant: 't-resp-ledger', name: 'ledger' });

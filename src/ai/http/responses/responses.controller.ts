@@ -13,6 +13,7 @@ import { domainMessages, inputItems, type ItemReference, type ResponseItem } fro
 import { parseResponsesRequest, type ResponsesRequest, responsesFormat, responsesToolChoice, responsesTools } from './responses-requests';
 import { RESPONSE_STORE, type ResponseStore, type StoredResponse } from './responses-store';
 import { ResponsesStream } from './responses-stream';
+import { ApiCreateResponseDocs, ApiDeleteResponseDocs, ApiInputItemsDocs, ApiRetrieveResponseDocs } from './responses-docs';
 import { inputItemsPage } from './responses-listing';
 
 /**
@@ -35,6 +36,7 @@ export class ResponsesController {
   /** Answers through `reply` itself: a stream takes over the raw response. */
   @Post()
   @HttpCode(200)
+  @ApiCreateResponseDocs()
   async create(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @Body() body: unknown): Promise<void> {
     const parsed = parseResponsesRequest(body);
     const owner = ownerOf(request);
@@ -64,18 +66,21 @@ export class ResponsesController {
   }
 
   @Get(':id')
+  @ApiRetrieveResponseDocs()
   async retrieve(@Req() request: FastifyRequest, @Param('id') id: string, @Query('stream') stream?: string): Promise<ResponseBody> {
     if (stream === 'true') throw new OpenAiRequestError("Unsupported value: 'stream' true; a stored response is retrieved whole here.", 'stream', 'unsupported_value');
     return (await this.stored(ownerOf(request), id)).body;
   }
 
   @Delete(':id')
+  @ApiDeleteResponseDocs()
   async remove(@Req() request: FastifyRequest, @Param('id') id: string) {
     if (!(await this.store.delete(ownerOf(request), id))) throw notFound(id);
     return { id, object: 'response' as const, deleted: true };
   }
 
   @Get(':id/input_items')
+  @ApiInputItemsDocs()
   async listInputItems(@Req() request: FastifyRequest, @Param('id') id: string, @Query() query: Record<string, unknown>) {
     return inputItemsPage((await this.stored(ownerOf(request), id)).input, query);
   }
