@@ -52,6 +52,11 @@ describe('Responses input as the domain messages', () => {
 });
 
 describe('Responses request fields', () => {
+  it("accepts the hints clients send routinely (prompt_cache_key, safety_identifier, include, reasoning)", () => {
+    const body = { model: 'm', input: 'hi', prompt_cache_key: 'k', safety_identifier: 's', include: ['reasoning.encrypted_content'], reasoning: { effort: 'low' }, store: false };
+    expect(parseResponsesRequest(body)).toBe(body);
+  });
+
   it('refuses unknown fields and out-of-range values naming them', () => {
     expect(() => parseResponsesRequest({ model: 'm', input: 'hi', frequency_penalty: 1 })).toThrow(expect.objectContaining({ param: 'frequency_penalty', code: 'unknown_parameter' }));
     expect(() => parseResponsesRequest({ model: 'm', input: 'hi', max_output_tokens: 8 })).toThrow(expect.objectContaining({ param: 'max_output_tokens' }));

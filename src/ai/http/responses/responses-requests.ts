@@ -86,6 +86,9 @@ export const RESPONSES_SCHEMA = {
     },
     include: { type: ['array', 'null'], items: { enum: INCLUDABLE } },
     user: { type: 'string' },
+    // Hints to OpenAI's own cache routing and abuse detection: accepted, with nothing to send elsewhere.
+    prompt_cache_key: { type: ['string', 'null'], maxLength: 256 },
+    safety_identifier: { type: ['string', 'null'], maxLength: 256 },
     truncation: { enum: ['disabled', null] },
     service_tier: { enum: ['auto', 'default', null] },
     background: { enum: [false, null] },
