@@ -16,4 +16,10 @@ export const AI_DEFAULTS = Object.freeze({
   healthCacheMs: 5000,
   /** Inputs per batch embeddings call. */
   maxBatchInputs: 32,
+  /** How long a stored response of /openai/v1/responses can be retrieved and continued (OpenAI keeps them 30 days). */
+  responseRetentionMs: 3_600_000,
+  /** Stored responses kept at most per process; the oldest go first. */
+  maxStoredResponses: 10_000,
+  /** Prefix of the Redis keys of stored responses. */
+  responseKeyPrefix: 'tollgate:responses:',
 });

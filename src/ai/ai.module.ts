@@ -15,6 +15,9 @@ import { DOCUMENT_BOUNDS } from './documents/documents.constants';
 import { API_AUTH_OPTIONS, ApiAuthGuard, type ApiAuthOptions } from '../http/api-auth.guard';
 import { OpenAiCompatController } from './http/openai/openai-compat.controller';
 import { GeminiController } from './http/gemini/gemini.controller';
+import { ResponsesController } from './http/responses/responses.controller';
+import { RedisResponseStore } from './http/responses/redis-response-store';
+import { MemoryResponseStore, RESPONSE_STORE, type ResponseStore } from './http/responses/responses-store';
 import { V1InfoController } from './http/v1-info.controller';
 import { V1OperationsController } from './http/v1-operations.controller';
 import { V1SearchController } from './http/v1-search.controller';
@@ -57,6 +60,17 @@ function apiAuthOptions(options: AiModuleOptions): ApiAuthOptions {
   return { mode: api.auth ?? 'token', token: api.token, hook: api.hook };
 }
 
+/** Stored responses of /openai/v1/responses: in this process's memory, or in Redis for every process on it. */
+function createResponseStore(options: AiModuleOptions): ResponseStore {
+  const settings = options.responses ?? {};
+  const retentionMs = settings.retentionMs ?? AI_DEFAULTS.responseRetentionMs;
+  if (settings.store === 'redis') {
+    if (settings.url === undefined) throw new Error('AiModule: responses.url is required with responses.store redis');
+    return new RedisResponseStore(settings.url, settings.keyPrefix ?? AI_DEFAULTS.responseKeyPrefix, retentionMs);
+  }
+  return new MemoryResponseStore({ retentionMs, maxStored: settings.maxStored ?? AI_DEFAULTS.maxStoredResponses });
+}
+
 /**
  * The AI gateway: `AiClient`, `SearchService` and `AgentService` for in-process use and the /v1 REST controllers.
  * `service.request` events go to the app's EventEmitter2 when `EventEmitterModule.forRoot()` is imported,
@@ -81,12 +95,13 @@ export class AiModule implements OnApplicationShutdown {
       { provide: SearchService, useFactory: createSearchService, inject: [AI_MODULE_OPTIONS, AiClient] },
       { provide: DOCUMENT_BOUNDS, useFactory: (options: AiModuleOptions) => options.documents ?? DEFAULT_DOCUMENT_BOUNDS, inject: [AI_MODULE_OPTIONS] },
       { provide: API_AUTH_OPTIONS, useFactory: apiAuthOptions, inject: [AI_MODULE_OPTIONS] },
+      { provide: RESPONSE_STORE, useFactory: createResponseStore, inject: [AI_MODULE_OPTIONS] },
       ApiAuthGuard,
       ...AGENT_PROVIDERS,
     ];
     return {
       module: AiModule,
-      controllers: [V1InfoController, V1OperationsController, V1SearchController, V1AgentController, OpenAiCompatController, GeminiController],
+      controllers: [V1InfoController, V1OperationsController, V1SearchController, V1AgentController, OpenAiCompatController, GeminiController, ResponsesController],
       providers,
       exports: [AiClient, SearchService, AgentService, AI_MODULE_OPTIONS, API_AUTH_OPTIONS],
     };

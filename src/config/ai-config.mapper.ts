@@ -15,7 +15,7 @@ import {
   PromptTemplatesFileError,
 } from '../ai/prompts/prompt-templates';
 import { ConfigError } from './config.error';
-import type { AiSettings, ConfigDocument, ConfigSource, PromptTemplatesSection, ProviderSection } from './config.types';
+import type { AiSection, AiSettings, ConfigDocument, ConfigSource, PromptTemplatesSection, ProviderSection, ResponseStoreSettings } from './config.types';
 import { toDocumentBounds, toSearchSettings } from './search-config.mapper';
 import { toAgentSettings } from './agent-config.mapper';
 import { toImageDownloadLimits } from './images-config.mapper';
@@ -28,6 +28,8 @@ export const DEFAULT_AI_SETTINGS = Object.freeze({
   defaultProvider: AI_DEFAULTS.defaultProvider,
   healthCacheSeconds: AI_DEFAULTS.healthCacheMs / 1000,
   maxBatchInputs: AI_DEFAULTS.maxBatchInputs,
+  responseRetentionSeconds: AI_DEFAULTS.responseRetentionMs / 1000,
+  maxStoredResponses: AI_DEFAULTS.maxStoredResponses,
 });
 
 export function toAiSettings(document: ConfigDocument, context: ConfigSource): AiSettings {
@@ -69,6 +71,7 @@ export function toAiSettings(document: ConfigDocument, context: ConfigSource): A
   }
 
   const prompts = toPromptTemplateSet(document, context, problems);
+  const responses = toResponseStoreSettings(ai.responses, problems);
   if (problems.length) throw new ConfigError(problems.map((problem) => `${context.source}: ${problem}`));
   const search = toSearchSettings(document, context.source);
 
@@ -84,12 +87,25 @@ export function toAiSettings(document: ConfigDocument, context: ConfigSource): A
     excludedContextFields: ai.excluded_context_fields ?? [...DEFAULT_EXCLUDED_CONTEXT_FIELDS],
     healthCacheMs: Math.round((ai.health_cache_ttl ?? DEFAULT_AI_SETTINGS.healthCacheSeconds) * 1000),
     maxBatchInputs: ai.max_batch_inputs ?? DEFAULT_AI_SETTINGS.maxBatchInputs,
+    responses,
     images: toImageDownloadLimits(ai.images),
     prompts: prompts ?? { ...DEFAULT_PROMPT_TEMPLATES, providers: {} },
     api: { auth: apiAuth, ...(document.api?.token !== undefined ? { token: document.api.token } : {}) },
     search,
     documents: toDocumentBounds(document),
     agent: toAgentSettings(document, context),
+  };
+}
+
+function toResponseStoreSettings(section: AiSection['responses'], problems: string[]): ResponseStoreSettings {
+  const store = section?.store ?? 'memory';
+  if (store === 'redis' && section?.url === undefined) problems.push('ai.responses.url: is required with store: redis');
+  return {
+    store,
+    ...(section?.url !== undefined ? { url: section.url } : {}),
+    keyPrefix: section?.key_prefix ?? AI_DEFAULTS.responseKeyPrefix,
+    retentionMs: Math.round((section?.retention ?? DEFAULT_AI_SETTINGS.responseRetentionSeconds) * 1000),
+    maxStored: section?.max_stored ?? DEFAULT_AI_SETTINGS.maxStoredResponses,
   };
 }
 

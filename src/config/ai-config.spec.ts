@@ -33,9 +33,22 @@ describe('AI configuration (ai, providers, prompts, api)', () => {
       enableFallback: true,
       healthCacheMs: 5000,
       maxBatchInputs: 32,
+      responses: { store: 'memory', keyPrefix: 'tollgate:responses:', retentionMs: 3_600_000, maxStored: 10_000 },
       api: { auth: 'token' },
     });
     expect(ai.api.token).toBeUndefined();
+  });
+
+  it('ai.responses bounds the stored responses of /openai/v1/responses, retention in seconds', () => {
+    writeFileSync(join(dir, 'tollgate.yaml'), 'version: 1\nai:\n  responses: { retention: 90, max_stored: 5 }\n');
+    expect(loadConfig({ cwd: dir, env: {}, configPath: 'tollgate.yaml' }).ai.responses).toEqual({ store: 'memory', keyPrefix: 'tollgate:responses:', retentionMs: 90_000, maxStored: 5 });
+    writeFileSync(join(dir, 'tollgate.yaml'), 'version: 1\nai:\n  responses: { store: redis, url: "redis://127.0.0.1:6379", key_prefix: "t:" }\n');
+    expect(loadConfig({ cwd: dir, env: {}, configPath: 'tollgate.yaml' }).ai.responses).toMatchObject({ store: 'redis', url: 'redis://127.0.0.1:6379', keyPrefix: 't:' });
+  });
+
+  it('ai.responses store redis without a url is refused naming the key', () => {
+    writeFileSync(join(dir, 'tollgate.yaml'), 'version: 1\nai:\n  responses: { store: redis }\n');
+    expect(() => loadConfig({ cwd: dir, env: {}, configPath: 'tollgate.yaml' })).toThrow(/ai\.responses\.url: is required with store: redis/);
   });
 
   it('registers a hosted provider from the environment only when its key is set', () => {
@@ -195,6 +208,8 @@ describe('AI configuration (ai, providers, prompts, api)', () => {
       retryDelaySeconds: ai.retry_delay.default,
       healthCacheSeconds: ai.health_cache_ttl.default,
       maxBatchInputs: ai.max_batch_inputs.default,
+      responseRetentionSeconds: ai.responses.properties.retention.default,
+      maxStoredResponses: ai.responses.properties.max_stored.default,
     }).toEqual({ ...DEFAULT_AI_SETTINGS, defaultProvider: undefined });
     expect(ai.excluded_context_fields.default).toEqual(DEFAULT_EXCLUDED_CONTEXT_FIELDS);
   });

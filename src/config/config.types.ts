@@ -185,6 +185,7 @@ export interface AiSection {
   excluded_context_fields?: string[];
   health_cache_ttl?: number;
   max_batch_inputs?: number;
+  responses?: { store?: 'memory' | 'redis'; url?: string; key_prefix?: string; retention?: number; max_stored?: number };
   images?: ImagesSection;
 }
 
@@ -304,6 +305,16 @@ export type AuthSettings = Omit<AuthModuleOptions, 'jwtSecret'> & { jwtSecret?: 
 
 export type ApiAuthMode = 'token' | 'jwt' | 'none';
 
+/** Where stored responses of /openai/v1/responses live, and for how long. */
+export interface ResponseStoreSettings {
+  store: 'memory' | 'redis';
+  /** Redis URL, with store redis. */
+  url?: string;
+  keyPrefix: string;
+  retentionMs: number;
+  maxStored: number;
+}
+
 /** The AI gateway as configured: registrations resolved, defaults applied, times in milliseconds. */
 export interface AiSettings {
   /** In registration order (the default fallback order). */
@@ -318,6 +329,8 @@ export interface AiSettings {
   excludedContextFields: string[];
   healthCacheMs: number;
   maxBatchInputs: number;
+  /** Stored responses of /openai/v1/responses. */
+  responses: ResponseStoreSettings;
   /** Bounds of image downloads, for the whole process. */
   images: ImageDownloadLimits;
   prompts: PromptTemplateSet;

@@ -119,7 +119,7 @@ const ERROR = {
   },
 };
 
-const ERROR_RESPONSE = ApiDefaultResponse({ description: "An error in OpenAI's shape", content: { 'application/json': { schema: ERROR } } });
+export const ERROR_RESPONSE = ApiDefaultResponse({ description: "An error in OpenAI's shape", content: { 'application/json': { schema: ERROR } } });
 
 export function ApiChatCompletionDocs(): MethodDecorator {
   return applyDecorators(

@@ -40,7 +40,7 @@ const MODEL_TYPES = new Set(['unknown_provider', 'capability_not_supported', 'mo
 export function toOpenAiError(exception: unknown): OpenAiErrorResponse {
   if (exception instanceof OpenAiRequestError) {
     return {
-      status: 400,
+      status: exception.status,
       headers: {},
       body: { error: { message: exception.message, type: 'invalid_request_error', param: exception.param, code: exception.code } },
       unexpected: false,

@@ -5,12 +5,16 @@
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import type { ChatMessage, ContentPart, ResponseFormat, ToolChoice, ToolDefinition } from '../../providers/ai-provider.interface';
 
-/** A caller error on this surface: 400 `invalid_request_error` with the offending parameter in `param`. */
+/**
+ * A caller error on this surface: `invalid_request_error` with the offending parameter in `param`; 400, or 404
+ * for something named that does not exist (a stored response).
+ */
 export class OpenAiRequestError extends Error {
   constructor(
     message: string,
     readonly param: string | null,
     readonly code: string | null = null,
+    readonly status: 400 | 404 = 400,
   ) {
     super(message);
     this.name = 'OpenAiRequestError';
@@ -175,7 +179,7 @@ export const EMBEDDINGS_SCHEMA = {
   additionalProperties: false,
 } as const;
 
-type RequestPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string; detail?: 'auto' | 'low' | 'high' } };
+export type RequestPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string; detail?: 'auto' | 'low' | 'high' } };
 
 interface RequestToolCall {
   id: string;
@@ -286,7 +290,8 @@ export function chatMessages(messages: ChatCompletionRequest['messages']): ChatM
 
 const DATA_URL = /^data:(image\/[a-z0-9.+-]+);base64,([A-Za-z0-9+/]+=*)$/i;
 
-function contentPart(part: RequestPart, at: string): ContentPart {
+/** One content part as the domain's: an image_url must be an http(s) URL or a base64 data: URL. */
+export function contentPart(part: RequestPart, at: string): ContentPart {
   if (part.type === 'text') return { type: 'text', text: part.text };
   const { url, detail } = part.image_url;
   const data = DATA_URL.exec(url);

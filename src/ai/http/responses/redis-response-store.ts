@@ -1,0 +1,68 @@
+import { Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import type Redis from 'ioredis';
+import { failFastRedis } from '../../../common/fail-fast-redis';
+import type { ResponseItem } from './responses-input';
+import type { ResponseStore, StoredResponse } from './responses-store';
+
+/**
+ * Stored responses in Redis, shared by every process on it, so a conversation one process started another can
+ * continue. Per response `<prefix>resp:<id>` (its JSON) and per item `<prefix>item:<item id>` (the response
+ * holding it), each expiring after the retention: Redis bounds them in time, its own memory policy in size.
+ * Commands fail at once while Redis is down (a create still answers; only the continuation is lost).
+ */
+export class RedisResponseStore implements ResponseStore, OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger('ResponseStore');
+  private readonly redis: Redis;
+
+  constructor(
+    url: string,
+    private readonly prefix: string,
+    private readonly retentionMs: number,
+  ) {
+    this.redis = failFastRedis(url);
+  }
+
+  async save(stored: StoredResponse): Promise<void> {
+    const id = stored.body.id;
+    const multi = this.redis.multi().set(this.responseKey(id), JSON.stringify(stored), 'PX', this.retentionMs);
+    for (const item of [...stored.input, ...stored.body.output]) multi.set(this.itemKey(item.id), id, 'PX', this.retentionMs);
+    await multi.exec();
+  }
+
+  async get(owner: string, id: string): Promise<StoredResponse | undefined> {
+    const json = await this.redis.get(this.responseKey(id));
+    const stored = json === null ? undefined : (JSON.parse(json) as StoredResponse);
+    return stored?.owner === owner ? stored : undefined;
+  }
+
+  async item(owner: string, itemId: string): Promise<ResponseItem | undefined> {
+    const responseId = await this.redis.get(this.itemKey(itemId));
+    const stored = responseId === null ? undefined : await this.get(owner, responseId);
+    return stored && [...stored.input, ...stored.body.output].find((item) => item.id === itemId);
+  }
+
+  /** The item pointers are left to expire: they lead nowhere once the response is gone. */
+  async delete(owner: string, id: string): Promise<boolean> {
+    if (!(await this.get(owner, id))) return false;
+    return (await this.redis.del(this.responseKey(id))) === 1;
+  }
+
+  /** Connects before the server listens; an unreachable Redis is logged, and the client keeps reconnecting. */
+  async onModuleInit(): Promise<void> {
+    await this.redis.connect().catch((error: unknown) => {
+      this.logger.error(`Redis unreachable for stored responses: ${error instanceof Error ? error.message : String(error)}`);
+    });
+  }
+
+  onModuleDestroy(): void {
+    this.redis.disconnect();
+  }
+
+  private responseKey(id: string): string {
+    return `${this.prefix}resp:${id}`;
+  }
+
+  private itemKey(id: string): string {
+    return `${this.prefix}item:${id}`;
+  }
+}

@@ -1,0 +1,176 @@
+/**
+ * Request bodies of OpenAI's Responses API (`POST /openai/v1/responses`): one JSON Schema compiled once with
+ * ajv, then the body as the domain's messages and generation options. Errors are the OpenAI surface's own
+ * (OpenAiRequestError: 400 `invalid_request_error` naming the parameter), worded as OpenAI words them.
+ */
+import Ajv from 'ajv';
+import type { ResponseFormat, ToolChoice, ToolDefinition } from '../../providers/ai-provider.interface';
+import { OpenAiRequestError, requestError } from '../openai/openai-requests';
+
+const NAME = { type: 'string', pattern: '^[a-zA-Z0-9_-]{1,64}$' } as const;
+
+/** Input items are checked for their fields in responses-input.ts, which names the item and the field. */
+const INPUT_ITEM = { type: 'object', properties: { type: { type: 'string' } } } as const;
+
+/** Only function tools have a domain counterpart; the type of any other tool is refused by name in code. */
+const TOOL = { type: 'object', required: ['type'], properties: { type: { type: 'string' } } } as const;
+
+const FUNCTION_TOOL = {
+  type: 'object',
+  required: ['type', 'name'],
+  properties: {
+    type: { const: 'function' },
+    name: NAME,
+    description: { type: ['string', 'null'] },
+    parameters: { type: ['object', 'null'] },
+    strict: { type: ['boolean', 'null'] },
+  },
+  additionalProperties: false,
+} as const;
+
+const TEXT_FORMAT = {
+  type: 'object',
+  required: ['type'],
+  properties: {
+    type: { enum: ['text', 'json_object', 'json_schema'] },
+    name: NAME,
+    description: { type: 'string' },
+    schema: { type: 'object' },
+    strict: { type: ['boolean', 'null'] },
+  },
+  additionalProperties: false,
+} as const;
+
+/** What `include` may ask for; none of it exists on the way through the domain model, so each is accepted and answers nothing extra. */
+const INCLUDABLE = [
+  'reasoning.encrypted_content',
+  'message.input_image.image_url',
+  'computer_call_output.output.image_url',
+  'file_search_call.results',
+  'web_search_call.results',
+  'web_search_call.action.sources',
+  'code_interpreter_call.outputs',
+] as const;
+
+export const RESPONSES_SCHEMA = {
+  type: 'object',
+  required: ['model', 'input'],
+  properties: {
+    model: { type: 'string', minLength: 1, maxLength: 256 },
+    input: { type: ['string', 'array'], maxItems: 2048, items: INPUT_ITEM },
+    instructions: { type: ['string', 'null'] },
+    tools: { type: 'array', maxItems: 128, items: TOOL },
+    tool_choice: {
+      oneOf: [
+        { enum: ['auto', 'none', 'required'] },
+        { type: 'object', required: ['type'], properties: { type: { type: 'string' }, name: { type: 'string' } } },
+      ],
+    },
+    parallel_tool_calls: { type: ['boolean', 'null'] },
+    text: { type: 'object', properties: { format: TEXT_FORMAT }, additionalProperties: false },
+    max_output_tokens: { type: ['integer', 'null'], minimum: 16, maximum: 1_000_000 },
+    temperature: { type: ['number', 'null'], minimum: 0, maximum: 2 },
+    top_p: { type: ['number', 'null'], minimum: 0, maximum: 1 },
+    metadata: { type: ['object', 'null'], maxProperties: 16, additionalProperties: { type: 'string', maxLength: 512 } },
+    store: { type: ['boolean', 'null'] },
+    stream: { type: ['boolean', 'null'] },
+    stream_options: { type: ['object', 'null'], properties: { include_obfuscation: { type: 'boolean' } }, additionalProperties: false },
+    previous_response_id: { type: ['string', 'null'], minLength: 1 },
+    reasoning: {
+      type: ['object', 'null'],
+      properties: {
+        effort: { enum: ['minimal', 'low', 'medium', 'high', null] },
+        summary: { enum: ['auto', 'concise', 'detailed', null] },
+      },
+      additionalProperties: false,
+    },
+    include: { type: ['array', 'null'], items: { enum: INCLUDABLE } },
+    user: { type: 'string' },
+    // Hints to OpenAI's own cache routing and abuse detection: accepted, with nothing to send elsewhere.
+    prompt_cache_key: { type: ['string', 'null'], maxLength: 256 },
+    safety_identifier: { type: ['string', 'null'], maxLength: 256 },
+    truncation: { enum: ['disabled', null] },
+    service_tier: { enum: ['auto', 'default', null] },
+    background: { enum: [false, null] },
+  },
+  additionalProperties: false,
+} as const;
+
+export type ResponsesInputItem = { type?: string } & Record<string, unknown>;
+
+export interface ResponsesRequest {
+  model: string;
+  input: string | ResponsesInputItem[];
+  instructions?: string | null;
+  tools?: Array<{ type: string } & Record<string, unknown>>;
+  tool_choice?: 'auto' | 'none' | 'required' | { type: string; name?: string };
+  parallel_tool_calls?: boolean | null;
+  text?: { format?: { type: 'text' | 'json_object' | 'json_schema'; name?: string; description?: string; schema?: Record<string, unknown>; strict?: boolean | null } };
+  max_output_tokens?: number | null;
+  temperature?: number | null;
+  top_p?: number | null;
+  metadata?: Record<string, string> | null;
+  store?: boolean | null;
+  stream?: boolean | null;
+  previous_response_id?: string | null;
+  reasoning?: { effort?: string | null; summary?: string | null } | null;
+  include?: string[] | null;
+  user?: string;
+}
+
+const ajv = new Ajv({ allErrors: false, strict: true, strictTypes: false });
+const validateResponses = ajv.compile<ResponsesRequest>(RESPONSES_SCHEMA);
+const validateFunctionTool = ajv.compile(FUNCTION_TOOL);
+
+export function parseResponsesRequest(body: unknown): ResponsesRequest {
+  if (validateResponses(body)) return body;
+  throw requestError(validateResponses.errors![0]);
+}
+
+/** Function tools as the domain's definitions; another tool type (web_search, file_search, ...) is refused by name. */
+export function responsesTools(tools: ResponsesRequest['tools']): ToolDefinition[] | undefined {
+  return tools?.map((tool, index) => {
+    const at = `tools[${index}]`;
+    if (tool.type !== 'function') {
+      throw new OpenAiRequestError(`Unsupported tool type '${tool.type}' in '${at}.type': this gateway routes function tools only.`, `${at}.type`, 'unsupported_value');
+    }
+    if (!validateFunctionTool(tool)) {
+      const error = validateFunctionTool.errors![0];
+      throw requestError({ ...error, instancePath: `/tools/${index}${error.instancePath}` });
+    }
+    const { name, description, parameters, strict } = tool as { name: string; description?: string | null; parameters?: Record<string, unknown> | null; strict?: boolean | null };
+    return {
+      name,
+      ...(typeof description === 'string' ? { description } : {}),
+      ...(parameters ? { parameters } : {}),
+      ...(typeof strict === 'boolean' ? { strict } : {}),
+    };
+  });
+}
+
+export function responsesToolChoice(choice: ResponsesRequest['tool_choice']): ToolChoice | undefined {
+  if (choice === undefined || typeof choice === 'string') return choice;
+  if (choice.type !== 'function') {
+    throw new OpenAiRequestError(`Unsupported value for 'tool_choice.type': '${choice.type}'; this gateway routes function tools only.`, 'tool_choice.type', 'unsupported_value');
+  }
+  if (typeof choice.name !== 'string' || choice.name === '') {
+    throw new OpenAiRequestError("Missing required parameter: 'tool_choice.name'.", 'tool_choice.name', 'missing_required_parameter');
+  }
+  return { name: choice.name };
+}
+
+/** `text.format` as the domain's response format; a json_schema format needs its name and schema. */
+export function responsesFormat(text: ResponsesRequest['text']): ResponseFormat | undefined {
+  const format = text?.format;
+  if (format === undefined) return undefined;
+  if (format.type !== 'json_schema') return { type: format.type };
+  if (format.name === undefined) throw new OpenAiRequestError("Missing required parameter: 'text.format.name'.", 'text.format.name', 'missing_required_parameter');
+  if (format.schema === undefined) throw new OpenAiRequestError("Missing required parameter: 'text.format.schema'.", 'text.format.schema', 'missing_required_parameter');
+  return {
+    type: 'json_schema',
+    name: format.name,
+    schema: format.schema,
+    ...(format.description !== undefined ? { description: format.description } : {}),
+    ...(typeof format.strict === 'boolean' ? { strict: format.strict } : {}),
+  };
+}

@@ -1,0 +1,101 @@
+/**
+ * Stored responses of the Responses API (`store`, default true as OpenAI): a response and the conversation
+ * it ends, so `previous_response_id` continues it and `GET /responses/{id}` shows it. Each belongs to the
+ * tenant of the caller that made it; another tenant's id reads as one that does not exist.
+ */
+import type { ResponseItem } from './responses-input';
+import type { ResponseBody } from './responses-bodies';
+
+export interface StoredResponse {
+  /** The tenant of the caller that made it (`''` for a caller without a tenant). */
+  owner: string;
+  body: ResponseBody;
+  /** This request's input items, for `GET /responses/{id}/input_items`. */
+  input: ResponseItem[];
+  /** The whole conversation up to and including this response's output: what a continuation starts from. */
+  conversation: ResponseItem[];
+}
+
+export interface ResponseStore {
+  save(stored: StoredResponse): Promise<void>;
+  /** Undefined when missing, expired or another owner's. */
+  get(owner: string, id: string): Promise<StoredResponse | undefined>;
+  /** An item of one of this owner's stored responses (input or output), for an `item_reference`. */
+  item(owner: string, itemId: string): Promise<ResponseItem | undefined>;
+  /** False when there was nothing of this owner's to delete. */
+  delete(owner: string, id: string): Promise<boolean>;
+}
+
+export const RESPONSE_STORE = Symbol('RESPONSE_STORE');
+
+export interface ResponseStoreBounds {
+  /** How long a response stays retrievable (milliseconds). */
+  retentionMs: number;
+  /** Responses kept at most; the oldest go first. */
+  maxStored: number;
+}
+
+/**
+ * In this process's memory, bounded in time and count: a continuation must reach the process that kept the
+ * response (a shared store for several processes is not built yet).
+ */
+export class MemoryResponseStore implements ResponseStore {
+  /** Insertion order is age order: the first entries are the oldest. */
+  private readonly entries = new Map<string, { stored: StoredResponse; expiresAt: number }>();
+  /** Item id -> the response holding it. */
+  private readonly itemOwners = new Map<string, string>();
+
+  constructor(
+    private readonly bounds: ResponseStoreBounds,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async save(stored: StoredResponse): Promise<void> {
+    this.evictExpired();
+    this.entries.set(stored.body.id, { stored, expiresAt: this.now() + this.bounds.retentionMs });
+    for (const item of [...stored.input, ...stored.body.output]) this.itemOwners.set(item.id, stored.body.id);
+    for (const id of this.entries.keys()) {
+      if (this.entries.size <= this.bounds.maxStored) break;
+      this.forget(id);
+    }
+  }
+
+  async item(owner: string, itemId: string): Promise<ResponseItem | undefined> {
+    const responseId = this.itemOwners.get(itemId);
+    const stored = responseId === undefined ? undefined : await this.get(owner, responseId);
+    return stored && [...stored.input, ...stored.body.output].find((item) => item.id === itemId);
+  }
+
+  async get(owner: string, id: string): Promise<StoredResponse | undefined> {
+    const entry = this.entries.get(id);
+    if (!entry || entry.stored.owner !== owner) return undefined;
+    if (entry.expiresAt <= this.now()) {
+      this.forget(id);
+      return undefined;
+    }
+    return entry.stored;
+  }
+
+  async delete(owner: string, id: string): Promise<boolean> {
+    if (!(await this.get(owner, id))) return false;
+    this.forget(id);
+    return true;
+  }
+
+  private evictExpired(): void {
+    const now = this.now();
+    for (const [id, entry] of this.entries) {
+      if (entry.expiresAt > now) break;
+      this.forget(id);
+    }
+  }
+
+  private forget(id: string): void {
+    const entry = this.entries.get(id);
+    if (!entry) return;
+    this.entries.delete(id);
+    for (const item of [...entry.stored.input, ...entry.stored.body.output]) {
+      if (this.itemOwners.get(item.id) === id) this.itemOwners.delete(item.id);
+    }
+  }
+}

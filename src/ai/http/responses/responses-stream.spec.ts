@@ -1,0 +1,75 @@
+import type { GenerateStreamEvent } from '../../client/ai-client';
+import { responseHeader } from './responses-bodies';
+import { ResponsesStream } from './responses-stream';
+
+/** The frames of one stream as parsed events. */
+function eventsOf(events: GenerateStreamEvent[]): Array<Record<string, any>> {
+  const stream = new ResponsesStream(responseHeader({ model: 'm', input: 'hi' }, 'openai/m'));
+  let text = stream.opening();
+  for (const event of events) text += stream.render(event);
+  return text
+    .trim()
+    .split('\n\n')
+    .map((frame) => {
+      const [name, data] = frame.split('\n');
+      const body = JSON.parse(data.slice('data: '.length));
+      expect(name).toBe(`event: ${body.type}`);
+      return body;
+    });
+}
+
+describe('ResponsesStream', () => {
+  it("writes text then interleaved calls in OpenAI's order, numbered from 0, each item closed before the end", () => {
+    const events = eventsOf([
+      { type: 'delta', text: 'Let me ' },
+      { type: 'delta', text: 'check.' },
+      { type: 'delta', text: '', toolCalls: [{ index: 0, id: 'call_a', name: 'f', arguments: '{"x"' }, { index: 1, id: 'call_b', name: 'g' }] },
+      { type: 'delta', text: '', toolCalls: [{ index: 1, arguments: '{}' }, { index: 0, arguments: ':1}' }] },
+      { type: 'done', provider: 'openai', model: 'm', finishReason: 'tool_calls', usage: { inputTokens: 5, outputTokens: 7 } },
+    ]);
+    expect(events.map((event) => event.sequence_number)).toEqual(events.map((_, index) => index));
+    expect(events.map((event) => event.type)).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.content_part.added',
+      'response.output_text.delta',
+      'response.output_text.delta',
+      'response.output_text.done',
+      'response.content_part.done',
+      'response.output_item.done',
+      'response.output_item.added',
+      'response.function_call_arguments.delta',
+      'response.output_item.added',
+      'response.function_call_arguments.delta',
+      'response.function_call_arguments.delta',
+      'response.function_call_arguments.done',
+      'response.output_item.done',
+      'response.function_call_arguments.done',
+      'response.output_item.done',
+      'response.completed',
+    ]);
+    const completed = events.at(-1)!.response;
+    expect(completed.output).toEqual([
+      expect.objectContaining({ type: 'message', content: [expect.objectContaining({ type: 'output_text', text: 'Let me check.' })] }),
+      expect.objectContaining({ type: 'function_call', call_id: 'call_a', name: 'f', arguments: '{"x":1}', status: 'completed' }),
+      expect.objectContaining({ type: 'function_call', call_id: 'call_b', name: 'g', arguments: '{}' }),
+    ]);
+    expect(completed.usage).toEqual({ input_tokens: 5, input_tokens_details: { cached_tokens: 0 }, output_tokens: 7, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 12 });
+  });
+
+  it('ends a stream stopped at the token limit with response.incomplete', () => {
+    const events = eventsOf([{ type: 'delta', text: 'cut' }, { type: 'done', provider: 'openai', model: 'm', finishReason: 'length' }]);
+    expect(events.at(-1)).toMatchObject({ type: 'response.incomplete', response: { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } } });
+  });
+
+  it('answers a failure after the first event with response.failed carrying the sanitized error', () => {
+    const stream = new ResponsesStream(responseHeader({ model: 'm', input: 'hi' }, 'openai/m'));
+    stream.opening();
+    stream.render({ type: 'delta', text: 'part' });
+    const { frame } = stream.failure(new Error('socket hang up with secret upstream text'));
+    const body = JSON.parse(frame.split('\n')[1].slice('data: '.length));
+    expect(body).toMatchObject({ type: 'response.failed', sequence_number: 5, response: { status: 'failed', error: { code: expect.any(String) } } });
+    expect(frame).not.toContain('secret upstream text');
+  });
+});

@@ -1,0 +1,179 @@
+/**
+ * A streamed Response as OpenAI sends it: named server-sent events, each with its `sequence_number`, in
+ * OpenAI's order: `response.created`, `response.in_progress`; per output item `response.output_item.added`,
+ * its content (`response.content_part.added`, `response.output_text.delta`... `.done`,
+ * `response.content_part.done`, or `response.function_call_arguments.delta`... `.done`) and
+ * `response.output_item.done`; then `response.completed`, or `response.incomplete` when the model stopped at
+ * the token limit. A failure after the first event is `response.failed` carrying the error, never a silent
+ * close. Nothing is written before the upstream's first event (src/http/sse-writer.ts), so an error up to then
+ * is an ordinary JSON error with its status.
+ *
+ * Tool calls the upstream streams interleaved stay open side by side and are closed in output order at the end.
+ */
+import type { GenerateStreamEvent } from '../../client/ai-client';
+import type { ToolCallDelta } from '../../providers/ai-provider.interface';
+import { type SseFormat, sseEvent } from '../../../http/sse-writer';
+import { toOpenAiError } from '../openai/openai-errors';
+import { qualifiedModel } from '../openai/openai-responses';
+import { finishedStatus, functionCallOutput, messageOutput, type ResponseBody, responseBody, type ResponseHeader, responsesUsage } from './responses-bodies';
+import { itemId, type ResponseItem } from './responses-input';
+
+interface OpenMessage {
+  outputIndex: number;
+  id: string;
+  text: string;
+}
+
+interface OpenCall {
+  outputIndex: number;
+  id: string;
+  callId: string;
+  name: string;
+  arguments: string;
+}
+
+/** The final Response of a stream and its output items. */
+export interface SettledResponse {
+  response: ResponseBody;
+  output: ResponseItem[];
+}
+
+/**
+ * One stream's events. {@link ResponsesStream.settle} builds the final Response from the upstream's `done`
+ * before its events are written, so the caller can store it first: a client that continues the conversation
+ * the moment it reads `response.completed` finds it stored.
+ */
+export class ResponsesStream implements SseFormat<GenerateStreamEvent> {
+  private sequence = 0;
+  /** Frames made while settling, written before the final event. */
+  private pending = '';
+  private settled?: SettledResponse;
+  /** Output items by output index; an open item's slot is filled when it closes. */
+  private readonly output: ResponseItem[] = [];
+  private message?: OpenMessage;
+  /** Open calls by the domain's call index. */
+  private readonly calls = new Map<number, OpenCall>();
+
+  constructor(private readonly header: ResponseHeader) {}
+
+  opening(): string {
+    const response = responseBody(this.header, { status: 'in_progress', output: [], usage: null });
+    return this.event('response.created', { response }) + this.event('response.in_progress', { response });
+  }
+
+  render(event: GenerateStreamEvent): string {
+    if (event.type === 'done') return this.finish(event);
+    let frames = event.text !== '' ? this.text(event.text) : '';
+    for (const delta of event.toolCalls ?? []) frames += this.toolCall(delta);
+    return frames;
+  }
+
+  isLast(event: GenerateStreamEvent): boolean {
+    return event.type === 'done';
+  }
+
+  closing(): string {
+    return this.failed({ code: 'server_error', message: 'The upstream stream ended before the answer was complete.' });
+  }
+
+  failure(error: unknown) {
+    const mapped = toOpenAiError(error);
+    return { frame: this.failed({ code: mapped.body.error.code ?? 'server_error', message: mapped.body.error.message }), unexpected: mapped.unexpected };
+  }
+
+  private text(delta: string): string {
+    const frames = this.message ? '' : this.openMessage();
+    const message = this.message!;
+    message.text += delta;
+    return frames + this.event('response.output_text.delta', { item_id: message.id, output_index: message.outputIndex, content_index: 0, delta, logprobs: [] });
+  }
+
+  private openMessage(): string {
+    const message: OpenMessage = { outputIndex: this.output.length, id: itemId('msg'), text: '' };
+    this.message = message;
+    this.output.push(messageOutput(message.id, ''));
+    return (
+      this.event('response.output_item.added', {
+        output_index: message.outputIndex,
+        item: { id: message.id, type: 'message', status: 'in_progress', role: 'assistant', content: [] },
+      }) + this.event('response.content_part.added', { item_id: message.id, output_index: message.outputIndex, content_index: 0, part: outputText('') })
+    );
+  }
+
+  private toolCall(delta: ToolCallDelta): string {
+    let frames = '';
+    let call = this.calls.get(delta.index);
+    if (!call) {
+      frames += this.closeMessage();
+      call = { outputIndex: this.output.length, id: itemId('fc'), callId: delta.id ?? itemId('fc'), name: delta.name ?? '', arguments: '' };
+      this.calls.set(delta.index, call);
+      this.output.push(functionCallOutput(call.id, { id: call.callId, name: call.name, arguments: '' }));
+      frames += this.event('response.output_item.added', {
+        output_index: call.outputIndex,
+        item: { id: call.id, type: 'function_call', status: 'in_progress', call_id: call.callId, name: call.name, arguments: '' },
+      });
+    }
+    if (!delta.arguments) return frames;
+    call.arguments += delta.arguments;
+    return frames + this.event('response.function_call_arguments.delta', { item_id: call.id, output_index: call.outputIndex, delta: delta.arguments });
+  }
+
+  private closeMessage(): string {
+    const message = this.message;
+    if (!message) return '';
+    this.message = undefined;
+    const item = messageOutput(message.id, message.text);
+    this.output[message.outputIndex] = item;
+    const at = { item_id: message.id, output_index: message.outputIndex, content_index: 0 };
+    return (
+      this.event('response.output_text.done', { ...at, text: message.text, logprobs: [] }) +
+      this.event('response.content_part.done', { ...at, part: outputText(message.text) }) +
+      this.event('response.output_item.done', { output_index: message.outputIndex, item })
+    );
+  }
+
+  private closeCalls(): string {
+    let frames = '';
+    for (const call of [...this.calls.values()].sort((a, b) => a.outputIndex - b.outputIndex)) {
+      const item = functionCallOutput(call.id, { id: call.callId, name: call.name, arguments: call.arguments });
+      this.output[call.outputIndex] = item;
+      frames +=
+        this.event('response.function_call_arguments.done', { item_id: call.id, output_index: call.outputIndex, name: call.name, arguments: call.arguments }) +
+        this.event('response.output_item.done', { output_index: call.outputIndex, item });
+    }
+    this.calls.clear();
+    return frames;
+  }
+
+  /** Closes every open item and builds the final Response (once; later calls answer the same). */
+  settle(done: Extract<GenerateStreamEvent, { type: 'done' }>): SettledResponse {
+    if (this.settled) return this.settled;
+    // An answer without text or calls is one empty message, as the non-streamed answer is.
+    if (this.output.length === 0) this.pending += this.openMessage();
+    this.pending += this.closeMessage() + this.closeCalls();
+    const header = { ...this.header, model: qualifiedModel(done.provider, done.model) };
+    const response = responseBody(header, { ...finishedStatus(done.finishReason), output: this.output, usage: responsesUsage(done.usage) });
+    this.settled = { response, output: this.output };
+    return this.settled;
+  }
+
+  private finish(done: Extract<GenerateStreamEvent, { type: 'done' }>): string {
+    const { response } = this.settle(done);
+    const frames = this.pending;
+    this.pending = '';
+    return frames + this.event(response.status === 'completed' ? 'response.completed' : 'response.incomplete', { response });
+  }
+
+  private failed(error: { code: string; message: string }): string {
+    const response = responseBody(this.header, { status: 'failed', output: this.output, usage: null, error });
+    return this.event('response.failed', { response });
+  }
+
+  private event(type: string, payload: object): string {
+    return sseEvent(type, { type, sequence_number: this.sequence++, ...payload });
+  }
+}
+
+function outputText(text: string) {
+  return { type: 'output_text', text, annotations: [], logprobs: [] };
+}

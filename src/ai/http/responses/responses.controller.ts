@@ -1,0 +1,159 @@
+import { Body, Controller, Delete, Get, HttpCode, Inject, Logger, Param, Post, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AiClient, type GenerateOptions, type GenerateStreamEvent } from '../../client/ai-client';
+import { ApiAuthGuard } from '../../../http/api-auth.guard';
+import { writeSse } from '../../../http/sse-writer';
+import { governanceOf } from '../../../governance/governance-identity';
+import { disconnectSignal } from '../api-response';
+import { OpenAiExceptionFilter } from '../openai/openai-exception.filter';
+import { OpenAiRequestError } from '../openai/openai-requests';
+import { qualifiedModel } from '../openai/openai-responses';
+import { finishedStatus, outputItems, type ResponseBody, responseBody, responseHeader, responsesUsage } from './responses-bodies';
+import { domainMessages, inputItems, type ItemReference, type ResponseItem } from './responses-input';
+import { parseResponsesRequest, type ResponsesRequest, responsesFormat, responsesToolChoice, responsesTools } from './responses-requests';
+import { RESPONSE_STORE, type ResponseStore, type StoredResponse } from './responses-store';
+import { ResponsesStream } from './responses-stream';
+import { ApiCreateResponseDocs, ApiDeleteResponseDocs, ApiInputItemsDocs, ApiRetrieveResponseDocs } from './responses-docs';
+import { inputItemsPage } from './responses-listing';
+
+/**
+ * OpenAI's Responses API under `/openai/v1/responses` (Codex CLI, the `openai` client's `responses.*`, the
+ * `ai` SDK's default OpenAI provider). A request becomes the domain's messages and goes through AiClient, so
+ * the one model routing sends it to any provider kind, under governance, exactly as chat completions; the
+ * answer, stream and errors are the Responses API's shapes.
+ */
+@Controller('openai/v1/responses')
+@UseGuards(ApiAuthGuard)
+@UseFilters(OpenAiExceptionFilter)
+export class ResponsesController {
+  private readonly logger = new Logger('ResponsesController');
+
+  constructor(
+    @Inject(AiClient) private readonly client: AiClient,
+    @Inject(RESPONSE_STORE) private readonly store: ResponseStore,
+  ) {}
+
+  /** Answers through `reply` itself: a stream takes over the raw response. */
+  @Post()
+  @HttpCode(200)
+  @ApiCreateResponseDocs()
+  async create(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @Body() body: unknown): Promise<void> {
+    const parsed = parseResponsesRequest(body);
+    const owner = ownerOf(request);
+    const input = await this.resolved(owner, inputItems(parsed.input));
+    const previous = parsed.previous_response_id ? await this.previous(owner, parsed.previous_response_id) : [];
+    const conversation = [...previous, ...input];
+    const messages = domainMessages(parsed.instructions, conversation);
+    const options = generateOptions(parsed, reply);
+    const keep = async (response: ResponseBody, output: ResponseItem[]) => {
+      if (response.store) await this.keep({ owner, body: response, input, conversation: [...conversation, ...output] });
+    };
+    if (parsed.stream === true) {
+      const { target } = this.client.routeModel(options);
+      const requested = target.model === undefined ? parsed.model : qualifiedModel(target.provider, target.model);
+      const stream = new ResponsesStream(responseHeader(parsed, requested));
+      return writeSse(request, reply, storedBeforeDone(this.client.streamMessages(messages, options), stream, keep), stream);
+    }
+    const result = await this.client.generateMessages(messages, options);
+    const output = outputItems(result.response, result.toolCalls);
+    const response = responseBody(responseHeader(parsed, qualifiedModel(result.provider, result.model)), {
+      ...finishedStatus(result.finishReason),
+      output,
+      usage: responsesUsage(result.usage),
+    });
+    await keep(response, output);
+    reply.send(response);
+  }
+
+  @Get(':id')
+  @ApiRetrieveResponseDocs()
+  async retrieve(@Req() request: FastifyRequest, @Param('id') id: string, @Query('stream') stream?: string): Promise<ResponseBody> {
+    if (stream === 'true') throw new OpenAiRequestError("Unsupported value: 'stream' true; a stored response is retrieved whole here.", 'stream', 'unsupported_value');
+    return (await this.stored(ownerOf(request), id)).body;
+  }
+
+  @Delete(':id')
+  @ApiDeleteResponseDocs()
+  async remove(@Req() request: FastifyRequest, @Param('id') id: string) {
+    if (!(await this.store.delete(ownerOf(request), id))) throw notFound(id);
+    return { id, object: 'response' as const, deleted: true };
+  }
+
+  @Get(':id/input_items')
+  @ApiInputItemsDocs()
+  async listInputItems(@Req() request: FastifyRequest, @Param('id') id: string, @Query() query: Record<string, unknown>) {
+    return inputItemsPage((await this.stored(ownerOf(request), id)).input, query);
+  }
+
+  /** Items given by reference, replaced by the stored items they name; an unknown id is 404 as OpenAI answers it. */
+  private async resolved(owner: string, items: Array<ResponseItem | ItemReference>): Promise<ResponseItem[]> {
+    return Promise.all(
+      items.map(async (item) => {
+        if (item.type !== 'item_reference') return item;
+        const found = await this.store.item(owner, item.id);
+        if (!found) throw new OpenAiRequestError(`Item with id '${item.id}' not found.`, 'input', 'not_found', 404);
+        return found;
+      }),
+    );
+  }
+
+  private async stored(owner: string, id: string): Promise<StoredResponse> {
+    const stored = await this.store.get(owner, id);
+    if (!stored) throw notFound(id);
+    return stored;
+  }
+
+  /** The conversation a previous response ended; OpenAI answers an unknown one 400 naming the parameter. */
+  private async previous(owner: string, id: string): Promise<ResponseItem[]> {
+    const stored = await this.store.get(owner, id);
+    if (!stored) {
+      throw new OpenAiRequestError(`Previous response with id '${id}' not found.`, 'previous_response_id', 'previous_response_not_found');
+    }
+    return stored.conversation;
+  }
+
+  /** Stored before the answer goes out; a store failure costs the continuation, not the answer. */
+  private async keep(stored: StoredResponse): Promise<void> {
+    await this.store.save(stored).catch((error: unknown) => {
+      this.logger.error(`could not store response ${stored.body.id}: ${error instanceof Error ? error.message : String(error)}`);
+    });
+  }
+}
+
+/** The upstream's events, the final Response stored before the `done` that writes it is passed on. */
+async function* storedBeforeDone(
+  events: AsyncIterable<GenerateStreamEvent>,
+  stream: ResponsesStream,
+  keep: (response: ResponseBody, output: ResponseItem[]) => Promise<void>,
+): AsyncGenerator<GenerateStreamEvent> {
+  for await (const event of events) {
+    if (event.type === 'done') {
+      const { response, output } = stream.settle(event);
+      await keep(response, output);
+    }
+    yield event;
+  }
+}
+
+function generateOptions(request: ResponsesRequest, reply: FastifyReply): GenerateOptions {
+  return {
+    model: request.model,
+    maxTokens: request.max_output_tokens ?? undefined,
+    temperature: request.temperature ?? undefined,
+    topP: request.top_p ?? undefined,
+    tools: responsesTools(request.tools),
+    toolChoice: responsesToolChoice(request.tool_choice),
+    parallelToolCalls: request.parallel_tool_calls ?? undefined,
+    responseFormat: responsesFormat(request.text),
+    signal: disconnectSignal(reply),
+  };
+}
+
+/** Stored responses belong to the caller's tenant; a caller without one shares the tenantless space. */
+function ownerOf(request: FastifyRequest): string {
+  return governanceOf(request)?.identity.tenant ?? '';
+}
+
+function notFound(id: string): OpenAiRequestError {
+  return new OpenAiRequestError(`No response found with id '${id}'.`, null, 'not_found', 404);
+}
