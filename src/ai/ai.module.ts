@@ -14,6 +14,7 @@ import { DEFAULT_DOCUMENT_BOUNDS } from './documents/document-source.interface';
 import { DOCUMENT_BOUNDS } from './documents/documents.constants';
 import { API_AUTH_OPTIONS, ApiAuthGuard, type ApiAuthOptions } from '../http/api-auth.guard';
 import { OpenAiCompatController } from './http/openai/openai-compat.controller';
+import { AnthropicController } from './http/anthropic/anthropic.controller';
 import { V1InfoController } from './http/v1-info.controller';
 import { V1OperationsController } from './http/v1-operations.controller';
 import { V1SearchController } from './http/v1-search.controller';
@@ -85,7 +86,7 @@ export class AiModule implements OnApplicationShutdown {
     ];
     return {
       module: AiModule,
-      controllers: [V1InfoController, V1OperationsController, V1SearchController, V1AgentController, OpenAiCompatController],
+      controllers: [V1InfoController, V1OperationsController, V1SearchController, V1AgentController, OpenAiCompatController, AnthropicController],
       providers,
       exports: [AiClient, SearchService, AgentService, AI_MODULE_OPTIONS, API_AUTH_OPTIONS],
     };

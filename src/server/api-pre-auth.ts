@@ -14,7 +14,7 @@ import { API_CALLER_RESOLVER, API_KEY_PREFIX, ApiAuthGuard, type ApiCallerResolv
 import { InvalidKeyError } from '../governance/governance-errors';
 
 /** The API surfaces ApiAuthGuard protects, as path prefixes under `base_path`. */
-const API_PREFIXES = ['/v1/', '/openai/v1/'];
+const API_PREFIXES = ['/v1/', '/openai/v1/', '/anthropic/v1/'];
 
 /**
  * Checks the API credential of `/v1` and `/openai/v1` requests in an `onRequest` hook, before a byte of their
