@@ -6,7 +6,10 @@
  * shape, the budget refusal at once.
  */
 import Anthropic from '@anthropic-ai/sdk';
+import { createAnthropic } from '@ai-sdk/anthropic';
+import { generateText, stepCountIs, streamText, tool } from 'ai';
 import { Client } from 'pg';
+import { z } from 'zod';
 import { ANTHROPIC_EMULATOR_KEY, type AnthropicEmulator, startAnthropicEmulator } from './emulators/anthropic-emulator';
 import type { LoggedRequest } from './emulators/emulator-server';
 import { OpenAiEmulator } from './emulators/openai-emulator';
@@ -195,6 +198,37 @@ describe.each([anthropicTarget, openAiTarget])('/anthropic/v1/messages routed to
       ],
     });
     target.expectImage(lastBody(target));
+  });
+
+  it('the beta client (?beta=true, anthropic-beta) works as the plain one', async () => {
+    const message = await client().beta.messages.create({
+      model: target.model,
+      max_tokens: 32,
+      betas: ['interleaved-thinking-2025-05-14'],
+      messages: [{ role: 'user', content: 'Hello' }],
+    });
+    expect(message).toMatchObject({ type: 'message', stop_reason: 'end_turn' });
+  });
+
+  it('@ai-sdk/anthropic: generateText runs a tool loop to the answer, streamText streams the text', async () => {
+    target.scriptWeatherCall();
+    const model = createAnthropic({ baseURL: `${origin}/anthropic/v1`, apiKey: API_TOKEN })(target.model);
+    const result = await generateText({
+      model,
+      prompt: 'Weather in Paris?',
+      maxOutputTokens: 256,
+      maxRetries: 0,
+      tools: { get_weather: tool({ description: 'Weather in a city', inputSchema: z.object({ city: z.string() }), execute: async () => 'sunny' }) },
+      stopWhen: stepCountIs(3),
+    });
+    expect(result.steps[0].toolCalls.map((call) => call.toolName)).toEqual(['get_weather']);
+    expect(result.text).toBe(target.afterToolResult);
+
+    const streamed = streamText({ model, prompt: 'Hello', maxOutputTokens: 256, maxRetries: 0 });
+    let text = '';
+    for await (const piece of streamed.textStream) text += piece;
+    expect(text).not.toBe('');
+    expect(await streamed.finishReason).toBe('stop');
   });
 
   it('countTokens estimates the input without calling the upstream', async () => {
