@@ -1,7 +1,7 @@
 /**
- * The Anthropic Messages surface (`/anthropic/v1`) driven by the official `@anthropic-ai/sdk`, with Tollgate
- * routing the model to the Anthropic emulator and to the OpenAI emulator: the same client code works on either
- * provider kind, and each upstream receives its own native request. Governance through the SDK's own
+ * The Anthropic Messages surface (`/anthropic/v1`) driven by the official `@anthropic-ai/sdk` and
+ * `@ai-sdk/anthropic`, with Tollgate routing the model to the Anthropic, OpenAI, Gemini and Ollama emulators:
+ * the same client code works on every provider kind, and each upstream receives its own native request. Governance through the SDK's own
  * `x-api-key`: the ledger records the route, a disallowed model and a spent budget are refused in Anthropic's
  * shape, the budget refusal at once.
  */
@@ -13,6 +13,8 @@ import { z } from 'zod';
 import { ANTHROPIC_EMULATOR_KEY, type AnthropicEmulator, startAnthropicEmulator } from './emulators/anthropic-emulator';
 import type { LoggedRequest } from './emulators/emulator-server';
 import { OpenAiEmulator } from './emulators/openai-emulator';
+import { GEMINI_EMULATOR_KEY, type GeminiEmulator, startGeminiEmulator } from './emulators/gemini-emulator';
+import { type OllamaEmulator, startOllamaEmulator } from './emulators/ollama-emulator';
 import { TestApps } from './support/test-apps';
 
 const API_TOKEN = 'api-token-for-anthropic-messages';
@@ -27,6 +29,8 @@ type Json = Record<string, any>;
 
 let anthropic: AnthropicEmulator;
 let openai: OpenAiEmulator;
+let gemini: GeminiEmulator;
+let ollama: OllamaEmulator;
 let apps: TestApps;
 let origin: string;
 let sql: Client;
@@ -35,6 +39,8 @@ let sql: Client;
 interface Target {
   name: string;
   model: string;
+  /** A model of the provider that takes images. */
+  visionModel: string;
   chatRequests(): LoggedRequest[];
   /** Makes the next tool turn call `get_weather` with `{city: 'Paris'}`. */
   scriptWeatherCall(): void;
@@ -49,6 +55,7 @@ interface Target {
 const anthropicTarget: Target = {
   name: 'the Anthropic emulator',
   model: 'anthropic/claude-sonnet-4-5',
+  visionModel: 'anthropic/claude-sonnet-4-5',
   chatRequests: () => anthropic.server.requestsTo('/v1/messages'),
   scriptWeatherCall: () => {
     anthropic.options.toolInputs = { get_weather: { city: 'Paris' } };
@@ -67,6 +74,7 @@ const anthropicTarget: Target = {
 const openAiTarget: Target = {
   name: 'the OpenAI emulator',
   model: 'openai/gpt-test',
+  visionModel: 'openai/gpt-test',
   chatRequests: () => openai.server.requestsTo('/v1/chat/completions'),
   // The OpenAI emulator calls every offered tool with arguments made from its schema.
   scriptWeatherCall: () => undefined,
@@ -84,6 +92,39 @@ const openAiTarget: Target = {
   expectToolResult: (body, id) => expect(body.messages.at(-1)).toEqual({ role: 'tool', tool_call_id: id, content: 'sunny' }),
 };
 
+const geminiTarget: Target = {
+  name: 'the Gemini emulator',
+  model: 'gemini/gemini-2.5-flash',
+  visionModel: 'gemini/gemini-2.5-flash',
+  chatRequests: () => gemini.server.requests.filter((r) => /:(stream)?generateContent$/i.test(r.path)),
+  scriptWeatherCall: () => {
+    gemini.options.functionCalls = [{ name: 'get_weather', args: { city: 'Paris' } }];
+  },
+  afterToolResult: 'Hello from the Gemini emulator',
+  expectSystem: (body) => expect(body.systemInstruction).toEqual({ parts: [{ text: 'Be brief.\n\nAnswer in English.' }] }),
+  expectImage: (body) => expect(body.contents[0].parts).toEqual([{ inlineData: { mimeType: 'image/png', data: PNG_BASE64 } }, { text: 'What is this?' }]),
+  expectToolResult: (body) =>
+    expect(body.contents.at(-1)).toEqual({ role: 'user', parts: [{ functionResponse: { name: 'get_weather', response: { content: 'sunny' } } }] }),
+};
+
+const ollamaTarget: Target = {
+  name: 'the Ollama emulator',
+  model: 'ollama/llama3.2',
+  visionModel: 'ollama/llava',
+  chatRequests: () => ollama.server.requestsTo('/api/chat'),
+  scriptWeatherCall: () => {
+    ollama.options.toolCalls = [{ name: 'get_weather', arguments: { city: 'Paris' } }];
+  },
+  afterToolResult: 'Tool results: sunny',
+  expectSystem: (body) =>
+    expect(body.messages.filter((m: Json) => m.role === 'system')).toEqual([
+      { role: 'system', content: 'Be brief.' },
+      { role: 'system', content: 'Answer in English.' },
+    ]),
+  expectImage: (body) => expect(body.messages[0]).toEqual({ role: 'user', content: 'What is this?', images: [PNG_BASE64] }),
+  expectToolResult: (body) => expect(body.messages.at(-1)).toEqual({ role: 'tool', content: 'sunny', tool_name: 'get_weather' }),
+};
+
 const weatherTool: Anthropic.Tool = {
   name: 'get_weather',
   description: 'Weather in a city',
@@ -93,7 +134,12 @@ const weatherTool: Anthropic.Tool = {
 };
 
 beforeAll(async () => {
-  [anthropic, openai] = await Promise.all([startAnthropicEmulator(), OpenAiEmulator.start({ apiKey: OPENAI_KEY })]);
+  [anthropic, openai, gemini, ollama] = await Promise.all([
+    startAnthropicEmulator(),
+    OpenAiEmulator.start({ apiKey: OPENAI_KEY }),
+    startGeminiEmulator(),
+    startOllamaEmulator({ models: ['llama3.2:latest', 'llava:latest'] }),
+  ]);
   sql = new Client({ connectionString: PG_URL });
   await sql.connect();
   apps = new TestApps('tollgate-anthropic-messages-', {});
@@ -105,6 +151,8 @@ beforeAll(async () => {
       'providers:',
       `  anthropic: { url: "${anthropic.url}", api_key: "${ANTHROPIC_EMULATOR_KEY}", chat_model: claude-sonnet-4-5, timeout: 5 }`,
       `  openai: { url: "${openai.url}", api_key: "${OPENAI_KEY}", chat_model: gpt-test, timeout: 5 }`,
+      `  gemini: { url: "${gemini.url}", api_key: "${GEMINI_EMULATOR_KEY}", chat_model: gemini-2.5-flash, timeout: 5 }`,
+      `  ollama: { url: "${ollama.url}", chat_model: llama3.2, timeout: 5 }`,
       'governance:',
       `  admin_token: "${ADMIN_TOKEN}"`,
       `  ledger: { store: postgres, url: "${PG_URL}", table: ${LEDGER_TABLE} }`,
@@ -117,19 +165,20 @@ afterAll(async () => {
   await apps?.close();
   await sql?.query(`DROP TABLE IF EXISTS ${LEDGER_TABLE}`).catch(() => undefined);
   await sql?.end();
-  await Promise.all([anthropic?.close(), openai?.close()]);
+  await Promise.all([anthropic?.close(), openai?.close(), gemini?.close(), ollama?.close()]);
 });
 
 beforeEach(() => {
-  anthropic.server.reset();
-  openai.server.reset();
+  for (const emulator of [anthropic, openai, gemini, ollama]) emulator.server.reset();
   anthropic.options.toolInputs = undefined;
+  gemini.options.functionCalls = undefined;
+  ollama.options.toolCalls = undefined;
 });
 
 const client = (apiKey = API_TOKEN) => new Anthropic({ apiKey, baseURL: `${origin}/anthropic`, maxRetries: 0 });
 const lastBody = (target: Target) => target.chatRequests().at(-1)!.body as Json;
 
-describe.each([anthropicTarget, openAiTarget])('/anthropic/v1/messages routed to $name', (target) => {
+describe.each([anthropicTarget, openAiTarget, geminiTarget, ollamaTarget])('/anthropic/v1/messages routed to $name', (target) => {
   it('messages.create answers a Message; system blocks and a system message mid-list stay system instructions', async () => {
     const message = await client().messages.create({
       model: target.model,
@@ -185,7 +234,7 @@ describe.each([anthropicTarget, openAiTarget])('/anthropic/v1/messages routed to
 
   it('takes a base64 image', async () => {
     await client().messages.create({
-      model: target.model,
+      model: target.visionModel,
       max_tokens: 64,
       messages: [
         {
