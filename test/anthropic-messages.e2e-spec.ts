@@ -355,6 +355,20 @@ describe('errors and governance in Anthropic shape', () => {
     expect(events).not.toContain('message_stop');
   });
 
+  it('a caller that aborts mid-stream ends the upstream request', async () => {
+    openai.server.inject({ kind: 'stream', chunkDelayMs: 200 });
+    const controller = new AbortController();
+    const stream = client().messages.stream(
+      { model: 'openai/gpt-test', max_tokens: 64, messages: [{ role: 'user', content: 'a slow answer of many words' }] },
+      { signal: controller.signal },
+    );
+    const aborted = openai.server.waitForAbort();
+    stream.on('text', () => controller.abort());
+    await stream.done().catch(() => undefined);
+    await aborted;
+    expect(openai.server.requests[0].aborted).toBe(true);
+  });
+
   it('GET /models lists provider models in Anthropic shape, filtered by the allow-list', async () => {
     const { key } = await createKey({ name: 'list', models: ['openai/gpt-test'] });
     const page = await client(key).models.list();
