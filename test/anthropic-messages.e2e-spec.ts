@@ -147,6 +147,7 @@ beforeAll(async () => {
     [
       'version: 1',
       `api: { token: "${API_TOKEN}" }`,
+      'server: { body_limit: 65536, chat_body_limit: 1048576 }',
       'ai: { retry_attempts: 0, enable_fallback: false, default_provider: anthropic }',
       'providers:',
       `  anthropic: { url: "${anthropic.url}", api_key: "${ANTHROPIC_EMULATOR_KEY}", chat_model: claude-sonnet-4-5, timeout: 5 }`,
@@ -302,6 +303,21 @@ describe('errors and governance in Anthropic shape', () => {
     const error = await client('tg_wrong-key').messages.create({ model: 'openai/gpt-test', max_tokens: 8, messages: [{ role: 'user', content: 'Hi' }] }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Anthropic.AuthenticationError);
     expect((error as InstanceType<typeof Anthropic.AuthenticationError>).error).toEqual({ type: 'error', error: { type: 'authentication_error', message: expect.any(String) } });
+  });
+
+  it('errors before routing answer in Anthropic shape; the chat body limit applies to messages', async () => {
+    const post = (path: string, body: string) =>
+      fetch(`${origin}${path}`, { method: 'POST', headers: { 'x-api-key': API_TOKEN, 'content-type': 'application/json' }, body });
+    const badJson = await post('/anthropic/v1/messages', '{"model":');
+    expect([badJson.status, await badJson.json()]).toEqual([400, { type: 'error', error: { type: 'invalid_request_error', message: expect.any(String) } }]);
+    const noRoute = await post('/anthropic/v1/nowhere', '{}');
+    expect([noRoute.status, ((await noRoute.json()) as Json).error.type]).toEqual([404, 'not_found_error']);
+    // Over server.body_limit (64 KiB) but within chat_body_limit (1 MiB): Claude Code's requests grow with every tool result.
+    const long = JSON.stringify({ model: 'openai/gpt-test', max_tokens: 8, messages: [{ role: 'user', content: 'x'.repeat(200_000) }] });
+    expect((await post('/anthropic/v1/messages', long)).status).toBe(200);
+    const tooLong = JSON.stringify({ model: 'openai/gpt-test', max_tokens: 8, messages: [{ role: 'user', content: 'x'.repeat(1_100_000) }] });
+    const refused = await post('/anthropic/v1/messages', tooLong);
+    expect([refused.status, ((await refused.json()) as Json).error.type]).toEqual([413, 'request_too_large']);
   });
 
   it('a field the gateway cannot honour is refused naming it; an unknown model is not_found_error', async () => {
