@@ -17,7 +17,7 @@ import { InvalidKeyError } from '../governance/governance-errors';
 const API_PREFIXES = ['/v1/', '/openai/v1/', '/anthropic/v1/'];
 
 /**
- * Checks the API credential of `/v1` and `/openai/v1` requests in an `onRequest` hook, before a byte of their
+ * Checks the API credential of `/v1`, `/openai/v1` and `/anthropic/v1` requests in an `onRequest` hook, before a byte of their
  * body is read or parsed: a 20 MiB body of tiny JSON values from a caller without a credential used to become
  * gigabytes of objects before the guard refused it (docs/security.md).
  * - `api.auth: token`: the whole check of ApiAuthGuard (host hook, API key, shared token, admin token), with
