@@ -195,6 +195,7 @@ describe.each([anthropicTarget, openAiTarget, geminiTarget, ollamaTarget])('/ant
     });
     expect(message).toMatchObject({ type: 'message', role: 'assistant', model: target.model, stop_reason: 'end_turn', stop_sequence: null });
     expect(message.id).toMatch(/^msg_/);
+    expect(message._request_id).toEqual(expect.any(String));
     expect(message.content).toEqual([{ type: 'text', text: expect.any(String) }]);
     expect(message.usage.input_tokens).toBeGreaterThan(0);
     expect(message.usage.output_tokens).toBeGreaterThan(0);
@@ -357,6 +358,7 @@ describe('errors and governance in Anthropic shape', () => {
     const refusal = error as InstanceType<typeof Anthropic.RateLimitError>;
     expect(refusal.error).toEqual({ type: 'error', error: { type: 'rate_limit_error', message: expect.stringContaining('budget') } });
     expect(refusal.headers.get('x-should-retry')).toBe('false');
+    expect(refusal.requestID).toEqual(expect.any(String));
     expect(openai.server.requestsTo('/v1/chat/completions')).toHaveLength(0);
   });
 

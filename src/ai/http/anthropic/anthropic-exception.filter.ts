@@ -19,6 +19,6 @@ export class AnthropicExceptionFilter implements ExceptionFilter {
     if (answeredAuthDenial(exception, reply)) return;
     const error = toAnthropicError(exception);
     if (error.unexpected) logUnexpected(this.logger, request, exception);
-    reply.status(error.status).headers(error.headers).send(error.body);
+    reply.status(error.status).headers({ ...error.headers, 'request-id': String(request.id) }).send(error.body);
   }
 }

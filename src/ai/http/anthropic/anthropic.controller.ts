@@ -31,6 +31,8 @@ export class AnthropicController {
   @Post('messages')
   @HttpCode(200)
   async messages(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @Body() body: unknown): Promise<void> {
+    // The Anthropic SDK shows this header as a message's `_request_id` and in its errors.
+    reply.header('request-id', String(request.id));
     const parsed = parseMessagesRequest(body);
     const messages = domainMessages(parsed);
     const options: GenerateOptions = { model: parsed.model, ...generationParameters(parsed), signal: disconnectSignal(reply) };
