@@ -37,6 +37,10 @@ describe('parseMessagesRequest', () => {
     expect(messageOf(() => parseMessagesRequest(body))).toMatch(message);
   });
 
+  it('a null output format is the same as none', () => {
+    expect(generationParameters(parseMessagesRequest({ ...base, messages: [], output_config: { effort: 'low', format: null }, output_format: null })).responseFormat).toBeUndefined();
+  });
+
   it('count_tokens takes the body without max_tokens', () => {
     expect(parseCountTokensRequest({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }).model).toBe('m');
   });

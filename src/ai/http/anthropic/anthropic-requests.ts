@@ -56,8 +56,9 @@ const TOOL_CHOICE = {
   additionalProperties: false,
 } as const;
 
+/** Structured output's format; null is the same as leaving it out. */
 const JSON_SCHEMA_FORMAT = {
-  type: 'object',
+  type: ['object', 'null'],
   required: ['type', 'schema'],
   properties: { type: { const: 'json_schema' }, schema: { type: 'object' } },
   additionalProperties: false,
@@ -96,10 +97,10 @@ export const MESSAGES_SCHEMA = {
     },
     output_config: {
       type: 'object',
-      properties: { effort: { type: ['string', 'null'] }, format: { oneOf: [{ type: 'null' }, JSON_SCHEMA_FORMAT] } },
+      properties: { effort: { type: ['string', 'null'] }, format: JSON_SCHEMA_FORMAT },
       additionalProperties: false,
     },
-    output_format: { oneOf: [{ type: 'null' }, JSON_SCHEMA_FORMAT] },
+    output_format: JSON_SCHEMA_FORMAT,
     context_management: { type: ['object', 'null'] },
     service_tier: { enum: ['auto', 'standard_only'] },
   },

@@ -1,5 +1,4 @@
 import { Body, Controller, Get, HttpCode, Inject, Post, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
-import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AiClient, type GenerateOptions } from '../../client/ai-client';
 import { estimateTokens, messageChars } from '../../client/model-call';
@@ -8,6 +7,7 @@ import { ModelNotFoundError } from '../../errors';
 import { ModelNotAllowedError } from '../../../governance/governance-errors';
 import { ApiAuthGuard } from '../../../http/api-auth.guard';
 import { disconnectSignal } from '../api-response';
+import { ApiAnthropicModelDocs, ApiAnthropicModelsDocs, ApiCountTokensDocs, ApiMessagesDocs } from './anthropic-docs';
 import { AnthropicExceptionFilter } from './anthropic-exception.filter';
 import { domainMessages, generationParameters, parseCountTokensRequest, parseMessagesRequest, toolDefinitions } from './anthropic-requests';
 import { messageBody, modelInfoBody, modelsListBody } from './anthropic-responses';
@@ -20,7 +20,6 @@ import { writeMessageStream } from './anthropic-stream';
  * the ledger) applies as on /openai/v1; bodies, streams and errors are Anthropic's shapes. A query string
  * (`?beta=true`, which the SDK's beta client adds) is accepted and ignored.
  */
-@ApiExcludeController()
 @Controller('anthropic/v1')
 @UseGuards(ApiAuthGuard)
 @UseFilters(AnthropicExceptionFilter)
@@ -30,6 +29,7 @@ export class AnthropicController {
   /** Answers through `reply` itself: a stream takes over the raw response, which passthrough would answer again. */
   @Post('messages')
   @HttpCode(200)
+  @ApiMessagesDocs()
   async messages(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @Body() body: unknown): Promise<void> {
     // The Anthropic SDK shows this header as a message's `_request_id` and in its errors.
     reply.header('request-id', String(request.id));
@@ -50,6 +50,7 @@ export class AnthropicController {
    */
   @Post('messages/count_tokens')
   @HttpCode(200)
+  @ApiCountTokensDocs()
   countTokens(@Body() body: unknown) {
     const parsed = parseCountTokensRequest(body);
     if (!this.admits(parsed.model)) throw new ModelNotAllowedError(parsed.model);
@@ -58,6 +59,7 @@ export class AnthropicController {
 
   /** Every provider's models as `provider/model`, then the aliases, filtered by the caller's allow-lists as on /openai/v1/models. */
   @Get('models')
+  @ApiAnthropicModelsDocs()
   async models(@Res({ passthrough: true }) reply: FastifyReply) {
     const listing = await this.client.listModels(undefined, disconnectSignal(reply));
     return modelsListBody(
@@ -68,6 +70,7 @@ export class AnthropicController {
 
   /** One model by any name `model` takes; one the caller may not use is 404, as if it did not exist. */
   @Get('models/*')
+  @ApiAnthropicModelDocs()
   model(@Req() request: FastifyRequest) {
     const id = (request.params as Record<string, string>)['*'];
     if (!this.admits(id)) throw notFound(id);
