@@ -251,6 +251,33 @@ describe.each([anthropicTarget, openAiTarget, geminiTarget, ollamaTarget])('/ant
     target.expectImage(lastBody(target));
   });
 
+  it("takes a tool result that holds an image (Claude Code's Read on a screenshot): the image reaches the model", async () => {
+    const message = await client().messages.create({
+      model: target.visionModel,
+      max_tokens: 64,
+      tools: [weatherTool],
+      messages: [
+        { role: 'user', content: 'Look at the screenshot' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_read_1', name: 'get_weather', input: { city: 'Paris' } }] },
+        {
+          role: 'user',
+          content: [
+            {
+              type: 'tool_result',
+              tool_use_id: 'toolu_read_1',
+              content: [
+                { type: 'text', text: 'sunny' },
+                { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG_BASE64 } },
+              ],
+            },
+          ],
+        },
+      ],
+    });
+    expect(message.type).toBe('message');
+    expect(JSON.stringify(lastBody(target))).toContain(PNG_BASE64);
+  });
+
   it('the beta client (?beta=true, anthropic-beta) works as the plain one', async () => {
     const message = await client().beta.messages.create({
       model: target.model,

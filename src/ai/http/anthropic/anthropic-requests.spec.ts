@@ -151,6 +151,30 @@ describe('domainMessages', () => {
     ]);
   });
 
+  it('sends the images of a tool result in the user message after the results, the result saying so', () => {
+    const messages = domainMessages({
+      messages: [
+        {
+          role: 'user',
+          content: [
+            {
+              type: 'tool_result',
+              tool_use_id: 'toolu_1',
+              content: [
+                { type: 'text', text: 'screenshot.png' },
+                { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } },
+              ],
+            },
+          ],
+        },
+      ],
+    });
+    expect(messages).toEqual([
+      { role: 'tool', toolCallId: 'toolu_1', content: 'screenshot.png\n[1 image(s) of this result follow in the next user message]' },
+      { role: 'user', content: [{ type: 'image', image: { kind: 'base64', mediaType: 'image/png', data: 'AAAA' } }] },
+    ]);
+  });
+
   it('maps base64 and url images, and a text document', () => {
     const [message] = domainMessages({
       messages: [
@@ -177,7 +201,8 @@ describe('domainMessages', () => {
   it.each([
     [{ type: 'image', source: { type: 'file', file_id: 'f' } }, /^messages\.0\.content\.0\.source\.type: /],
     [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'x' } }, /^messages\.0\.content\.0\.source\.type: only text documents/],
-    [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'image', source: {} }] }, /^messages\.0\.content\.0\.content\.0\.type: only text/],
+    [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'image', source: {} }] }, /^messages\.0\.content\.0\.content\.0\.source\.type: /],
+    [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'document', source: {} }] }, /^messages\.0\.content\.0\.content\.0\.type: only text and image/],
     [{ type: 'server_tool_use', id: 'x' }, /^messages\.0\.content\.0\.type: 'server_tool_use' is not supported/],
     [{ type: 'text' }, /^messages\.0\.content\.0\.text: Field required$/],
   ])('refuses %j naming the block', (block, message) => {

@@ -8,7 +8,7 @@
  * what happens to each): `cache_control` anywhere, `thinking` / `redacted_thinking` blocks in the history,
  * the `thinking` setting, `context_management`, `output_config.effort`, `metadata`, `service_tier` and the tool
  * fields `defer_loading`, `strict`, `input_examples`, `eager_input_streaming`. What changes the answer and
- * cannot be honoured (top_k, server tools, documents that are not text, images inside tool results) is refused
+ * cannot be honoured (top_k, server tools, documents that are not text) is refused
  * naming the field.
  */
 import Ajv, { type ErrorObject } from 'ajv';
@@ -243,11 +243,13 @@ function textOf(block: Block, at: string): string {
 
 /**
  * A user turn: its `tool_result` blocks become tool messages (Anthropic puts them first in the turn, the
- * domain as messages of their own), the rest one user message of text and image parts.
+ * domain as messages of their own), the rest one user message of text and image parts (images from tool
+ * results first).
  */
 function userTurn(content: string | Block[], at: string): ChatMessage[] {
   if (typeof content === 'string') return [{ role: 'user', content }];
   const results: ChatMessage[] = [];
+  const resultImages: ContentPart[] = [];
   const parts: ContentPart[] = [];
   content.forEach((block, index) => {
     const here = `${at}.${index}`;
@@ -262,12 +264,13 @@ function userTurn(content: string | Block[], at: string): ChatMessage[] {
         parts.push({ type: 'text', text: documentText(block, here) });
         break;
       case 'tool_result':
-        results.push(toolResult(block, here));
+        results.push(toolResult(block, here, resultImages));
         break;
       default:
         throw new AnthropicRequestError(`${here}.type: '${block.type}' is not supported in a user turn by this gateway`);
     }
   });
+  parts.unshift(...resultImages);
   if (parts.length === 0) return results;
   const user: ChatMessage = { role: 'user', content: parts.every((part) => part.type === 'text') ? parts.map((part) => (part as { text: string }).text).join('\n\n') : parts };
   return [...results, user];
@@ -302,20 +305,30 @@ function assistantTurn(content: string | Block[], at: string): ChatMessage {
   return { role: 'assistant', content: text === '' ? null : text, toolCalls };
 }
 
-/** A tool's result: its text (a string or text blocks) and `is_error`; images in a result have no domain form. */
-function toolResult(block: Block, at: string): ChatMessage {
+/**
+ * A tool's result: its text (a string or text blocks) and `is_error`. Domain tool results are text only, so
+ * images a tool returned (Claude Code's Read on a screenshot) go into the user message of the same turn, after
+ * the results, and the result's text says so; the model sees them either way.
+ */
+function toolResult(block: Block, at: string, images: ContentPart[]): ChatMessage {
   const id = stringField(block, 'tool_use_id', at);
   const content = block.content;
   let text: string;
   if (content === undefined) text = '';
   else if (typeof content === 'string') text = content;
   else if (Array.isArray(content)) {
-    text = (content as Block[])
-      .map((part, index) => {
-        if (part?.type !== 'text') throw new AnthropicRequestError(`${at}.content.${index}.type: only text is supported inside a tool_result by this gateway`);
-        return stringField(part, 'text', `${at}.content.${index}`);
-      })
-      .join('\n');
+    const texts: string[] = [];
+    let imageCount = 0;
+    (content as Block[]).forEach((part, index) => {
+      const here = `${at}.content.${index}`;
+      if (part?.type === 'text') texts.push(stringField(part, 'text', here));
+      else if (part?.type === 'image') {
+        images.push({ type: 'image', image: imageSource(part.source, `${here}.source`) });
+        imageCount += 1;
+      } else throw new AnthropicRequestError(`${here}.type: only text and image are supported inside a tool_result by this gateway`);
+    });
+    if (imageCount > 0) texts.push(`[${imageCount} image(s) of this result follow in the next user message]`);
+    text = texts.join('\n');
   } else throw new AnthropicRequestError(`${at}.content: Input should be a valid string or list`);
   return { role: 'tool', toolCallId: id, content: text, ...(block.is_error === true ? { isError: true } : {}) };
 }
