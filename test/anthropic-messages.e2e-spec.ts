@@ -7,7 +7,7 @@
  */
 import Anthropic from '@anthropic-ai/sdk';
 import { createAnthropic } from '@ai-sdk/anthropic';
-import { generateText, stepCountIs, streamText, tool } from 'ai';
+import { generateObject, generateText, stepCountIs, streamText, tool } from 'ai';
 import { Client } from 'pg';
 import { z } from 'zod';
 import { ANTHROPIC_EMULATOR_KEY, type AnthropicEmulator, startAnthropicEmulator } from './emulators/anthropic-emulator';
@@ -44,6 +44,8 @@ interface Target {
   chatRequests(): LoggedRequest[];
   /** Makes the next tool turn call `get_weather` with `{city: 'Paris'}`. */
   scriptWeatherCall(): void;
+  /** What refuses a forced single tool call (`tool_choice: any` with `disable_parallel_tool_use`), when the target cannot make one. */
+  forcedSingleCallRefusal?: RegExp;
   /** The answer after the tool result `sunny`. */
   afterToolResult: string;
   /** The upstream request carried the system instructions (both), the base64 image and the tool result. */
@@ -101,6 +103,7 @@ const geminiTarget: Target = {
     gemini.options.functionCalls = [{ name: 'get_weather', args: { city: 'Paris' } }];
   },
   afterToolResult: 'Hello from the Gemini emulator',
+  forcedSingleCallRefusal: /^tool_choice\.disable_parallel_tool_use: /,
   expectSystem: (body) => expect(body.systemInstruction).toEqual({ parts: [{ text: 'Be brief.\n\nAnswer in English.' }] }),
   expectImage: (body) => expect(body.contents[0].parts).toEqual([{ inlineData: { mimeType: 'image/png', data: PNG_BASE64 } }, { text: 'What is this?' }]),
   expectToolResult: (body) =>
@@ -116,6 +119,7 @@ const ollamaTarget: Target = {
     ollama.options.toolCalls = [{ name: 'get_weather', arguments: { city: 'Paris' } }];
   },
   afterToolResult: 'Tool results: sunny',
+  forcedSingleCallRefusal: /^tool_choice: /,
   expectSystem: (body) =>
     expect(body.messages.filter((m: Json) => m.role === 'system')).toEqual([
       { role: 'system', content: 'Be brief.' },
@@ -307,6 +311,15 @@ describe.each([anthropicTarget, openAiTarget, geminiTarget, ollamaTarget])('/ant
     for await (const piece of streamed.textStream) text += piece;
     expect(text).not.toBe('');
     expect(await streamed.finishReason).toBe('stop');
+  });
+
+  it('@ai-sdk/anthropic: generateObject answers an object of the schema, or the target refuses the forced single call by name', async () => {
+    const model = createAnthropic({ baseURL: `${origin}/anthropic/v1`, apiKey: API_TOKEN })(target.model);
+    const ask = generateObject({ model, prompt: 'A city', maxOutputTokens: 256, maxRetries: 0, schema: z.object({ city: z.string() }) });
+    // The SDK forces one call of a `json` tool (tool_choice any, disable_parallel_tool_use): Gemini cannot limit a
+    // turn to one call and Ollama cannot force a tool, so they refuse, naming the field, rather than answer loosely.
+    if (target.forcedSingleCallRefusal) await expect(ask).rejects.toMatchObject({ statusCode: 400, message: expect.stringMatching(target.forcedSingleCallRefusal) });
+    else expect((await ask).object).toEqual({ city: expect.any(String) });
   });
 
   it('countTokens estimates the input without calling the upstream', async () => {

@@ -1,5 +1,5 @@
 import { UnauthorizedException } from '@nestjs/common';
-import { ConnectionError, ModelNotAvailableError, ModelNotFoundError, ProviderError } from '../../errors';
+import { ConnectionError, InvalidRequestError, ModelNotAvailableError, ModelNotFoundError, ProviderError } from '../../errors';
 import { BudgetExceededError } from '../../../governance/budgets/budget-errors';
 import { InvalidKeyError, ModelNotAllowedError } from '../../../governance/governance-errors';
 import { isAnthropicPath, toAnthropicError } from './anthropic-errors';
@@ -26,6 +26,14 @@ describe('toAnthropicError', () => {
     const mapped = toAnthropicError(new BudgetExceededError({ kind: 'key', id: 'k1', period: 'day', limit: { tokens: 10 } }, 'tokens', new Date(0)));
     expect(mapped).toMatchObject({ status: 429, body: { error: { type: 'rate_limit_error' } } });
     expect(mapped.headers['x-should-retry']).toBe('false');
+  });
+
+  it("a provider's refusal names the field as this surface's caller sent it", () => {
+    const refusal = new InvalidRequestError('gemini: parallel_tool_calls false is not supported by gemini', { provider: 'gemini', param: 'parallel_tool_calls' });
+    expect(toAnthropicError(refusal).body.error).toEqual({
+      type: 'invalid_request_error',
+      message: 'tool_choice.disable_parallel_tool_use: gemini: parallel_tool_calls false is not supported by gemini',
+    });
   });
 
   it('never shows the text of an unexpected error', () => {

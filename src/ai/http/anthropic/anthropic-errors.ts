@@ -4,6 +4,7 @@
  * (api-error.ts), so every surface agrees on whose fault an error is and none shows upstream text; the headers
  * go along (a spent budget keeps `x-should-retry: false`, which the Anthropic SDK obeys before any delay).
  */
+import { InvalidRequestError } from '../../errors';
 import { type ApiErrorResponse, toApiError } from '../../../http/api-error';
 import { AnthropicRequestError } from './anthropic-requests';
 
@@ -30,8 +31,22 @@ export function toAnthropicError(exception: unknown): AnthropicErrorResponse {
   if (exception instanceof AnthropicRequestError) {
     return { status: 400, headers: {}, body: errorBody('invalid_request_error', exception.message), unexpected: false };
   }
-  return fromApiError(toApiError(exception));
+  const answer = fromApiError(toApiError(exception));
+  const field = exception instanceof InvalidRequestError && exception.param !== undefined ? ANTHROPIC_FIELDS[exception.param] : undefined;
+  if (field) answer.body.error.message = `${field}: ${answer.body.error.message}`;
+  return answer;
 }
+
+/**
+ * A provider's refusal names the domain request's parameter (`parallel_tool_calls`); a caller of this surface
+ * sent it under Anthropic's name, which goes first in the message, as in Anthropic's own 400s.
+ */
+const ANTHROPIC_FIELDS: Record<string, string> = {
+  parallel_tool_calls: 'tool_choice.disable_parallel_tool_use',
+  tool_choice: 'tool_choice',
+  response_format: 'output_config.format',
+  temperature: 'temperature',
+};
 
 /**
  * The /v1 API's answer reworded for Anthropic clients. Anthropic has no 422: a model that cannot serve the
