@@ -376,6 +376,10 @@ describe('errors and governance in Anthropic shape', () => {
     const refused = await client(key).messages.create({ model: 'anthropic/claude-sonnet-4-5', max_tokens: 16, messages: [{ role: 'user', content: 'Hello' }] }).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(Anthropic.PermissionDeniedError);
     expect((refused as InstanceType<typeof Anthropic.PermissionDeniedError>).error).toEqual({ type: 'error', error: { type: 'permission_error', message: expect.stringContaining('anthropic/claude-sonnet-4-5') } });
+    const counted = await client(key).messages.countTokens({ model: 'anthropic/claude-sonnet-4-5', messages: [{ role: 'user', content: 'Hello' }] }).catch((e: unknown) => e);
+    expect(counted).toBeInstanceOf(Anthropic.PermissionDeniedError);
+    expect(await client(key).models.retrieve('anthropic/claude-sonnet-4-5').catch((e: unknown) => e)).toBeInstanceOf(Anthropic.NotFoundError);
+    expect(await client(key).models.retrieve('openai/gpt-test')).toMatchObject({ type: 'model', id: 'openai/gpt-test' });
     expect(anthropic.server.requestsTo('/v1/messages')).toHaveLength(0);
 
     const deadline = Date.now() + 10_000;
