@@ -14,6 +14,7 @@ import { DEFAULT_DOCUMENT_BOUNDS } from './documents/document-source.interface';
 import { DOCUMENT_BOUNDS } from './documents/documents.constants';
 import { API_AUTH_OPTIONS, ApiAuthGuard, type ApiAuthOptions } from '../http/api-auth.guard';
 import { OpenAiCompatController } from './http/openai/openai-compat.controller';
+import { AnthropicController } from './http/anthropic/anthropic.controller';
 import { GeminiController } from './http/gemini/gemini.controller';
 import { ResponsesController } from './http/responses/responses.controller';
 import { RedisResponseStore } from './http/responses/redis-response-store';
@@ -101,7 +102,7 @@ export class AiModule implements OnApplicationShutdown {
     ];
     return {
       module: AiModule,
-      controllers: [V1InfoController, V1OperationsController, V1SearchController, V1AgentController, OpenAiCompatController, GeminiController, ResponsesController],
+      controllers: [V1InfoController, V1OperationsController, V1SearchController, V1AgentController, OpenAiCompatController, AnthropicController, GeminiController, ResponsesController],
       providers,
       exports: [AiClient, SearchService, AgentService, AI_MODULE_OPTIONS, API_AUTH_OPTIONS],
     };

@@ -4,6 +4,7 @@ import { isMcpRoute, jsonRpcErrorFor } from '../ai/mcp/mcp-json-rpc-error';
 import { errorEnvelope, toApiError } from './api-error';
 import { answeredAuthDenial, logUnexpected } from './api-filter-parts';
 import { fromApiError, isOpenAiPath } from '../ai/http/openai/openai-errors';
+import { fromApiError as fromApiErrorForAnthropic, isAnthropicPath } from '../ai/http/anthropic/anthropic-errors';
 import { fromApiError as fromApiErrorToGemini, isGeminiPath } from '../ai/http/gemini/gemini-errors';
 
 const PROBED_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
@@ -11,7 +12,7 @@ const PROBED_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 /**
  * The one place HTTP errors become responses (docs/decisions.md B3): the JSON envelope for everything,
  * except AuthModule's own 401/403 bodies, which are configured by the user and sent as they are, paths
- * of the OpenAI-compatible surface and of Gemini's, which get their vendor's error shape, and the MCP endpoint, whose errors
+ * of the OpenAI-compatible, Anthropic and Gemini surfaces, which get their vendor's error shape, and the MCP endpoint, whose errors
  * before its handler (a body too deep or not JSON) are JSON-RPC errors like its own refusals.
  */
 @Catch()
@@ -41,6 +42,11 @@ export class ApiExceptionFilter implements ExceptionFilter {
     if (isOpenAiPath(request.url)) {
       const openAi = fromApiError(error);
       reply.status(openAi.status).headers(openAi.headers).send(openAi.body);
+      return;
+    }
+    if (isAnthropicPath(request.url)) {
+      const anthropic = fromApiErrorForAnthropic(error);
+      reply.status(anthropic.status).headers(anthropic.headers).send(anthropic.body);
       return;
     }
     if (isGeminiPath(request.url)) {

@@ -14,10 +14,10 @@ import { API_CALLER_RESOLVER, API_KEY_PREFIX, ApiAuthGuard, type ApiCallerResolv
 import { InvalidKeyError } from '../governance/governance-errors';
 
 /** The API surfaces ApiAuthGuard protects, as path prefixes under `base_path`. */
-const API_PREFIXES = ['/v1/', '/openai/v1/', '/gemini/v1beta/'];
+const API_PREFIXES = ['/v1/', '/openai/v1/', '/anthropic/v1/', '/gemini/v1beta/'];
 
 /**
- * Checks the API credential of `/v1`, `/openai/v1` and `/gemini/v1beta` requests in an `onRequest` hook, before a byte of their
+ * Checks the API credential of `/v1`, `/openai/v1`, `/anthropic/v1` and `/gemini/v1beta` requests in an `onRequest` hook, before a byte of their
  * body is read or parsed: a 20 MiB body of tiny JSON values from a caller without a credential used to become
  * gigabytes of objects before the guard refused it (docs/security.md).
  * - `api.auth: token`: the whole check of ApiAuthGuard (host hook, API key, shared token, admin token), with

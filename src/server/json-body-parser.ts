@@ -117,7 +117,7 @@ export function useBoundedJsonParser(app: NestFastifyApplication, bodyLimit: num
 }
 
 /** The routes whose bodies carry base64 images, as path suffixes under any `base_path`. */
-const CHAT_ROUTE_SUFFIXES = ['/v1/generate', '/openai/v1/chat/completions', '/openai/v1/responses', '/gemini/v1beta/models/*'];
+const CHAT_ROUTE_SUFFIXES = ['/v1/generate', '/openai/v1/chat/completions', '/openai/v1/responses', '/anthropic/v1/messages', '/gemini/v1beta/models/*'];
 
 /**
  * Gives the chat routes their own body limit (`server.chat_body_limit`); every other route keeps the parser's.

@@ -1,0 +1,394 @@
+/**
+ * Request bodies of the Anthropic Messages surface, as Anthropic documents them, mapped into the gateway's one
+ * domain request (ChatMessage list and GenerateOptions), so every provider kind can answer them. The top level
+ * is checked by a JSON Schema compiled once; content blocks are checked while they are mapped, so an error
+ * names the block (`messages.2.content.0.source`) the way Anthropic words its own 400s.
+ *
+ * What Claude Code sends routinely is accepted even where the domain has no counterpart (docs/clients.md says
+ * what happens to each): `cache_control` anywhere, `thinking` / `redacted_thinking` blocks in the history,
+ * the `thinking` setting, `context_management`, `output_config.effort`, `metadata`, `service_tier` and the tool
+ * fields `defer_loading`, `strict`, `input_examples`, `eager_input_streaming`. What changes the answer and
+ * cannot be honoured (top_k, server tools, documents that are not text) is refused
+ * naming the field.
+ */
+import Ajv, { type ErrorObject } from 'ajv';
+import type { ChatMessage, ContentPart, ImageSource, ResponseFormat, ToolChoice, ToolDefinition } from '../../providers/ai-provider.interface';
+import type { GenerationParameters } from '../../client/ai-client';
+
+/** A caller error on this surface: 400 `invalid_request_error`, its message naming the field. */
+export class AnthropicRequestError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'AnthropicRequestError';
+  }
+}
+
+const CACHE_CONTROL = { type: ['object', 'null'] } as const;
+
+/** A content block: its `type` here, its other fields checked by the mapping. */
+const BLOCK = { type: 'object', required: ['type'], properties: { type: { type: 'string' } } } as const;
+
+const TOOL = {
+  type: 'object',
+  required: ['name'],
+  properties: {
+    type: { type: 'string' },
+    name: { type: 'string', minLength: 1, maxLength: 128 },
+    description: { type: 'string' },
+    input_schema: { type: 'object' },
+    cache_control: CACHE_CONTROL,
+    defer_loading: { type: 'boolean' },
+    strict: { type: 'boolean' },
+    input_examples: { type: 'array' },
+    eager_input_streaming: { type: ['boolean', 'null'] },
+  },
+  additionalProperties: false,
+} as const;
+
+const TOOL_CHOICE = {
+  type: 'object',
+  required: ['type'],
+  properties: {
+    type: { enum: ['auto', 'any', 'tool', 'none'] },
+    name: { type: 'string', minLength: 1 },
+    disable_parallel_tool_use: { type: 'boolean' },
+  },
+  additionalProperties: false,
+} as const;
+
+/** Structured output's format; null is the same as leaving it out. */
+const JSON_SCHEMA_FORMAT = {
+  type: ['object', 'null'],
+  required: ['type', 'schema'],
+  properties: { type: { const: 'json_schema' }, schema: { type: 'object' } },
+  additionalProperties: false,
+} as const;
+
+export const MESSAGES_SCHEMA = {
+  type: 'object',
+  required: ['model', 'messages', 'max_tokens'],
+  properties: {
+    model: { type: 'string', minLength: 1, maxLength: 256 },
+    messages: {
+      type: 'array',
+      maxItems: 100_000,
+      items: {
+        type: 'object',
+        required: ['role', 'content'],
+        properties: { role: { enum: ['user', 'assistant', 'system'] }, content: { type: ['string', 'array'], items: BLOCK } },
+        additionalProperties: false,
+      },
+    },
+    system: { type: ['string', 'array'], items: BLOCK },
+    max_tokens: { type: 'integer', minimum: 1, maximum: 1_000_000 },
+    metadata: { type: 'object', properties: { user_id: { type: ['string', 'null'] } }, additionalProperties: false },
+    stop_sequences: { type: 'array', items: { type: 'string' } },
+    stream: { type: 'boolean' },
+    temperature: { type: 'number', minimum: 0, maximum: 1 },
+    top_p: { type: 'number', minimum: 0, maximum: 1 },
+    top_k: { type: 'integer', minimum: 0 },
+    tools: { type: 'array', maxItems: 1024, items: TOOL },
+    tool_choice: TOOL_CHOICE,
+    thinking: {
+      type: 'object',
+      required: ['type'],
+      properties: { type: { enum: ['enabled', 'disabled', 'adaptive'] }, budget_tokens: { type: 'integer', minimum: 0 } },
+      additionalProperties: false,
+    },
+    output_config: {
+      type: 'object',
+      properties: { effort: { type: ['string', 'null'] }, format: JSON_SCHEMA_FORMAT },
+      additionalProperties: false,
+    },
+    output_format: JSON_SCHEMA_FORMAT,
+    context_management: { type: ['object', 'null'] },
+    service_tier: { enum: ['auto', 'standard_only'] },
+  },
+  additionalProperties: false,
+} as const;
+
+/** One content block as the schema lets it through; its fields are checked by the mapping. */
+type Block = { type: string } & Record<string, unknown>;
+
+export interface MessagesRequest {
+  model: string;
+  messages: Array<{ role: 'user' | 'assistant' | 'system'; content: string | Block[] }>;
+  system?: string | Block[];
+  max_tokens: number;
+  metadata?: { user_id?: string | null };
+  stop_sequences?: string[];
+  stream?: boolean;
+  temperature?: number;
+  top_p?: number;
+  top_k?: number;
+  tools?: Array<{ type?: string; name: string; description?: string; input_schema?: Record<string, unknown> }>;
+  tool_choice?: { type: 'auto' | 'any' | 'tool' | 'none'; name?: string; disable_parallel_tool_use?: boolean };
+  thinking?: { type: 'enabled' | 'disabled' | 'adaptive'; budget_tokens?: number };
+  output_config?: { effort?: string | null; format?: { type: 'json_schema'; schema: Record<string, unknown> } | null };
+  output_format?: { type: 'json_schema'; schema: Record<string, unknown> } | null;
+  context_management?: Record<string, unknown> | null;
+  service_tier?: 'auto' | 'standard_only';
+}
+
+/** `count_tokens` takes the same body without `max_tokens` and the sampling settings. */
+export const COUNT_TOKENS_SCHEMA = {
+  ...MESSAGES_SCHEMA,
+  required: ['model', 'messages'],
+  properties: {
+    model: MESSAGES_SCHEMA.properties.model,
+    messages: MESSAGES_SCHEMA.properties.messages,
+    system: MESSAGES_SCHEMA.properties.system,
+    tools: MESSAGES_SCHEMA.properties.tools,
+    tool_choice: MESSAGES_SCHEMA.properties.tool_choice,
+    thinking: MESSAGES_SCHEMA.properties.thinking,
+    output_config: MESSAGES_SCHEMA.properties.output_config,
+    output_format: MESSAGES_SCHEMA.properties.output_format,
+    context_management: MESSAGES_SCHEMA.properties.context_management,
+  },
+} as const;
+
+export type CountTokensRequest = Omit<MessagesRequest, 'max_tokens'>;
+
+// strictTypes off: `type: [string, array]` with `items` is the intended "string or list of blocks".
+const ajv = new Ajv({ allErrors: false, strict: true, strictTypes: false });
+const validateMessages = ajv.compile<MessagesRequest>(MESSAGES_SCHEMA);
+const validateCountTokens = ajv.compile<CountTokensRequest>(COUNT_TOKENS_SCHEMA);
+
+export function parseMessagesRequest(body: unknown): MessagesRequest {
+  if (validateMessages(body)) return refuseUnhonoured(body);
+  throw requestError(validateMessages.errors![0]);
+}
+
+export function parseCountTokensRequest(body: unknown): CountTokensRequest {
+  if (validateCountTokens(body)) return body;
+  throw requestError(validateCountTokens.errors![0]);
+}
+
+/** Settings that change the answer and that no provider behind the domain request can be told. */
+function refuseUnhonoured(request: MessagesRequest): MessagesRequest {
+  if (request.top_k !== undefined) throw new AnthropicRequestError('top_k: not supported by this gateway; leave it out to use the model default.');
+  return request;
+}
+
+/** The generation settings of a request, as GenerateOptions names them. */
+export function generationParameters(request: MessagesRequest): GenerationParameters {
+  const format = request.output_config?.format ?? request.output_format;
+  return {
+    maxTokens: request.max_tokens,
+    temperature: request.temperature,
+    topP: request.top_p,
+    stop: request.stop_sequences?.length ? request.stop_sequences : undefined,
+    tools: toolDefinitions(request.tools),
+    toolChoice: toolChoice(request.tool_choice),
+    parallelToolCalls: request.tool_choice?.disable_parallel_tool_use === true ? false : undefined,
+    responseFormat: format ? jsonSchemaFormat(format.schema) : undefined,
+  };
+}
+
+function jsonSchemaFormat(schema: Record<string, unknown>): ResponseFormat {
+  return { type: 'json_schema', name: 'output', schema };
+}
+
+/** Custom tools only: a server tool (`web_search_...`, `bash_...`) runs at Anthropic, which no other target has. */
+export function toolDefinitions(tools: MessagesRequest['tools']): ToolDefinition[] | undefined {
+  if (tools === undefined || tools.length === 0) return undefined;
+  return tools.map((tool, index) => {
+    if (tool.type !== undefined && tool.type !== 'custom') {
+      throw new AnthropicRequestError(`tools.${index}.type: server tool '${tool.type}' is not supported by this gateway; only custom tools are.`);
+    }
+    if (tool.input_schema === undefined) throw new AnthropicRequestError(`tools.${index}.input_schema: Field required`);
+    return { name: tool.name, ...(tool.description !== undefined ? { description: tool.description } : {}), parameters: tool.input_schema };
+  });
+}
+
+export function toolChoice(choice: MessagesRequest['tool_choice']): ToolChoice | undefined {
+  if (choice === undefined) return undefined;
+  switch (choice.type) {
+    case 'any':
+      return 'required';
+    case 'tool':
+      if (choice.name === undefined) throw new AnthropicRequestError('tool_choice.name: Field required');
+      return { name: choice.name };
+    default:
+      return choice.type;
+  }
+}
+
+/**
+ * The system prompt and the turns as domain messages. `system` comes first; a `role: "system"` message stays
+ * a system instruction where it stands (Claude Code sends one after the prompt), never a user turn.
+ */
+export function domainMessages(request: Pick<MessagesRequest, 'system' | 'messages'>): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  const system = request.system === undefined ? '' : systemText(request.system, 'system');
+  if (system !== '') out.push({ role: 'system', content: system });
+  request.messages.forEach((message, index) => {
+    const at = `messages.${index}.content`;
+    if (message.role === 'system') out.push({ role: 'system', content: systemText(message.content, at) });
+    else if (message.role === 'user') out.push(...userTurn(message.content, at));
+    else out.push(assistantTurn(message.content, at));
+  });
+  return out;
+}
+
+function systemText(content: string | Block[], at: string): string {
+  if (typeof content === 'string') return content;
+  return content.map((block, index) => textOf(block, `${at}.${index}`)).join('\n\n');
+}
+
+function textOf(block: Block, at: string): string {
+  if (block.type !== 'text') throw new AnthropicRequestError(`${at}.type: expected 'text', got '${block.type}'`);
+  return stringField(block, 'text', at);
+}
+
+/**
+ * A user turn: its `tool_result` blocks become tool messages (Anthropic puts them first in the turn, the
+ * domain as messages of their own), the rest one user message of text and image parts (images from tool
+ * results first).
+ */
+function userTurn(content: string | Block[], at: string): ChatMessage[] {
+  if (typeof content === 'string') return [{ role: 'user', content }];
+  const results: ChatMessage[] = [];
+  const resultImages: ContentPart[] = [];
+  const parts: ContentPart[] = [];
+  content.forEach((block, index) => {
+    const here = `${at}.${index}`;
+    switch (block.type) {
+      case 'text':
+        parts.push({ type: 'text', text: stringField(block, 'text', here) });
+        break;
+      case 'image':
+        parts.push({ type: 'image', image: imageSource(block.source, `${here}.source`) });
+        break;
+      case 'document':
+        parts.push({ type: 'text', text: documentText(block, here) });
+        break;
+      case 'tool_result':
+        results.push(toolResult(block, here, resultImages));
+        break;
+      default:
+        throw new AnthropicRequestError(`${here}.type: '${block.type}' is not supported in a user turn by this gateway`);
+    }
+  });
+  parts.unshift(...resultImages);
+  if (parts.length === 0) return results;
+  const user: ChatMessage = { role: 'user', content: parts.every((part) => part.type === 'text') ? parts.map((part) => (part as { text: string }).text).join('\n\n') : parts };
+  return [...results, user];
+}
+
+/**
+ * An assistant turn: text and `tool_use` blocks. Earlier `thinking` / `redacted_thinking` blocks are the
+ * model's own past reasoning; the domain has no place for them, so they are left out of the history sent on.
+ */
+function assistantTurn(content: string | Block[], at: string): ChatMessage {
+  if (typeof content === 'string') return { role: 'assistant', content };
+  const texts: string[] = [];
+  const toolCalls: Array<{ id: string; name: string; arguments: string }> = [];
+  content.forEach((block, index) => {
+    const here = `${at}.${index}`;
+    switch (block.type) {
+      case 'text':
+        texts.push(stringField(block, 'text', here));
+        break;
+      case 'tool_use':
+        toolCalls.push({ id: stringField(block, 'id', here), name: stringField(block, 'name', here), arguments: JSON.stringify(block.input ?? {}) });
+        break;
+      case 'thinking':
+      case 'redacted_thinking':
+        break;
+      default:
+        throw new AnthropicRequestError(`${here}.type: '${block.type}' is not supported in an assistant turn by this gateway`);
+    }
+  });
+  const text = texts.join('');
+  if (toolCalls.length === 0) return { role: 'assistant', content: text };
+  return { role: 'assistant', content: text === '' ? null : text, toolCalls };
+}
+
+/**
+ * A tool's result: its text (a string or text blocks) and `is_error`. Domain tool results are text only, so
+ * images a tool returned (Claude Code's Read on a screenshot) go into the user message of the same turn, after
+ * the results, and the result's text says so; the model sees them either way.
+ */
+function toolResult(block: Block, at: string, images: ContentPart[]): ChatMessage {
+  const id = stringField(block, 'tool_use_id', at);
+  const content = block.content;
+  let text: string;
+  if (content === undefined) text = '';
+  else if (typeof content === 'string') text = content;
+  else if (Array.isArray(content)) {
+    const texts: string[] = [];
+    let imageCount = 0;
+    (content as Block[]).forEach((part, index) => {
+      const here = `${at}.content.${index}`;
+      if (part?.type === 'text') texts.push(stringField(part, 'text', here));
+      else if (part?.type === 'image') {
+        images.push({ type: 'image', image: imageSource(part.source, `${here}.source`) });
+        imageCount += 1;
+      } else throw new AnthropicRequestError(`${here}.type: only text and image are supported inside a tool_result by this gateway`);
+    });
+    if (imageCount > 0) texts.push(`[${imageCount} image(s) of this result follow in the next user message]`);
+    text = texts.join('\n');
+  } else throw new AnthropicRequestError(`${at}.content: Input should be a valid string or list`);
+  return { role: 'tool', toolCallId: id, content: text, ...(block.is_error === true ? { isError: true } : {}) };
+}
+
+const MEDIA_TYPE = /^image\/[a-z0-9.+-]+$/i;
+
+function imageSource(source: unknown, at: string): ImageSource {
+  const value = (source ?? {}) as Record<string, unknown>;
+  if (value.type === 'base64') {
+    if (typeof value.media_type !== 'string' || !MEDIA_TYPE.test(value.media_type)) throw new AnthropicRequestError(`${at}.media_type: an image media type is required`);
+    if (typeof value.data !== 'string' || value.data === '') throw new AnthropicRequestError(`${at}.data: Field required`);
+    return { kind: 'base64', mediaType: value.media_type.toLowerCase(), data: value.data };
+  }
+  if (value.type === 'url') {
+    if (typeof value.url !== 'string' || !/^https?:\/\//i.test(value.url)) throw new AnthropicRequestError(`${at}.url: an http(s) URL is required`);
+    return { kind: 'url', url: value.url };
+  }
+  throw new AnthropicRequestError(`${at}.type: expected 'base64' or 'url'`);
+}
+
+/** A plain-text document is text the model reads; PDFs and other sources have no domain form. */
+function documentText(block: Block, at: string): string {
+  const source = (block.source ?? {}) as Record<string, unknown>;
+  if (source.type !== 'text' || typeof source.data !== 'string') {
+    throw new AnthropicRequestError(`${at}.source.type: only text documents are supported by this gateway`);
+  }
+  return typeof block.title === 'string' ? `${block.title}\n\n${source.data}` : source.data;
+}
+
+function stringField(block: Record<string, unknown>, field: string, at: string): string {
+  const value = block[field];
+  if (typeof value !== 'string') throw new AnthropicRequestError(`${at}.${field}: ${value === undefined ? 'Field required' : 'Input should be a valid string'}`);
+  return value;
+}
+
+/** One ajv error as Anthropic words its validation errors: the dotted path, then what is wrong. */
+export function requestError(error: ErrorObject): AnthropicRequestError {
+  const path = error.instancePath.split('/').slice(1).join('.');
+  const at = (field?: string) => [path, field].filter((part) => part).join('.') || 'body';
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'additionalProperties':
+      return new AnthropicRequestError(`${at(String(params.additionalProperty))}: Extra inputs are not permitted`);
+    case 'required':
+      return new AnthropicRequestError(`${at(String(params.missingProperty))}: Field required`);
+    case 'type':
+      return new AnthropicRequestError(`${at()}: Input should be of type ${String(params.type).replace(/,/g, ' or ')}`);
+    case 'enum':
+      return new AnthropicRequestError(`${at()}: Input should be ${(params.allowedValues as unknown[]).map((value) => `'${String(value)}'`).join(', ')}`);
+    case 'const':
+      return new AnthropicRequestError(`${at()}: Input should be ${JSON.stringify(params.allowedValue)}`);
+    case 'minimum':
+    case 'maximum':
+      return new AnthropicRequestError(`${at()}: Input should be ${params.comparison} ${params.limit}`);
+    case 'minLength':
+      return new AnthropicRequestError(`${at()}: String should have at least ${params.limit} character(s)`);
+    case 'maxLength':
+    case 'maxItems':
+      return new AnthropicRequestError(`${at()}: at most ${params.limit} allowed`);
+    default:
+      return new AnthropicRequestError(`${at()}: Input is invalid`);
+  }
+}

@@ -1,0 +1,137 @@
+/**
+ * Streamed Messages as Anthropic sends them: `message_start` (the message with empty content and usage), a
+ * `ping`, then per content block `content_block_start`, its `content_block_delta`s (`text_delta`,
+ * `input_json_delta`) and `content_block_stop`, then `message_delta` (stop reason and the final usage) and
+ * `message_stop`. Written by the shared SSE writer (src/http/sse-writer.ts): nothing before the first
+ * generation event, so a failure up to then (unknown model, refusal, every fallback failing) is an ordinary
+ * Anthropic error with its status; a failure after it is one `event: error` frame, which Anthropic's clients
+ * raise as an API error, never a silent close.
+ *
+ * The domain's stream carries text and tool-call pieces, and some providers interleave the pieces of several
+ * calls, which Anthropic's blocks (one open at a time) cannot: the first call streams live in its `tool_use`
+ * block, every later call of the same answer is held and sent whole (one `input_json_delta`) once the live one
+ * has ended (at the next text or the end of the answer). A piece for a call already sent cannot occur with the
+ * adapters of this gateway (a call's pieces never follow text); it would be held and sent as a call of its own.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { GenerateStreamEvent } from '../../client/ai-client';
+import type { ToolCallDelta } from '../../providers/ai-provider.interface';
+import { type SseFormat, sseEvent, writeSse } from '../../../http/sse-writer';
+import { toAnthropicError } from './anthropic-errors';
+import { anthropicStopReason, anthropicUsage, messageId } from './anthropic-responses';
+
+/** `model` names the stream as the caller asked; `inputTokens` is the estimate `message_start` reports. */
+export function writeMessageStream(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  events: AsyncIterable<GenerateStreamEvent>,
+  model: string,
+  inputTokens: number,
+): Promise<void> {
+  return writeSse(request, reply, events, messageStreamFormat(model, inputTokens));
+}
+
+/**
+ * Anthropic's spelling of one generation stream. Stateful (the open block, the live and the waiting tool calls), so
+ * one per stream. `message_start` reports the estimated input tokens, as the API reports its own
+ * count there before generating; `message_delta` carries the provider's final counts.
+ */
+export function messageStreamFormat(model: string, inputTokens: number): SseFormat<GenerateStreamEvent> {
+  let open: { index: number; kind: 'text' | 'tool_use' } | undefined;
+  let blocks = 0;
+
+  const startBlock = (kind: 'text' | 'tool_use', contentBlock: object): string => {
+    const index = blocks++;
+    const frames = closeBlock() + sseEvent('content_block_start', { type: 'content_block_start', index, content_block: contentBlock });
+    open = { index, kind };
+    return frames;
+  };
+  const closeBlock = (): string => {
+    if (open === undefined) return '';
+    const frame = sseEvent('content_block_stop', { type: 'content_block_stop', index: open.index });
+    open = undefined;
+    return frame;
+  };
+  const text = (piece: string): string => {
+    if (piece === '') return '';
+    const start = open?.kind === 'text' ? '' : flushCalls() + startBlock('text', { type: 'text', text: '' });
+    return start + sseEvent('content_block_delta', { type: 'content_block_delta', index: open!.index, delta: { type: 'text_delta', text: piece } });
+  };
+  /** The tool call streamed live; every other call of the answer waits in `waiting` until it ends. */
+  let liveCall: number | undefined;
+  const closedCalls = new Set<number>();
+  const waiting = new Map<number, { id?: string; name?: string; arguments: string }>();
+  const toolPiece = (delta: ToolCallDelta): string => {
+    if (liveCall === undefined && !waiting.has(delta.index) && !closedCalls.has(delta.index)) {
+      liveCall = delta.index;
+      return startBlock('tool_use', toolUseStart(delta.id, delta.name)) + argumentsDelta(open!.index, delta.arguments);
+    }
+    if (delta.index === liveCall && open?.kind === 'tool_use') return argumentsDelta(open.index, delta.arguments);
+    const held = waiting.get(delta.index) ?? { arguments: '' };
+    held.id ??= delta.id;
+    held.name ??= delta.name;
+    held.arguments += delta.arguments ?? '';
+    waiting.set(delta.index, held);
+    return '';
+  };
+  /** Ends the live call's block and sends each waiting call whole, in the order the calls began. */
+  const flushCalls = (): string => {
+    let frames = closeBlock();
+    if (liveCall !== undefined) closedCalls.add(liveCall);
+    liveCall = undefined;
+    for (const [index, call] of waiting) {
+      frames += startBlock('tool_use', toolUseStart(call.id, call.name)) + argumentsDelta(open!.index, call.arguments) + closeBlock();
+      closedCalls.add(index);
+    }
+    waiting.clear();
+    return frames;
+  };
+
+  return {
+    opening: () =>
+      sseEvent('message_start', {
+        type: 'message_start',
+        message: {
+          id: messageId(),
+          type: 'message',
+          role: 'assistant',
+          model,
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: { input_tokens: inputTokens, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+        },
+      }) + sseEvent('ping', { type: 'ping' }),
+    render(event) {
+      if (event.type === 'done') {
+        return (
+          flushCalls() +
+          sseEvent('message_delta', {
+            type: 'message_delta',
+            delta: { stop_reason: anthropicStopReason(event.finishReason), stop_sequence: null },
+            usage: anthropicUsage(event.usage),
+          }) +
+          sseEvent('message_stop', { type: 'message_stop' })
+        );
+      }
+      let frames = text(event.text);
+      for (const delta of event.toolCalls ?? []) frames += toolPiece(delta);
+      return frames;
+    },
+    isLast: (event) => event.type === 'done',
+    closing: () => flushCalls() + sseEvent('message_stop', { type: 'message_stop' }),
+    failure(error) {
+      const mapped = toAnthropicError(error);
+      return { frame: sseEvent('error', mapped.body), unexpected: mapped.unexpected };
+    },
+  };
+}
+
+function toolUseStart(id: string | undefined, name: string | undefined): object {
+  return { type: 'tool_use', id: id ?? `toolu_${messageId().slice(4)}`, name: name ?? '', input: {} };
+}
+
+function argumentsDelta(index: number, partialJson: string | undefined): string {
+  if (!partialJson) return '';
+  return sseEvent('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: partialJson } });
+}

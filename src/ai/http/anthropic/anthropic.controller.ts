@@ -1,0 +1,95 @@
+import { Body, Controller, Get, HttpCode, Inject, Post, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AiClient, type GenerateOptions } from '../../client/ai-client';
+import { estimateTokens, messageChars } from '../../client/model-call';
+import type { ChatMessage } from '../../providers/ai-provider.interface';
+import { ModelNotFoundError } from '../../errors';
+import { ModelNotAllowedError } from '../../../governance/governance-errors';
+import { ApiAuthGuard } from '../../../http/api-auth.guard';
+import { disconnectSignal } from '../api-response';
+import { ApiAnthropicModelDocs, ApiAnthropicModelsDocs, ApiCountTokensDocs, ApiMessagesDocs } from './anthropic-docs';
+import { AnthropicExceptionFilter } from './anthropic-exception.filter';
+import { domainMessages, generationParameters, parseCountTokensRequest, parseMessagesRequest, toolDefinitions } from './anthropic-requests';
+import { messageBody, modelInfoBody, modelsListBody } from './anthropic-responses';
+import { writeMessageStream } from './anthropic-stream';
+
+/**
+ * Anthropic's Messages API under `/anthropic/v1`, so the Anthropic SDK and Claude Code take
+ * `<tollgate>/anthropic` as their base URL. The request is mapped into the domain request and answered by
+ * AiClient, so the model routing sends it to any provider kind and governance (allow-lists, budgets, RPM/TPM,
+ * the ledger) applies as on /openai/v1; bodies, streams and errors are Anthropic's shapes. A query string
+ * (`?beta=true`, which the SDK's beta client adds) is accepted and ignored.
+ */
+@Controller('anthropic/v1')
+@UseGuards(ApiAuthGuard)
+@UseFilters(AnthropicExceptionFilter)
+export class AnthropicController {
+  constructor(@Inject(AiClient) private readonly client: AiClient) {}
+
+  /** Answers through `reply` itself: a stream takes over the raw response, which passthrough would answer again. */
+  @Post('messages')
+  @HttpCode(200)
+  @ApiMessagesDocs()
+  async messages(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @Body() body: unknown): Promise<void> {
+    // The Anthropic SDK shows this header as a message's `_request_id` and in its errors.
+    reply.header('request-id', String(request.id));
+    const parsed = parseMessagesRequest(body);
+    const messages = domainMessages(parsed);
+    const options: GenerateOptions = { model: parsed.model, ...generationParameters(parsed), signal: disconnectSignal(reply) };
+    if (parsed.stream === true) {
+      return writeMessageStream(request, reply, this.client.streamMessages(messages, options), parsed.model, estimatedInputTokens(messages, options));
+    }
+    const result = await this.client.generateMessages(messages, options);
+    reply.send(messageBody({ model: parsed.model, text: result.response, finishReason: result.finishReason, usage: result.usage, toolCalls: result.toolCalls }));
+  }
+
+  /**
+   * The input tokens of a request, estimated from its characters as the gateway's budget check does (no
+   * provider is asked, whichever kind the model routes to). The model is routed and checked against the
+   * caller's allow-lists, so a model the caller may not use is refused here as on `messages`.
+   */
+  @Post('messages/count_tokens')
+  @HttpCode(200)
+  @ApiCountTokensDocs()
+  countTokens(@Body() body: unknown) {
+    const parsed = parseCountTokensRequest(body);
+    if (!this.admits(parsed.model)) throw new ModelNotAllowedError(parsed.model);
+    return { input_tokens: estimatedInputTokens(domainMessages(parsed), { tools: toolDefinitions(parsed.tools) }) };
+  }
+
+  /** Every provider's models as `provider/model`, then the aliases, filtered by the caller's allow-lists as on /openai/v1/models. */
+  @Get('models')
+  @ApiAnthropicModelsDocs()
+  async models(@Res({ passthrough: true }) reply: FastifyReply) {
+    const listing = await this.client.listModels(undefined, disconnectSignal(reply));
+    return modelsListBody(
+      listing.models.filter((model) => this.client.admitsModel(model.provider, model.id)),
+      this.client.modelAliases().map(({ alias }) => alias).filter((alias) => this.client.admitsAlias(alias)),
+    );
+  }
+
+  /** One model by any name `model` takes; one the caller may not use is 404, as if it did not exist. */
+  @Get('models/*')
+  @ApiAnthropicModelDocs()
+  model(@Req() request: FastifyRequest) {
+    const id = (request.params as Record<string, string>)['*'];
+    if (!this.admits(id)) throw notFound(id);
+    return modelInfoBody(id);
+  }
+
+  /** Whether the caller may use the model `id` names (an alias, `provider/model` or a configured model); unknown ones throw `model_not_found`. */
+  private admits(id: string): boolean {
+    if (this.client.modelAliases().some(({ alias }) => alias === id)) return this.client.admitsAlias(id);
+    const { target } = this.client.routeModel({ model: id });
+    return target.model !== undefined && this.client.admitsModel(target.provider, target.model);
+  }
+}
+
+/** Characters of the messages and tool definitions, in tokens as the gateway estimates them. */
+function estimatedInputTokens(messages: readonly ChatMessage[], options: Pick<GenerateOptions, 'tools'>): number {
+  return estimateTokens(messageChars(messages) + (options.tools ? JSON.stringify(options.tools).length : 0));
+}
+
+function notFound(id: string): ModelNotFoundError {
+  return new ModelNotFoundError(`model: ${id} does not exist or is not allowed for this caller`);
+}
