@@ -3,8 +3,10 @@
  * demo advertises is true:
  * - **tools**: a forced tool (`tool_choice` `required`, or a named function) is called; under `auto` (or no
  *   `tool_choice`) an offered tool is called when the last user message names it (its name as written, or with
- *   `_` and `-` read as spaces: "use get_weather" or "get weather in Paris"); the arguments are the smallest
- *   value its parameters schema admits (demo-schema-example.ts). After a tool result the answer is text quoting it.
+ *   `_` and `-` read as spaces, as whole words: "use get_weather" or "get weather in Paris"), once per
+ *   conversation: with a tool result among the messages, `auto` is answered in text, so an agent that repeats
+ *   its prompt's words (Claude Code's reminders) is not sent round a loop. The arguments are the smallest value
+ *   its parameters schema admits (demo-schema-example.ts). After a tool result the answer is text quoting it.
  * - **structured output**: `response_format` `json_schema` is answered with the smallest value its schema admits,
  *   `json_object` with a JSON object echoing the prompt.
  * - **images**: an image part is described by what can be known without a model: a data URL's media type and
@@ -45,8 +47,8 @@ export function demoAnswer(body: Record<string, unknown>): DemoAnswer {
   const last = messages.at(-1);
   if (last?.role === 'tool') return { kind: 'text', text: toolResultReply(last, messages) };
   const prompt = textOf(last?.content);
-  const tool = chosenTool(offeredTools(body.tools), body.tool_choice, prompt);
-  if (tool) return { kind: 'tool_call', call: { id: `call_demo_${messages.length}`, name: tool.name, arguments: JSON.stringify(schemaExample(tool.parameters)) } };
+  const tool = chosenTool(offeredTools(body.tools), body.tool_choice, prompt, messages.some((message) => message.role === 'tool'));
+  if (tool) return { kind: 'tool_call', call: { id: `call_demo_${messages.length}`, name: tool.name, arguments: JSON.stringify(argumentsFor(tool.parameters)) } };
   const structured = structuredAnswer(body.response_format, prompt);
   if (structured !== undefined) return { kind: 'text', text: structured };
   return { kind: 'text', text: demoReply(prompt + imageNotes(last?.content)) };
@@ -59,13 +61,25 @@ function offeredTools(tools: unknown): OfferedTool[] {
   );
 }
 
-function chosenTool(tools: OfferedTool[], choice: unknown, prompt: string): OfferedTool | undefined {
+function chosenTool(tools: OfferedTool[], choice: unknown, prompt: string, alreadyCalled: boolean): OfferedTool | undefined {
   if (tools.length === 0 || choice === 'none') return undefined;
   if (choice === 'required') return tools[0];
   const named = (choice as { function?: { name?: unknown } } | undefined)?.function?.name;
   if (typeof named === 'string') return tools.find((tool) => tool.name === named);
+  if (alreadyCalled) return undefined;
   const words = prompt.toLowerCase();
-  return tools.find((tool) => words.includes(tool.name.toLowerCase()) || words.includes(tool.name.toLowerCase().replace(/[_-]+/g, ' ')));
+  return tools.find((tool) => [tool.name, tool.name.replace(/[_-]+/g, ' ')].some((spelling) => namesWord(words, spelling.toLowerCase())));
+}
+
+/** Whether `text` holds `name` as whole words: "Read" is not asked for by "already". */
+function namesWord(text: string, name: string): boolean {
+  return new RegExp(`(^|[^a-z0-9_])${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}($|[^a-z0-9_])`).test(text);
+}
+
+/** A tool's arguments are an object even where its schema says nothing (`{}`) or admits something else. */
+function argumentsFor(parameters: unknown): unknown {
+  const example = schemaExample(parameters);
+  return typeof example === 'object' && example !== null && !Array.isArray(example) ? example : {};
 }
 
 function toolResultReply(result: ChatMessage, messages: ChatMessage[]): string {
