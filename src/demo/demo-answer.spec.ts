@@ -13,6 +13,7 @@ describe('demoAnswer', () => {
     expect(demoAnswer({ tools, messages: [user('already done')] })).toMatchObject({ kind: 'text' });
     expect(demoAnswer({ tools, messages: [user('the Get Weather tool, please')] })).toMatchObject({ kind: 'tool_call', call: { name: 'get_weather' } });
     expect(demoAnswer({ tools, tool_choice: 'none', messages: [user('Read it')] })).toMatchObject({ kind: 'text' });
+    expect(demoAnswer({ tools: [tool('lookUpOrder')], messages: [user('Please look up order 7')] })).toMatchObject({ kind: 'tool_call', call: { name: 'lookUpOrder' } });
   });
 
   it('calls a tool under auto once per conversation, and answers a tool result in text', () => {

@@ -2,11 +2,11 @@
  * What the demo provider answers a Chat Completions request, decided from the request alone so that what the
  * demo advertises is true:
  * - **tools**: a forced tool (`tool_choice` `required`, or a named function) is called; under `auto` (or no
- *   `tool_choice`) an offered tool is called when the last user message names it (its name as written, or with
- *   `_` and `-` read as spaces, as whole words: "use get_weather" or "get weather in Paris"), once per
+ *   `tool_choice`) an offered tool is called when the last user message names it in whole words, as written or
+ *   as words (`_`, `-` and camelCase humps read as spaces: "use get_weather", "get weather in Paris"), once per
  *   conversation: with a tool result among the messages, `auto` is answered in text, so an agent that repeats
- *   its prompt's words (Claude Code's reminders) is not sent round a loop. The arguments are the smallest value
- *   its parameters schema admits (demo-schema-example.ts). After a tool result the answer is text quoting it.
+ *   tool names (Claude Code's reminders) is not sent round a loop. The arguments are the smallest value its
+ *   parameters schema admits (demo-schema-example.ts). After a tool result the answer is text quoting it.
  * - **structured output**: `response_format` `json_schema` is answered with the smallest value its schema admits,
  *   `json_object` with a JSON object echoing the prompt.
  * - **images**: an image part is described by what can be known without a model: a data URL's media type and
@@ -68,7 +68,12 @@ function chosenTool(tools: OfferedTool[], choice: unknown, prompt: string, alrea
   if (typeof named === 'string') return tools.find((tool) => tool.name === named);
   if (alreadyCalled) return undefined;
   const words = prompt.toLowerCase();
-  return tools.find((tool) => [tool.name, tool.name.replace(/[_-]+/g, ' ')].some((spelling) => namesWord(words, spelling.toLowerCase())));
+  return tools.find((tool) => spellingsOf(tool.name).some((spelling) => namesWord(words, spelling)));
+}
+
+/** A tool's name as written, and as words: `get_weather`, `get-weather` and `getWeather` are also "get weather". */
+function spellingsOf(name: string): string[] {
+  return [name, name.replace(/([a-z0-9])([A-Z])/g, '$1 $2').replace(/[_-]+/g, ' ')].map((spelling) => spelling.toLowerCase());
 }
 
 /** Whether `text` holds `name` as whole words: "Read" is not asked for by "already". */
