@@ -2,12 +2,14 @@
  * The built-in demo provider: a loopback server speaking the OpenAI wire format (GET /v1/models, POST
  * /v1/chat/completions with and without streaming, POST /v1/embeddings) so Tollgate can be tried without a
  * model. Every answer says it is the demo: chat text starts with DEMO_LABEL, models are owned by
- * `tollgate-demo`. The test emulators (test/emulators/) script faults and quirks; this serves the happy path only.
+ * `tollgate-demo`. What it answers (tool calls, JSON for a schema, image notes) is decided in demo-answer.ts.
+ * Its usage counts 4 characters a token, as a model's would roughly, so a budget in tokens is spent by use.
+ * The test emulators (test/emulators/) script faults and quirks; this serves the happy path only.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { DEMO_LABEL, type DemoAnswer, type DemoToolCall, demoAnswer } from './demo-answer';
 
-export const DEMO_LABEL = '[demo]';
 export const DEMO_CHAT_MODEL = 'demo-chat';
 export const DEMO_EMBEDDING_MODEL = 'demo-embed';
 const DEMO_DIMENSIONS = 8;
@@ -29,11 +31,6 @@ export async function startDemoUpstream(): Promise<DemoUpstream> {
   });
   const { port } = server.address() as AddressInfo;
   return { url: `http://127.0.0.1:${port}/v1`, close: () => closeServer(server) };
-}
-
-/** The chat answer: labelled, and echoing the last message so a caller sees its request went through. */
-export function demoReply(lastMessage: string): string {
-  return `${DEMO_LABEL} Tollgate's built-in demo provider answering, not a language model. You said: ${lastMessage}`;
 }
 
 /** A deterministic vector per text, so equal texts embed equally. */
@@ -63,18 +60,46 @@ async function answer(request: IncomingMessage, response: ServerResponse): Promi
 
 function chat(body: Record<string, unknown>, response: ServerResponse): void {
   if (body.model !== DEMO_CHAT_MODEL) return send(response, 404, error(`the demo provider serves the chat model ${DEMO_CHAT_MODEL} only`));
-  const messages = Array.isArray(body.messages) ? (body.messages as Array<{ content?: unknown }>) : [];
-  const text = demoReply(String(messages.at(-1)?.content ?? ''));
-  const usage = { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 };
+  const answer = withinMaxTokens(demoAnswer(body), body.max_completion_tokens ?? body.max_tokens);
+  const usage = usageOf(body, answer);
   const base = { id: 'chatcmpl-demo', created: Math.floor(Date.now() / 1000), model: DEMO_CHAT_MODEL };
+  const finishReason = answer.kind === 'tool_call' ? 'tool_calls' : answer.cut ? 'length' : 'stop';
   if (body.stream !== true) {
-    return send(response, 200, { ...base, object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }], usage });
+    const message = answer.kind === 'tool_call' ? { role: 'assistant', content: null, tool_calls: [toolCallOf(answer.call)] } : { role: 'assistant', content: answer.text };
+    return send(response, 200, { ...base, object: 'chat.completion', choices: [{ index: 0, message, finish_reason: finishReason }], usage });
   }
   const chunk = (choice: object, extra: object = {}) => `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [choice], ...extra })}\n\n`;
   response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-  response.write(chunk({ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }));
-  for (const word of text.split(/(?<= )/)) response.write(chunk({ index: 0, delta: { content: word }, finish_reason: null }));
-  response.end(chunk({ index: 0, delta: {}, finish_reason: 'stop' }, { usage }) + 'data: [DONE]\n\n');
+  if (answer.kind === 'tool_call') {
+    const { id, name, arguments: args } = answer.call;
+    response.write(chunk({ index: 0, delta: { role: 'assistant', content: null, tool_calls: [{ index: 0, id, type: 'function', function: { name, arguments: '' } }] }, finish_reason: null }));
+    response.write(chunk({ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: args } }] }, finish_reason: null }));
+  } else {
+    response.write(chunk({ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }));
+    for (const word of answer.text.split(/(?<= )/)) response.write(chunk({ index: 0, delta: { content: word }, finish_reason: null }));
+  }
+  response.end(chunk({ index: 0, delta: {}, finish_reason: finishReason }, { usage }) + 'data: [DONE]\n\n');
+}
+
+/** A text answer cut to `max_tokens` (4 characters a token), as a model stops at its limit. */
+function withinMaxTokens(answer: DemoAnswer, maxTokens: unknown): DemoAnswer & { cut?: boolean } {
+  if (answer.kind !== 'text' || typeof maxTokens !== 'number' || tokensOf(answer.text) <= maxTokens) return answer;
+  return { kind: 'text', text: answer.text.slice(0, maxTokens * 4), cut: true };
+}
+
+function toolCallOf(call: DemoToolCall) {
+  return { id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } };
+}
+
+/** Tokens at 4 characters each: the request's messages and tools in, the answer out. */
+function usageOf(body: Record<string, unknown>, answer: DemoAnswer) {
+  const prompt_tokens = tokensOf(JSON.stringify(body.messages ?? []) + JSON.stringify(body.tools ?? []));
+  const completion_tokens = tokensOf(answer.kind === 'tool_call' ? answer.call.name + answer.call.arguments : answer.text);
+  return { prompt_tokens, completion_tokens, total_tokens: prompt_tokens + completion_tokens };
+}
+
+function tokensOf(text: string): number {
+  return Math.max(1, Math.ceil(text.length / 4));
 }
 
 function embeddings(body: Record<string, unknown>, response: ServerResponse): void {
