@@ -46,7 +46,8 @@ beforeAll(async () => {
       'version: 1',
       `auth: { jwt_secret: "${JWT_SECRET}" }`,
       `api: { token: "${TOKEN}" }`,
-      'ai: { retry_attempts: 0, enable_fallback: false, default_provider: gemini }',
+      // Gemini CLI's own model names, as docs/clients.md aliases them.
+      'ai: { retry_attempts: 0, enable_fallback: false, default_provider: gemini, model_aliases: { gemini-3.5-flash-lite: [anthropic/claude-haiku-4-5] } }',
       'providers:',
       `  gemini: { url: "${gemini.url}", api_key: "${GEMINI_EMULATOR_KEY}", chat_model: gemini-2.5-flash, timeout: 5 }`,
       `  openai: { url: "${openai.url}", api_key: "${UPSTREAM_KEY}", chat_model: gpt-test, timeout: 5 }`,
@@ -139,6 +140,16 @@ describe('Gemini CLI 0.61.0 on /gemini/v1beta, with the AuthModule configured', 
     expect(text).toBe('The secret word is pelican.');
     const contents = (gemini.server.requests[0].body as Json).contents as Json[];
     expect(contents.at(-1)).toMatchObject({ role: 'user', parts: [{ functionResponse: { name: 'read_file', response: { output: 'The secret word is pelican.\n' } } }] });
+  });
+
+  it("its model router's request (responseJsonSchema in Schema's capitals), aliased to a Claude model, reaches it as JSON Schema", async () => {
+    anthropic.server.reset();
+    const response = await replay(recorded('gemini-cli-0.61.0-model-router.json'), geminiKey);
+    expect(response.status).toBe(200);
+    const answer = (await response.json()) as Json;
+    expect(JSON.parse(answer.candidates[0].content.parts[0].text)).toEqual({ complexity_reasoning: expect.any(String), complexity_score: expect.any(Number) });
+    const schema = (anthropic.server.requests[0].body as Json).tools[0].input_schema;
+    expect(schema).toMatchObject({ type: 'object', properties: { complexity_reasoning: { type: 'string' }, complexity_score: { type: 'integer' } } });
   });
 
   it('a wrong key is refused in Google\'s shape, not the JWT guard\'s', async () => {
