@@ -106,14 +106,17 @@ const MAPPING_YAML_KEYS: ReadonlyMap<string, string> = new Map(
   Object.entries(MAPPING_KEYS).map(([yamlKey, optionKey]): [string, string] => [optionKey, yamlKey]),
 );
 
+/** The API's routes: /v1 and the provider dialects (OpenAI, Anthropic, Gemini), all answering to the API credential. */
+const API_ROUTE_GLOBS = ['/v1/*', '/openai/v1/*', '/anthropic/v1/*', '/gemini/v1beta/*'];
+
 /**
  * The AuthModule options the server mounts: the auth section's, plus skip paths for the /v1 API, its
- * OpenAI-compatible twin and MCP unless they are set to `jwt`: they answer to their own token (docs/decisions.md B3).
+ * provider-dialect twins and MCP unless they are set to `jwt`: they answer to their own token (docs/decisions.md B3).
  */
 export function serverAuthModuleOptions(config: TollgateConfig): AuthModuleOptions {
   const options = requireAuthModuleOptions(config);
   const skipPaths = [...(options.skipPaths ?? [])];
-  if (config.ai.api.auth !== 'jwt') skipPaths.push(`${config.server.basePath}/v1/*`, `${config.server.basePath}/openai/v1/*`);
+  if (config.ai.api.auth !== 'jwt') skipPaths.push(...API_ROUTE_GLOBS.map((glob) => `${config.server.basePath}${glob}`));
   if (config.mcp.enabled && config.mcp.auth !== 'jwt') skipPaths.push(`${config.server.basePath}${config.mcp.path}`);
   return { ...options, skipPaths };
 }

@@ -196,7 +196,10 @@ function responseFormat(config: NonNullable<GenerateContentRequest['generationCo
   if (config.responseSchema !== undefined && config.responseJsonSchema !== undefined) {
     throw new GeminiRequestError("'generationConfig': give either 'responseSchema' or 'responseJsonSchema', not both.", 'generationConfig.responseJsonSchema');
   }
-  const schema = config.responseJsonSchema ?? (config.responseSchema ? jsonSchemaOf(config.responseSchema) : undefined);
+  // Gemini CLI sends `responseJsonSchema` with Schema's capitals (`OBJECT`, `STRING`), which Google accepts; other
+  // providers take JSON Schema's lower case only, so both fields are read through the same conversion.
+  const given = config.responseJsonSchema ?? config.responseSchema;
+  const schema = given === undefined ? undefined : jsonSchemaOf(given);
   if (config.responseMimeType !== 'application/json') {
     if (schema !== undefined) {
       throw new GeminiRequestError("'generationConfig.responseMimeType' must be application/json when a response schema is given.", 'generationConfig.responseMimeType');

@@ -89,6 +89,8 @@ export const RESPONSES_SCHEMA = {
     // Hints to OpenAI's own cache routing and abuse detection: accepted, with nothing to send elsewhere.
     prompt_cache_key: { type: ['string', 'null'], maxLength: 256 },
     safety_identifier: { type: ['string', 'null'], maxLength: 256 },
+    // Codex CLI's per-turn tracing (installation, session and turn ids) on every request: accepted, sent nowhere.
+    client_metadata: { type: ['object', 'null'], maxProperties: 32, additionalProperties: { type: 'string', maxLength: 8192 } },
     truncation: { enum: ['disabled', null] },
     service_tier: { enum: ['auto', 'default', null] },
     background: { enum: [false, null] },
