@@ -183,6 +183,20 @@ export class AiClient {
     );
   }
 
+  /**
+   * What a model listing shows the current caller, on every surface: each provider's models and then the aliases
+   * its allow-lists admit, from the shared listing cache (counted against its RPM, as listModels is).
+   */
+  async admittedModels(signal?: AbortSignal): Promise<{ models: ModelInfo[]; aliases: string[] }> {
+    const listing = await this.listModels(undefined, signal);
+    return {
+      models: listing.models.filter((model) => this.admitsModel(model.provider, model.id)),
+      aliases: this.modelAliases()
+        .map(({ alias }) => alias)
+        .filter((alias) => this.admitsAlias(alias)),
+    };
+  }
+
   /** The configured aliases, each with its targets as `provider/model`. */
   modelAliases(): Array<{ alias: string; targets: string[] }> {
     return this.router.aliasNames().map((alias) => ({

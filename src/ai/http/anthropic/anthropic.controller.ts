@@ -61,11 +61,8 @@ export class AnthropicController {
   @Get('models')
   @ApiAnthropicModelsDocs()
   async models(@Res({ passthrough: true }) reply: FastifyReply) {
-    const listing = await this.client.listModels(undefined, disconnectSignal(reply));
-    return modelsListBody(
-      listing.models.filter((model) => this.client.admitsModel(model.provider, model.id)),
-      this.client.modelAliases().map(({ alias }) => alias).filter((alias) => this.client.admitsAlias(alias)),
-    );
+    const { models, aliases } = await this.client.admittedModels(disconnectSignal(reply));
+    return modelsListBody(models, aliases);
   }
 
   /** One model by any name `model` takes; one the caller may not use is 404, as if it did not exist. */

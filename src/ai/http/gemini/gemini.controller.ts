@@ -61,11 +61,8 @@ export class GeminiController {
   /** Provider models as `models/provider/model`, then the aliases, all the caller's allow-lists admit, in one page. */
   @Get('models')
   async models(@Res({ passthrough: true }) reply: FastifyReply) {
-    const listing = await this.client.listModels(undefined, disconnectSignal(reply));
-    return modelsListBody(
-      listing.models.filter((model) => this.client.admitsModel(model.provider, model.id)),
-      this.client.modelAliases().map(({ alias }) => alias).filter((alias) => this.client.admitsAlias(alias)),
-    );
+    const { models, aliases } = await this.client.admittedModels(disconnectSignal(reply));
+    return modelsListBody(models, aliases);
   }
 
   /** One model by any name the path takes; one the caller may not use reads as one that does not exist. */

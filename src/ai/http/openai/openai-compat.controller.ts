@@ -103,11 +103,8 @@ export class OpenAiCompatController {
   @Get('models')
   @ApiModelsDocs()
   async models(@Res({ passthrough: true }) reply: FastifyReply) {
-    const listing = await this.client.listModels(undefined, disconnectSignal(reply));
-    return modelsBody(
-      listing.models.filter((model) => this.client.admitsModel(model.provider, model.id)),
-      this.client.modelAliases().map(({ alias }) => alias).filter((alias) => this.client.admitsAlias(alias)),
-    );
+    const { models, aliases } = await this.client.admittedModels(disconnectSignal(reply));
+    return modelsBody(models, aliases);
   }
 
   /**
