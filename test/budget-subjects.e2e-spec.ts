@@ -16,16 +16,12 @@ import { BudgetsService } from '../src/governance/budgets/budgets.service';
 import type { BudgetsSettings, BudgetsStore } from '../src/governance/budgets/budgets-settings';
 import { GOVERNANCE_REQUEST_KEY, type GovernanceRequestState, type SubjectKind } from '../src/governance/governance-identity';
 import { awayFromMinuteEdge } from './support/timing';
+import { dropRedisKeys } from './support/store-cleanup';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const keyPrefix = `tollgate:test-budget-subjects:${randomUUID()}:`;
 
-afterAll(async () => {
-  const redis = new Redis(REDIS_URL);
-  const keys = await redis.keys(`${keyPrefix}*`);
-  if (keys.length) await redis.del(...keys);
-  await redis.quit();
-});
+afterAll(() => dropRedisKeys(REDIS_URL, keyPrefix));
 
 /** A request as the API auth layer leaves it; a JWT caller's verified payload carries its claims. */
 function request(tenant: string, subject: string, subjectKind: SubjectKind, claims?: Record<string, unknown>): object {

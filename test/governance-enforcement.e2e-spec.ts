@@ -8,10 +8,9 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Redis from 'ioredis';
-import { Client } from 'pg';
 import { OpenAiEmulator } from './emulators/openai-emulator';
 import { ServerProcesses } from './support/server-process';
+import { dropLedgerTables, dropRedisKeys } from './support/store-cleanup';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PG_URL = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -102,14 +101,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await servers.stopAll();
-  const redis = new Redis(REDIS_URL);
-  const keys = await redis.keys(`${keyPrefix}*`);
-  if (keys.length) await redis.del(...keys);
-  await redis.quit();
-  const sql = new Client({ connectionString: PG_URL });
-  await sql.connect();
-  await sql.query(`DROP TABLE IF EXISTS ${ledgerTable}, ${ledgerTable}_daily`);
-  await sql.end();
+  await dropRedisKeys(REDIS_URL, keyPrefix);
+  await dropLedgerTables(PG_URL, ledgerTable);
   await upstream?.close();
   rmSync(work, { recursive: true, force: true });
 });

@@ -11,6 +11,7 @@ import Redis from 'ioredis';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { OpenAiEmulator } from './emulators/openai-emulator';
 import { ServerProcesses } from './support/server-process';
+import { dropRedisKeys } from './support/store-cleanup';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const API_TOKEN = 'api-token-for-governance-keys';
@@ -117,10 +118,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await servers.stopAll();
-  const redis = new Redis(REDIS_URL);
-  const keys = await redis.keys(`${keyPrefix}*`);
-  if (keys.length) await redis.del(...keys);
-  await redis.quit();
+  await dropRedisKeys(REDIS_URL, keyPrefix);
   await upstream?.close();
   rmSync(work, { recursive: true, force: true });
 });

@@ -10,11 +10,10 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Redis from 'ioredis';
-import { Client } from 'pg';
 import { OpenAiEmulator } from './emulators/openai-emulator';
 import { buildDistIfStale, runCli } from './support/cli-run';
 import { ServerProcesses } from './support/server-process';
+import { dropLedgerTables, dropRedisKeys } from './support/store-cleanup';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PG_URL = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -110,14 +109,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await servers.stopAll();
-  const redis = new Redis(REDIS_URL);
-  const stored = await redis.keys(`${keyPrefix}*`);
-  if (stored.length) await redis.del(...stored);
-  await redis.quit();
-  const sql = new Client({ connectionString: PG_URL });
-  await sql.connect();
-  await sql.query(`DROP TABLE IF EXISTS ${ledgerTable}, ${ledgerTable}_daily`);
-  await sql.end();
+  await dropRedisKeys(REDIS_URL, keyPrefix);
+  await dropLedgerTables(PG_URL, ledgerTable);
   await upstream?.close();
   rmSync(work, { recursive: true, force: true });
 });
