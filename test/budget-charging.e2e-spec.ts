@@ -13,6 +13,7 @@ import Redis from 'ioredis';
 import { OpenAiEmulator } from './emulators/openai-emulator';
 import { ServerProcesses } from './support/server-process';
 import { awayFromMinuteEdge } from './support/timing';
+import { type Answer, bearerCall as call } from './support/bearer-call';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const ADMIN_TOKEN = 'admin-token-for-budget-charging';
@@ -48,21 +49,6 @@ function config(name: string, stores: string, pricing = ''): string {
   return file;
 }
 
-interface Answer {
-  status: number;
-  body: Record<string, any>;
-  headers: Headers;
-}
-
-async function call(origin: string, method: string, path: string, bearer: string, body?: unknown): Promise<Answer> {
-  const response = await fetch(`${origin}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${bearer}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : {}, headers: response.headers };
-}
 
 async function createKey(origin: string, body: Record<string, unknown>): Promise<{ key: string; id: string; tenant: string }> {
   const tenant = `t-${randomUUID().slice(0, 8)}`;

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { OpenAiEmulator } from './emulators/openai-emulator';
 import { ServerProcesses } from './support/server-process';
 import { dropLedgerTables, dropRedisKeys } from './support/store-cleanup';
+import { bearerCall as call } from './support/bearer-call';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PG_URL = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -47,21 +48,6 @@ async function ledgerRowOf(keyId: string, tenant: string, calls: number): Promis
   return row;
 }
 
-interface Answer {
-  status: number;
-  body: Record<string, any>;
-  headers: Headers;
-}
-
-async function call(server: string, method: string, path: string, bearer: string, body?: unknown): Promise<Answer> {
-  const response = await fetch(`${server}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${bearer}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : {}, headers: response.headers };
-}
 
 async function createKey(body: Record<string, unknown>): Promise<{ key: string; id: string }> {
   const created = await call(first, 'POST', '/v1/admin/keys', ADMIN_TOKEN, body);

@@ -14,6 +14,7 @@ import { OpenAiEmulator } from './emulators/openai-emulator';
 import { buildDistIfStale, runCli } from './support/cli-run';
 import { ServerProcesses } from './support/server-process';
 import { dropLedgerTables, dropRedisKeys } from './support/store-cleanup';
+import { bearerCall as call } from './support/bearer-call';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PG_URL = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -33,27 +34,6 @@ let open: string;
 let guarded: string;
 const keys: Record<'acme' | 'globex' | 'narrow', string> = { acme: '', globex: '', narrow: '' };
 
-interface Answer {
-  status: number;
-  body: Record<string, any>;
-  text: string;
-}
-
-async function call(server: string, method: string, path: string, bearer: string, body?: unknown): Promise<Answer> {
-  const response = await fetch(`${server}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${bearer}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  let parsed: Record<string, any> = {};
-  try {
-    parsed = text ? JSON.parse(text) : {};
-  } catch {
-    // /metrics answers text.
-  }
-  return { status: response.status, body: parsed, text };
-}
 
 const chat = (server: string, key: string, model: string) =>
   call(server, 'POST', '/openai/v1/chat/completions', key, { model, max_tokens: 8, messages: [{ role: 'user', content: 'Hello' }] });
