@@ -72,6 +72,8 @@ interface ScriptedFault {
 
 export class EmulatorServer {
   readonly requests: LoggedRequest[] = [];
+  /** Why the emulator itself failed a request (answered 500 'emulator failure'), for a test's failure message. */
+  readonly failures: string[] = [];
   private readonly routes: Route[] = [];
   private faults: ScriptedFault[] = [];
   private randomFaults: Array<{ fault: Fault; probability: number }> = [];
@@ -85,7 +87,8 @@ export class EmulatorServer {
 
   constructor() {
     this.server = createServer((req, res) => {
-      this.handle(req, res).catch(() => {
+      this.handle(req, res).catch((error: unknown) => {
+        this.failures.push(`${req.method} ${req.url}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
         if (!res.headersSent) this.send(res, { status: 500, body: { error: 'emulator failure' } });
         else res.destroy();
       });
