@@ -81,13 +81,25 @@ function scenarios(emulatorUrl, gatewayUrl) {
   ];
 }
 
-/** Tollgate's OpenAI-compatible chat route, plain and streamed (profile.js; bench/compare measures them against peers). */
+/**
+ * Tollgate's OpenAI-compatible chat route, plain and streamed (profile.js; bench/compare measures them against
+ * peers), and the same conversation on the Responses and Anthropic Messages surfaces (profile.js;
+ * bench/dialects measures what each dialect costs).
+ */
 function openAiScenarios(gatewayUrl, bearer = API_TOKEN) {
   const headers = { 'content-type': 'application/json', authorization: `Bearer ${bearer}` };
-  const messages = [{ role: 'system', content: 'You are a helpful assistant. Answer accurately and concisely.' }, { role: 'user', content: 'Say hello' }];
+  const system = 'You are a helpful assistant. Answer accurately and concisely.';
+  const messages = [{ role: 'system', content: system }, { role: 'user', content: 'Say hello' }];
+  const responses = { model: 'gpt-test', instructions: system, input: 'Say hello', store: false };
+  const anthropic = { model: 'gpt-test', max_tokens: 256, system, messages: [{ role: 'user', content: 'Say hello' }] };
+  const anthropicHeaders = { 'content-type': 'application/json', 'x-api-key': bearer, 'anthropic-version': '2023-06-01' };
   return [
     { name: 'openai-chat', gateway: { origin: gatewayUrl, path: '/openai/v1/chat/completions', headers, body: JSON.stringify({ model: 'gpt-test', messages }) } },
     { name: 'openai-chat-stream', gateway: { origin: gatewayUrl, path: '/openai/v1/chat/completions', headers, body: JSON.stringify({ model: 'gpt-test', messages, stream: true }) } },
+    { name: 'openai-responses', gateway: { origin: gatewayUrl, path: '/openai/v1/responses', headers, body: JSON.stringify(responses) } },
+    { name: 'openai-responses-stream', gateway: { origin: gatewayUrl, path: '/openai/v1/responses', headers, body: JSON.stringify({ ...responses, stream: true }) } },
+    { name: 'anthropic-messages', gateway: { origin: gatewayUrl, path: '/anthropic/v1/messages', headers: anthropicHeaders, body: JSON.stringify(anthropic) } },
+    { name: 'anthropic-messages-stream', gateway: { origin: gatewayUrl, path: '/anthropic/v1/messages', headers: anthropicHeaders, body: JSON.stringify({ ...anthropic, stream: true }) } },
   ];
 }
 

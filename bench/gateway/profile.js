@@ -4,7 +4,8 @@
 // the profile on a clean exit only) and prints self time per function and per area for the load window alone
 // (start-up excluded), in % of the sampled time and in microseconds per request. The .cpuprofile it names
 // opens as a flame graph in Chrome DevTools (Performance > Load profile) or https://www.speedscope.app.
-// Usage: npm run build && node bench/gateway/profile.js [generate|embeddings|openai-chat|openai-chat-stream]
+// Usage: npm run build && node bench/gateway/profile.js [generate|embeddings|openai-chat|openai-chat-stream|
+//   openai-responses|openai-responses-stream|anthropic-messages|anthropic-messages-stream]
 //   (env: DURATION=8 CONNECTIONS=10 TOP=30 OUT=<directory for the .cpuprofile, default a new temp dir>
 //    VARIANT=<a governance variant of bench/governance/variants.js: none, ledger, key, key+budget, governed>;
 //    without it, Tollgate's defaults with the shared API token)
