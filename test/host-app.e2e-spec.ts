@@ -51,11 +51,11 @@ import {
   type JwtAlgorithm,
   type JwtPayload,
   type PermissionCacheEvent,
-} from 'tollgate';
+} from 'tollgate/auth';
 
 /**
- * A host Nest app (Fastify) that uses Tollgate the way another project would: through the package entry
- * (`tollgate` -> dist/src/index.js), its own modules, controllers and config provider.
+ * A host Nest app (Fastify) that uses Tollgate the way another project would: through the package's auth entry
+ * (`tollgate/auth` -> dist/src/auth/index.js), its own modules, controllers and config provider.
  * Dot-segment paths go over a real loopback socket, since app.inject resolves them like a browser.
  */
 

@@ -1,5 +1,4 @@
 import { Logger } from '@nestjs/common';
-import KeyvRedis from '@keyv/redis';
 import { createCache, type Cache } from 'cache-manager';
 import { Keyv, type KeyvStoreAdapter } from 'keyv';
 import {
@@ -8,9 +7,8 @@ import {
   type CacheStoreOptions,
   type CacheStoreSetting,
 } from '../auth-module-options.interface';
-import { MemcachedStore } from './memcached.store';
 import { MemoryStore } from './memory.store';
-import { POSTGRES_TABLE_PATTERN, PostgresStore } from './postgres.store';
+import { POSTGRES_TABLE_PATTERN } from './postgres-table';
 
 /** A built store and how to release it. Host-provided caches are never closed by Tollgate. */
 export interface CacheStoreHandle {
@@ -134,11 +132,16 @@ function serializeStoredValue(data: unknown): string {
   return JSON.stringify(data);
 }
 
+/**
+ * The network stores' modules are required only when a setting names them, so a host on memory stores (or
+ * its own cache) loads no Redis, Memcached or PostgreSQL client (docs/decisions.md C9).
+ */
 function buildAdapter(kind: CacheStoreKind, options: CacheStoreOptions, connectTimeoutMs: number): KeyvStoreAdapter {
   switch (kind) {
     case 'memory':
       return new MemoryStore();
     case 'redis': {
+      const { default: KeyvRedis } = require('@keyv/redis') as typeof import('@keyv/redis');
       // No reconnect loop: a command against a dead server fails fast (fail closed) and the next
       // command connects again, instead of every request waiting behind an endless retry.
       const adapter = new KeyvRedis(
@@ -151,10 +154,14 @@ function buildAdapter(kind: CacheStoreKind, options: CacheStoreOptions, connectT
       );
       return adapter as unknown as KeyvStoreAdapter;
     }
-    case 'memcached':
+    case 'memcached': {
+      const { MemcachedStore } = require('./memcached.store') as typeof import('./memcached.store');
       return new MemcachedStore(options.servers ?? [], deserializeStoredValue);
-    case 'postgres':
+    }
+    case 'postgres': {
+      const { PostgresStore } = require('./postgres.store') as typeof import('./postgres.store');
       return new PostgresStore({ url: options.url ?? '', table: options.table, connectionTimeoutMs: connectTimeoutMs });
+    }
   }
 }
 

@@ -1,12 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { KeyvStoreAdapter, StoredData } from 'keyv';
 import { Pool } from 'pg';
-
-/** Default table of the database-backed store. */
-export const DEFAULT_POSTGRES_TABLE = 'tollgate_cache';
-
-/** Unquoted identifiers only: the name is interpolated into SQL. */
-export const POSTGRES_TABLE_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+import { DEFAULT_POSTGRES_TABLE, POSTGRES_TABLE_PATTERN } from './postgres-table';
 
 export interface PostgresStoreOptions {
   url: string;
