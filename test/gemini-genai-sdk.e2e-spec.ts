@@ -246,3 +246,22 @@ describe('@google/genai and governance', () => {
     expect((error as ApiError).message).toContain('PERMISSION_DENIED');
   });
 });
+
+describe('the OpenAPI document', () => {
+  it('describes the three routes: both request schemas the POST validates with, in OpenAPI 3.0 terms, its answers and Google\'s error', async () => {
+    const document = (await (await fetch(`${origin}/docs-json`)).json()) as Record<string, any>;
+    const call = document.paths['/gemini/v1beta/models/{path}'].post;
+    expect(call.summary).toContain('generateContent, streamGenerateContent and countTokens');
+    expect(call.parameters.map((parameter: { name: string; in: string }) => `${parameter.in} ${parameter.name}`).sort()).toEqual(['path path', 'query alt', 'query key']);
+    const [generate, count] = call.requestBody.content['application/json'].schema.oneOf;
+    expect(generate.required).toEqual(['contents']);
+    expect(Object.keys(generate.properties)).toEqual(expect.arrayContaining(['contents', 'systemInstruction', 'tools', 'toolConfig', 'generationConfig']));
+    expect(Object.keys(count.properties)).toEqual(['contents', 'generateContentRequest']);
+    expect(JSON.stringify(call.requestBody)).not.toMatch(/"type":\[|"const":|"type":true/);
+    expect(Object.keys(call.responses['200'].content)).toEqual(['application/json', 'text/event-stream']);
+    expect(call.responses['200'].content['application/json'].schema.oneOf[0].required).toEqual(['candidates', 'modelVersion', 'responseId']);
+    expect(call.responses.default.content['application/json'].schema.properties.error.required).toEqual(['code', 'message', 'status']);
+    expect(document.paths['/gemini/v1beta/models'].get.responses['200'].content['application/json'].schema.required).toEqual(['models']);
+    expect(document.paths['/gemini/v1beta/models/{path}'].get.summary).toContain('404 NOT_FOUND');
+  });
+});
