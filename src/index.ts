@@ -75,8 +75,10 @@ export {
   InvalidRequestError,
   UnknownProviderError,
   CapabilityNotSupportedError,
-} from './ai/errors';
-export { ApiExceptionFilter } from './http/api-exception.filter';
+} from './common/errors';
+export { ApiExceptionFilter, ERROR_SHAPES } from './http/api-exception.filter';
+export type { ErrorShape } from './http/error-shapes';
+export { DIALECT_ERROR_SHAPES } from './ai/http/dialect-error-shapes';
 export { installRequestIdHeader, requestIdAdapterOptions } from './http/request-id';
 export {
   SearchService,

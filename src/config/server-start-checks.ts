@@ -1,4 +1,4 @@
-import { TollgateError } from '../ai/errors';
+import { TollgateError } from '../common/errors';
 import { missingDatabaseProblem } from '../governance/ledger/postgres-ledger-store';
 import { createProvider } from '../ai/providers/provider-factory';
 import { ToolRegistry } from '../ai/tools/tool-registry';

@@ -8,6 +8,7 @@
  */
 import { AuthenticationError, InvalidRequestError, InvalidResponseError, ProviderError } from '../../errors';
 import { type ApiErrorResponse, toApiError } from '../../../http/api-error';
+import type { ErrorShape } from '../../../http/error-shapes';
 import { BudgetExceededError, RateLimitExceededError } from '../../../governance/budgets/budget-errors';
 import { GeminiRequestError } from './gemini-requests';
 
@@ -50,6 +51,9 @@ export function isGeminiPath(url: string): boolean {
   const path = url.split('?', 1)[0];
   return path.endsWith('/gemini/v1beta') || path.includes('/gemini/v1beta/');
 }
+
+/** The exception filter's wording of errors under /gemini/v1beta. */
+export const GEMINI_ERROR_SHAPE: ErrorShape = { handles: (request) => isGeminiPath(request.url), answer: (error) => fromApiError(error) };
 
 export function toGeminiError(exception: unknown): GeminiErrorResponse {
   if (exception instanceof GeminiRequestError) {
