@@ -5,9 +5,9 @@
  */
 import { ApiError, FunctionCallingConfigMode, GoogleGenAI, type Content, type FunctionDeclaration, Type } from '@google/genai';
 import { ANTHROPIC_EMULATOR_KEY, type AnthropicEmulator, startAnthropicEmulator } from './emulators/anthropic-emulator';
-import { GEMINI_EMULATOR_KEY, type GeminiEmulator, startGeminiEmulator } from './emulators/gemini-emulator';
+import { GEMINI_BODY_MARKER, GEMINI_EMULATOR_KEY, type GeminiEmulator, geminiError, startGeminiEmulator } from './emulators/gemini-emulator';
 import { type OllamaEmulator, startOllamaEmulator } from './emulators/ollama-emulator';
-import { OpenAiEmulator } from './emulators/openai-emulator';
+import { OpenAiEmulator, UPSTREAM_MARKER } from './emulators/openai-emulator';
 import { TestApps } from './support/test-apps';
 
 const TOKEN = 'api-token-for-gemini-sdk';
@@ -147,6 +147,67 @@ describe('@google/genai and a stream that fails or is abandoned', () => {
   });
 });
 
+/**
+ * Gemini CLI retries every 5xx five times with back-off and stops on a 4xx: what a retry cannot fix must not
+ * be a 5xx. Each case scripts one upstream answer and reads the ApiError @google/genai throws.
+ */
+describe('@google/genai and an upstream that refuses or fails: Google\'s statuses, UNAVAILABLE only when a retry can help', () => {
+  afterEach(() => {
+    gemini.server.reset();
+    openai.server.reset();
+  });
+
+  async function failure(model: string): Promise<ApiError> {
+    const error = await client().models.generateContent({ model, contents: 'Hello' }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ApiError);
+    expect((error as ApiError).message).not.toContain(UPSTREAM_MARKER);
+    expect((error as ApiError).message).not.toContain(GEMINI_BODY_MARKER);
+    return error as ApiError;
+  }
+
+  it('a Gemini upstream\'s 400 INVALID_ARGUMENT is 400 INVALID_ARGUMENT', async () => {
+    gemini.server.inject({ kind: 'status', status: 400, body: geminiError(400, 'INVALID_ARGUMENT', 'Request contains an invalid argument.') });
+    const error = await failure('gemini/gemini-2.5-flash');
+    expect(error.status).toBe(400);
+    expect(error.message).toContain('INVALID_ARGUMENT');
+  });
+
+  it('a prompt the Gemini upstream blocks (promptFeedback.blockReason) is 400 INVALID_ARGUMENT', async () => {
+    gemini.server.inject({ kind: 'status', status: 200, body: { promptFeedback: { blockReason: 'SAFETY' }, usageMetadata: { promptTokenCount: 3, totalTokenCount: 3 } } });
+    const error = await failure('gemini/gemini-2.5-flash');
+    expect(error.status).toBe(400);
+    expect(error.message).toContain('blocked the prompt (SAFETY)');
+  });
+
+  it('an OpenAI upstream\'s 400 invalid_request_error is 400 INVALID_ARGUMENT', async () => {
+    openai.server.inject({ kind: 'status', status: 400, body: { error: { message: `Invalid 'messages'. ${UPSTREAM_MARKER}`, type: 'invalid_request_error', param: 'messages', code: null } } });
+    const error = await failure('openai/gpt-test');
+    expect(error.status).toBe(400);
+    expect(error.message).toContain('INVALID_ARGUMENT');
+  });
+
+  it('the gateway\'s credentials refused upstream are 403 PERMISSION_DENIED', async () => {
+    openai.server.inject({ kind: 'status', status: 401, body: { error: { message: `Incorrect API key provided. ${UPSTREAM_MARKER}`, type: 'invalid_request_error', param: null, code: 'invalid_api_key' } } });
+    const error = await failure('openai/gpt-test');
+    expect(error.status).toBe(403);
+    expect(error.message).toContain('PERMISSION_DENIED');
+  });
+
+  it('an upstream 500 is 503 UNAVAILABLE, which a client may retry', async () => {
+    openai.serverErrorNext(500);
+    const error = await failure('openai/gpt-test');
+    expect(error.status).toBe(503);
+    expect(error.message).toContain('UNAVAILABLE');
+  });
+
+  it('a malformed upstream answer is 500 INTERNAL', async () => {
+    openai.server.inject({ kind: 'malformed' });
+    const error = await failure('openai/gpt-test');
+    expect(error.status).toBe(500);
+    expect(error.message).toContain('INTERNAL');
+  });
+});
+
 describe('@google/genai and governance', () => {
   async function createKey(settings: Record<string, unknown>): Promise<string> {
     const response = await fetch(`${origin}/v1/admin/keys`, {
@@ -183,5 +244,24 @@ describe('@google/genai and governance', () => {
     expect(error).toBeInstanceOf(ApiError);
     expect((error as ApiError).status).toBe(403);
     expect((error as ApiError).message).toContain('PERMISSION_DENIED');
+  });
+});
+
+describe('the OpenAPI document', () => {
+  it('describes the three routes: both request schemas the POST validates with, in OpenAPI 3.0 terms, its answers and Google\'s error', async () => {
+    const document = (await (await fetch(`${origin}/docs-json`)).json()) as Record<string, any>;
+    const call = document.paths['/gemini/v1beta/models/{path}'].post;
+    expect(call.summary).toContain('generateContent, streamGenerateContent and countTokens');
+    expect(call.parameters.map((parameter: { name: string; in: string }) => `${parameter.in} ${parameter.name}`).sort()).toEqual(['path path', 'query alt', 'query key']);
+    const [generate, count] = call.requestBody.content['application/json'].schema.oneOf;
+    expect(generate.required).toEqual(['contents']);
+    expect(Object.keys(generate.properties)).toEqual(expect.arrayContaining(['contents', 'systemInstruction', 'tools', 'toolConfig', 'generationConfig']));
+    expect(Object.keys(count.properties)).toEqual(['contents', 'generateContentRequest']);
+    expect(JSON.stringify(call.requestBody)).not.toMatch(/"type":\[|"const":|"type":true/);
+    expect(Object.keys(call.responses['200'].content)).toEqual(['application/json', 'text/event-stream']);
+    expect(call.responses['200'].content['application/json'].schema.oneOf[0].required).toEqual(['candidates', 'modelVersion', 'responseId']);
+    expect(call.responses.default.content['application/json'].schema.properties.error.required).toEqual(['code', 'message', 'status']);
+    expect(document.paths['/gemini/v1beta/models'].get.responses['200'].content['application/json'].schema.required).toEqual(['models']);
+    expect(document.paths['/gemini/v1beta/models/{path}'].get.summary).toContain('404 NOT_FOUND');
   });
 });

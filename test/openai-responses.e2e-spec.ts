@@ -19,6 +19,7 @@ import { GEMINI_EMULATOR_KEY, type GeminiEmulator, startGeminiEmulator } from '.
 import { type OllamaEmulator, startOllamaEmulator } from './emulators/ollama-emulator';
 import { OpenAiEmulator } from './emulators/openai-emulator';
 import { ServerProcesses } from './support/server-process';
+import { dropResponseTables } from './support/store-cleanup';
 import { TestApps } from './support/test-apps';
 
 const PG_URL = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -377,5 +378,84 @@ describe('stored responses in Redis (ai.responses.store: redis), across two serv
     expect((await other.responses.retrieve(called.id)).id).toBe(called.id);
     await other.responses.delete(called.id);
     await expect(new OpenAI({ apiKey: TOKEN, baseURL: first, maxRetries: 0 }).responses.retrieve(called.id)).rejects.toMatchObject({ status: 404 });
+  });
+});
+
+describe('stored responses in PostgreSQL (ai.responses.store: postgres), across two server processes', () => {
+  const ADMIN = 'admin-token-for-openai-responses-postgres';
+  const responsesTable = `responses_${randomUUID().slice(0, 8)}`;
+  const keysTable = `keys_responses_${randomUUID().slice(0, 8)}`;
+  const servers = new ServerProcesses();
+  let first: string;
+  let second: string;
+  let ownerKey: string;
+  let otherTenantKey: string;
+
+  /** Two processes of the built server sharing the response store and the API keys on PostgreSQL. */
+  beforeAll(async () => {
+    const configFile = join(apps.work, 'responses-postgres.yaml');
+    writeFileSync(
+      configFile,
+      [
+        'version: 1',
+        'api: { token: "api-token-unused-by-responses-postgres" }',
+        `ai: { retry_attempts: 0, enable_fallback: false, default_provider: openai, responses: { store: postgres, url: "${PG_URL}", table: ${responsesTable}, retention: 60 } }`,
+        'providers:',
+        `  openai: { url: "${openaiUpstream.url}", api_key: "${UPSTREAM_KEY}", chat_model: gpt-test, timeout: 10 }`,
+        `  anthropic: { url: "${anthropicUpstream.url}", api_key: "${ANTHROPIC_EMULATOR_KEY}", chat_model: claude-haiku-4-5, timeout: 10 }`,
+        'governance:',
+        `  admin_token: "${ADMIN}"`,
+        `  keys: { store: postgres, url: "${PG_URL}", table: ${keysTable} }`,
+        '',
+      ].join('\n'),
+    );
+    const origins = await Promise.all([servers.start(configFile, apps.work).url, servers.start(configFile, apps.work).url]);
+    [first, second] = origins.map((url) => `${url}/openai/v1`);
+    const keyOf = async (tenant: string) => {
+      const response = await fetch(`${origins[0]}/v1/admin/keys`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ tenant, name: tenant }),
+      });
+      expect(response.status).toBe(201);
+      return ((await response.json()) as { key: string }).key;
+    };
+    [ownerKey, otherTenantKey] = [await keyOf('t-pg-a'), await keyOf('t-pg-b')];
+  }, 120_000);
+
+  afterAll(async () => {
+    await servers.stopAll();
+    await dropResponseTables(PG_URL, responsesTable);
+    const sql = new Client({ connectionString: PG_URL });
+    await sql.connect();
+    await sql.query(`DROP TABLE IF EXISTS ${keysTable}`);
+    await sql.end();
+  });
+
+  it.each(PROVIDERS.slice(0, 2))('a function-call loop started on one process continues on the other ($name)', async ({ model, afterTool }) => {
+    const called = await new OpenAI({ apiKey: ownerKey, baseURL: first, maxRetries: 0 }).responses.stream({ model, input: 'Weather in Paris?', tools: [weather] }).finalResponse();
+    const call = called.output.find((item) => item.type === 'function_call') as OpenAI.Responses.ResponseFunctionToolCall;
+    const other = new OpenAI({ apiKey: ownerKey, baseURL: second, maxRetries: 0 });
+    const answered = await other.responses.create({ model, previous_response_id: called.id, tools: [weather], input: [{ type: 'function_call_output', call_id: call.call_id, output: 'sunny' }] });
+    expect(answered.output_text).toBe(afterTool);
+    expect((await other.responses.retrieve(called.id)).id).toBe(called.id);
+    const inputItems = await new OpenAI({ apiKey: ownerKey, baseURL: first, maxRetries: 0 }).responses.inputItems.list(answered.id);
+    expect(inputItems.data).toMatchObject([{ type: 'function_call_output', call_id: call.call_id, output: 'sunny' }]);
+    await other.responses.delete(called.id);
+    await expect(new OpenAI({ apiKey: ownerKey, baseURL: first, maxRetries: 0 }).responses.retrieve(called.id)).rejects.toMatchObject({ status: 404 });
+  });
+
+  it("another tenant's key reads, continues and deletes nothing of it, on either process", async () => {
+    const created = await new OpenAI({ apiKey: ownerKey, baseURL: first, maxRetries: 0 }).responses.create({ model: 'openai/gpt-test', input: 'mine' });
+    for (const baseURL of [first, second]) {
+      const intruder = new OpenAI({ apiKey: otherTenantKey, baseURL, maxRetries: 0 });
+      await expect(intruder.responses.retrieve(created.id)).rejects.toMatchObject({ status: 404, type: 'invalid_request_error' });
+      await expect(intruder.responses.create({ model: 'openai/gpt-test', previous_response_id: created.id, input: 'more' })).rejects.toMatchObject({
+        status: 400,
+        param: 'previous_response_id',
+      });
+      await expect(intruder.responses.delete(created.id)).rejects.toMatchObject({ status: 404 });
+    }
+    expect((await new OpenAI({ apiKey: ownerKey, baseURL: second, maxRetries: 0 }).responses.retrieve(created.id)).output_text).toBe('echo: mine');
   });
 });

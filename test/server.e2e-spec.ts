@@ -331,6 +331,9 @@ describe('start-up summary', () => {
         expect.arrayContaining([
           'configuration: built-in defaults (no configuration file)',
           'AuthModule: off (JWT, tenancy and RBAC; set JWT_SECRET or an auth: section to turn it on)',
+          `AI surfaces: ${origin}/v1 (Tollgate's own), ${origin}/openai/v1 (OpenAI chat completions and responses; OPENAI_BASE_URL), ` +
+            `${origin}/anthropic/v1 (Anthropic Messages; ANTHROPIC_BASE_URL=${origin}/anthropic), ${origin}/gemini/v1beta (Gemini; GOOGLE_GEMINI_BASE_URL=${origin}/gemini)`,
+          'MCP: off over HTTP (mcp.enabled: false); tollgate mcp --stdio serves it on stdio',
           'providers: ollama (default ollama)',
           'provider ollama: created from OLLAMA_URL (no providers: section in the configuration)',
           `provider ollama (ollama) at ${ollama.url}: checking its health`,
@@ -340,21 +343,25 @@ describe('start-up summary', () => {
       );
       const warning = messages.find((entry) => entry.msg.startsWith('no API token is set'));
       expect(warning).toMatchObject({ level: WARN });
-      expect(warning!.msg).toContain('every /v1 and /openai/v1 call answers 401. Make one with `tollgate secret` and start with API_TOKEN=');
+      expect(warning!.msg).toContain('every /v1, /openai/v1, /anthropic/v1 and /gemini/v1beta call answers 401. Make one with `tollgate secret` and start with API_TOKEN=');
     } finally {
       await stop(server);
     }
   });
 
-  it('warns about api.auth: none and an unreachable provider; a set token is reported as set, never shown', async () => {
+  it('warns about api.auth: none, an open MCP endpoint and an unreachable provider; a set token is reported as set, never shown', async () => {
     const token = 'tok-summary-SECRET-4411';
-    writeFileSync(join(work, 'open.yaml'), 'version: 1\napi: { auth: none }\nproviders:\n  ollama: { url: "http://127.0.0.1:9" }\n');
+    writeFileSync(join(work, 'open.yaml'), 'version: 1\napi: { auth: none }\nmcp: { enabled: true, auth: none }\nproviders:\n  ollama: { url: "http://127.0.0.1:9" }\n');
     const open = await startServer({ OLLAMA_URL: '' }, ['--config', 'open.yaml']);
     try {
       const messages = await logMessagesUntil(open, /first health probe/);
       expect(messages.find((entry) => entry.msg.startsWith('api.auth: none:'))).toMatchObject({
         level: WARN,
-        msg: `api.auth: none: /v1 and /openai/v1 answer anyone who can reach ${open.url} without a credential; use it only where nobody else can connect`,
+        msg: `api.auth: none: /v1, /openai/v1, /anthropic/v1 and /gemini/v1beta answer anyone who can reach ${open.url} without a credential; use it only where nobody else can connect`,
+      });
+      expect(messages.find((entry) => entry.msg.startsWith('MCP:'))).toMatchObject({
+        level: WARN,
+        msg: `MCP: ${open.url}/mcp (Streamable HTTP) answers anyone without a credential (mcp.auth: none)`,
       });
       const probe = messages.find((entry) => entry.msg.includes('first health probe'));
       expect(probe).toMatchObject({ level: WARN });
@@ -367,7 +374,9 @@ describe('start-up summary', () => {
     const withToken = await startServer({ API_TOKEN: token });
     try {
       const texts = (await logMessagesUntil(withToken, /first health probe/)).map((entry) => entry.msg);
-      expect(texts).toContain('/v1 and /openai/v1: API token (Authorization: Bearer <API_TOKEN>); a token is set');
+      expect(texts).toContain(
+        '/v1, /openai/v1, /anthropic/v1 and /gemini/v1beta: API token (Authorization: Bearer <API_TOKEN>, or x-api-key on /anthropic/v1, x-goog-api-key on /gemini/v1beta); a token is set',
+      );
       expect(withToken.output()).not.toContain(token);
     } finally {
       await stop(withToken);

@@ -33,7 +33,7 @@ export interface AiModuleOptions {
   /** Inputs per batch embeddings call (default 32). */
   maxBatchInputs?: number;
   /** Stored responses of /openai/v1/responses (default in memory, 1 hour, 10 000 responses). */
-  responses?: { store?: 'memory' | 'redis'; url?: string; keyPrefix?: string; retentionMs?: number; maxStored?: number };
+  responses?: { store?: 'memory' | 'redis' | 'postgres'; url?: string; keyPrefix?: string; table?: string; retentionMs?: number; maxStored?: number };
   /** Bounds of the image URLs Ollama and Gemini download (default DEFAULT_IMAGE_DOWNLOAD_LIMITS), for the whole module. */
   images?: Partial<ImageDownloadLimits>;
   prompts?: Partial<PromptTemplateSet>;

@@ -18,8 +18,10 @@ export const AI_DEFAULTS = Object.freeze({
   maxBatchInputs: 32,
   /** How long a stored response of /openai/v1/responses can be retrieved and continued (OpenAI keeps them 30 days). */
   responseRetentionMs: 3_600_000,
-  /** Stored responses kept at most per process; the oldest go first. */
+  /** Stored responses kept at most by the memory store (per process) and the PostgreSQL store (in all); the oldest go first. */
   maxStoredResponses: 10_000,
   /** Prefix of the Redis keys of stored responses. */
   responseKeyPrefix: 'tollgate:responses:',
+  /** PostgreSQL table of stored responses (and `<table>_items`). */
+  responseTable: 'tollgate_responses',
 });

@@ -17,6 +17,7 @@ import { OpenAiCompatController } from './http/openai/openai-compat.controller';
 import { AnthropicController } from './http/anthropic/anthropic.controller';
 import { GeminiController } from './http/gemini/gemini.controller';
 import { ResponsesController } from './http/responses/responses.controller';
+import { PostgresResponseStore } from './http/responses/postgres-response-store';
 import { RedisResponseStore } from './http/responses/redis-response-store';
 import { MemoryResponseStore, RESPONSE_STORE, type ResponseStore } from './http/responses/responses-store';
 import { V1InfoController } from './http/v1-info.controller';
@@ -61,15 +62,17 @@ function apiAuthOptions(options: AiModuleOptions): ApiAuthOptions {
   return { mode: api.auth ?? 'token', token: api.token, hook: api.hook };
 }
 
-/** Stored responses of /openai/v1/responses: in this process's memory, or in Redis for every process on it. */
+/** Stored responses of /openai/v1/responses: in this process's memory, or in Redis or PostgreSQL for every process on it. */
 function createResponseStore(options: AiModuleOptions): ResponseStore {
   const settings = options.responses ?? {};
-  const retentionMs = settings.retentionMs ?? AI_DEFAULTS.responseRetentionMs;
-  if (settings.store === 'redis') {
-    if (settings.url === undefined) throw new Error('AiModule: responses.url is required with responses.store redis');
-    return new RedisResponseStore(settings.url, settings.keyPrefix ?? AI_DEFAULTS.responseKeyPrefix, retentionMs);
+  const bounds = { retentionMs: settings.retentionMs ?? AI_DEFAULTS.responseRetentionMs, maxStored: settings.maxStored ?? AI_DEFAULTS.maxStoredResponses };
+  if (settings.store === 'redis' || settings.store === 'postgres') {
+    if (settings.url === undefined) throw new Error(`AiModule: responses.url is required with responses.store ${settings.store}`);
+    return settings.store === 'redis'
+      ? new RedisResponseStore(settings.url, settings.keyPrefix ?? AI_DEFAULTS.responseKeyPrefix, bounds.retentionMs)
+      : new PostgresResponseStore(settings.url, settings.table ?? AI_DEFAULTS.responseTable, bounds);
   }
-  return new MemoryResponseStore({ retentionMs, maxStored: settings.maxStored ?? AI_DEFAULTS.maxStoredResponses });
+  return new MemoryResponseStore(bounds);
 }
 
 /**

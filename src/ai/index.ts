@@ -32,7 +32,9 @@ export {
   UnknownProviderError,
   CapabilityNotSupportedError,
 } from './errors';
-export { ApiExceptionFilter } from '../http/api-exception.filter';
+export { ApiExceptionFilter, ERROR_SHAPES } from '../http/api-exception.filter';
+export type { ErrorShape } from '../http/error-shapes';
+export { DIALECT_ERROR_SHAPES } from './http/dialect-error-shapes';
 export { installRequestIdHeader, requestIdAdapterOptions } from '../http/request-id';
 export {
   SearchService,

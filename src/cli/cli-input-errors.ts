@@ -1,5 +1,5 @@
 import { DocumentSourceError } from '../ai/documents/document-errors';
-import { InvalidRequestError, UnknownProviderError } from '../ai/errors';
+import { InvalidRequestError, UnknownProviderError } from '../common/errors';
 import { OperationError, UsageError } from './cli.errors';
 
 /**

@@ -99,11 +99,18 @@ export function toAiSettings(document: ConfigDocument, context: ConfigSource): A
 
 function toResponseStoreSettings(section: AiSection['responses'], problems: string[]): ResponseStoreSettings {
   const store = section?.store ?? 'memory';
-  if (store === 'redis' && section?.url === undefined) problems.push('ai.responses.url: is required with store: redis');
+  const url = section?.url;
+  if (store !== 'memory') {
+    const scheme = store === 'redis' ? /^rediss?:\/\// : /^postgres(ql)?:\/\//;
+    if (url === undefined) problems.push(`ai.responses.url: is required with store: ${store}`);
+    else if (!scheme.test(url)) problems.push(`ai.responses.url: must be a ${store === 'redis' ? 'redis://' : 'postgres://'} URL for store ${store}`);
+  }
+  if (store !== 'postgres' && section?.table !== undefined) problems.push('ai.responses.table: applies to store postgres only');
   return {
     store,
-    ...(section?.url !== undefined ? { url: section.url } : {}),
+    ...(url !== undefined ? { url } : {}),
     keyPrefix: section?.key_prefix ?? AI_DEFAULTS.responseKeyPrefix,
+    table: section?.table ?? AI_DEFAULTS.responseTable,
     retentionMs: Math.round((section?.retention ?? DEFAULT_AI_SETTINGS.responseRetentionSeconds) * 1000),
     maxStored: section?.max_stored ?? DEFAULT_AI_SETTINGS.maxStoredResponses,
   };

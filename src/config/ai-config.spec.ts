@@ -33,7 +33,7 @@ describe('AI configuration (ai, providers, prompts, api)', () => {
       enableFallback: true,
       healthCacheMs: 5000,
       maxBatchInputs: 32,
-      responses: { store: 'memory', keyPrefix: 'tollgate:responses:', retentionMs: 3_600_000, maxStored: 10_000 },
+      responses: { store: 'memory', keyPrefix: 'tollgate:responses:', table: 'tollgate_responses', retentionMs: 3_600_000, maxStored: 10_000 },
       api: { auth: 'token' },
     });
     expect(ai.api.token).toBeUndefined();
@@ -41,7 +41,7 @@ describe('AI configuration (ai, providers, prompts, api)', () => {
 
   it('ai.responses bounds the stored responses of /openai/v1/responses, retention in seconds', () => {
     writeFileSync(join(dir, 'tollgate.yaml'), 'version: 1\nai:\n  responses: { retention: 90, max_stored: 5 }\n');
-    expect(loadConfig({ cwd: dir, env: {}, configPath: 'tollgate.yaml' }).ai.responses).toEqual({ store: 'memory', keyPrefix: 'tollgate:responses:', retentionMs: 90_000, maxStored: 5 });
+    expect(loadConfig({ cwd: dir, env: {}, configPath: 'tollgate.yaml' }).ai.responses).toEqual({ store: 'memory', keyPrefix: 'tollgate:responses:', table: 'tollgate_responses', retentionMs: 90_000, maxStored: 5 });
     writeFileSync(join(dir, 'tollgate.yaml'), 'version: 1\nai:\n  responses: { store: redis, url: "redis://127.0.0.1:6379", key_prefix: "t:" }\n');
     expect(loadConfig({ cwd: dir, env: {}, configPath: 'tollgate.yaml' }).ai.responses).toMatchObject({ store: 'redis', url: 'redis://127.0.0.1:6379', keyPrefix: 't:' });
   });
@@ -49,6 +49,19 @@ describe('AI configuration (ai, providers, prompts, api)', () => {
   it('ai.responses store redis without a url is refused naming the key', () => {
     writeFileSync(join(dir, 'tollgate.yaml'), 'version: 1\nai:\n  responses: { store: redis }\n');
     expect(() => loadConfig({ cwd: dir, env: {}, configPath: 'tollgate.yaml' })).toThrow(/ai\.responses\.url: is required with store: redis/);
+  });
+
+  it('ai.responses store postgres takes a postgres:// url and a table; a wrong scheme or a misplaced table is refused naming the key', () => {
+    writeFileSync(join(dir, 'tollgate.yaml'), 'version: 1\nai:\n  responses: { store: postgres, url: "postgres://u@db/x", table: my_responses }\n');
+    expect(loadConfig({ cwd: dir, env: {}, configPath: 'tollgate.yaml' }).ai.responses).toMatchObject({ store: 'postgres', url: 'postgres://u@db/x', table: 'my_responses' });
+    const problems = (yaml: string) => {
+      writeFileSync(join(dir, 'tollgate.yaml'), `version: 1\nai:\n  responses: ${yaml}\n`);
+      return () => loadConfig({ cwd: dir, env: {}, configPath: 'tollgate.yaml' });
+    };
+    expect(problems('{ store: postgres }')).toThrow(/ai\.responses\.url: is required with store: postgres/);
+    expect(problems('{ store: postgres, url: "redis://127.0.0.1:6379" }')).toThrow(/ai\.responses\.url: must be a postgres:\/\/ URL for store postgres/);
+    expect(problems('{ store: redis, url: "redis://127.0.0.1:6379", table: t }')).toThrow(/ai\.responses\.table: applies to store postgres only/);
+    expect(problems('{ store: postgres, url: "postgres://u@db/x", table: "drop table" }')).toThrow(/ai\.responses\.table: must be a plain SQL identifier/);
   });
 
   it('registers a hosted provider from the environment only when its key is set', () => {

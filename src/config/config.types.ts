@@ -185,7 +185,7 @@ export interface AiSection {
   excluded_context_fields?: string[];
   health_cache_ttl?: number;
   max_batch_inputs?: number;
-  responses?: { store?: 'memory' | 'redis'; url?: string; key_prefix?: string; retention?: number; max_stored?: number };
+  responses?: { store?: 'memory' | 'redis' | 'postgres'; url?: string; key_prefix?: string; table?: string; retention?: number; max_stored?: number };
   images?: ImagesSection;
 }
 
@@ -307,10 +307,11 @@ export type ApiAuthMode = 'token' | 'jwt' | 'none';
 
 /** Where stored responses of /openai/v1/responses live, and for how long. */
 export interface ResponseStoreSettings {
-  store: 'memory' | 'redis';
-  /** Redis URL, with store redis. */
+  store: 'memory' | 'redis' | 'postgres';
+  /** Redis URL with store redis, PostgreSQL URL with store postgres. */
   url?: string;
   keyPrefix: string;
+  table: string;
   retentionMs: number;
   maxStored: number;
 }

@@ -125,6 +125,14 @@ describe('checkServerStores', () => {
     ]);
   });
 
+  it('refuses a response store database that does not exist, naming ai.responses.url', async () => {
+    const database = `tollgate_missing_responses_${process.pid}`;
+    writeFileSync(join(dir, 'tollgate.yaml'), `version: 1\nai:\n  responses: { store: postgres, url: "postgres://postgres@127.0.0.1:5432/${database}" }\n`);
+    await expect(checkServerStores(loadConfig({ cwd: dir, env: {}, configPath: 'tollgate.yaml' }))).rejects.toMatchObject({
+      problems: [`tollgate.yaml: ai.responses.url: database "${database}" does not exist on postgres://postgres@127.0.0.1:5432; create it or name an existing one`],
+    });
+  });
+
   it('passes a database that exists, and leaves a server that does not answer to the writes\' retries', async () => {
     expect(await storeProblems('postgres://postgres@127.0.0.1:5432/test')).toEqual([]);
     expect(await storeProblems('postgres://postgres@127.0.0.1:1/test')).toEqual([]);

@@ -1,4 +1,4 @@
-import { TollgateError } from '../ai/errors';
+import { TollgateError } from '../common/errors';
 import { missingDatabaseProblem } from '../governance/ledger/postgres-ledger-store';
 import { createProvider } from '../ai/providers/provider-factory';
 import { ToolRegistry } from '../ai/tools/tool-registry';
@@ -20,15 +20,22 @@ export async function checkServerStart(config: TollgateConfig, env: NodeJS.Proce
 
 /**
  * What only a connection can tell, for the server's start (`npm start`, `tollgate serve`); `tollgate config
- * validate` reads files and connects to nothing. A PostgreSQL ledger whose database does not exist is refused,
- * naming the database and its server without the password; a server that does not answer yet is not (the
- * ledger's writes retry).
+ * validate` reads files and connects to nothing. A PostgreSQL ledger or response store whose database does not
+ * exist is refused, naming the database and its server without the password; a server that does not answer yet
+ * is not (the ledger's writes retry, the response store creates its tables on first use).
  */
 export async function checkServerStores(config: TollgateConfig): Promise<void> {
+  const databases: Array<[key: string, url: string]> = [];
   const { enabled, store } = config.ledger;
-  if (!enabled || store.kind !== 'postgres') return;
-  const problem = await missingDatabaseProblem(store.url);
-  if (problem) throw new ConfigError([`${config.file ?? 'configuration'}: governance.ledger.url: ${problem}`]);
+  if (enabled && store.kind === 'postgres') databases.push(['governance.ledger.url', store.url]);
+  const responses = config.ai.responses;
+  if (responses.store === 'postgres' && responses.url !== undefined) databases.push(['ai.responses.url', responses.url]);
+  const problems: string[] = [];
+  for (const [key, url] of databases) {
+    const problem = await missingDatabaseProblem(url);
+    if (problem) problems.push(`${config.file ?? 'configuration'}: ${key}: ${problem}`);
+  }
+  if (problems.length) throw new ConfigError(problems);
 }
 
 /**

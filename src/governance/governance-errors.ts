@@ -1,4 +1,4 @@
-import { TollgateError } from '../ai/errors';
+import { TollgateError } from '../common/errors';
 
 /** A bearer shaped like an API key that is malformed, unknown, revoked or expired: 401 (never says which). */
 export class InvalidKeyError extends TollgateError {

@@ -11,7 +11,7 @@ import {
   TimeoutError,
   TollgateError,
   UnknownProviderError,
-} from '../ai/errors';
+} from '../common/errors';
 import { AdminRequiredError, InvalidKeyError, KeyNotFoundError, ModelNotAllowedError } from '../governance/governance-errors';
 import { BudgetExceededError, BudgetStoreUnavailableError, InvalidBudgetError, RateLimitExceededError } from '../governance/budgets/budget-errors';
 import { apiRequestError, errorEnvelope, toApiError } from './api-error';

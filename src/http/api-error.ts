@@ -12,7 +12,7 @@ import {
   TimeoutError,
   TollgateError,
   UnknownProviderError,
-} from '../ai/errors';
+} from '../common/errors';
 import { AdminRequiredError, InvalidKeyError, KeyNotFoundError, ModelNotAllowedError, ModelNotPricedError } from '../governance/governance-errors';
 import { BudgetExceededError, BudgetStoreUnavailableError, RateLimitExceededError } from '../governance/budgets/budget-errors';
 

@@ -1,23 +1,27 @@
-import { ArgumentsHost, Catch, ExceptionFilter, Logger, NotFoundException } from '@nestjs/common';
+import { ArgumentsHost, Catch, ExceptionFilter, Inject, Logger, NotFoundException, Optional } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { isMcpRoute, jsonRpcErrorFor } from '../ai/mcp/mcp-json-rpc-error';
 import { errorEnvelope, toApiError } from './api-error';
 import { answeredAuthDenial, logUnexpected } from './api-filter-parts';
-import { fromApiError, isOpenAiPath } from '../ai/http/openai/openai-errors';
-import { fromApiError as fromApiErrorForAnthropic, isAnthropicPath } from '../ai/http/anthropic/anthropic-errors';
-import { fromApiError as fromApiErrorToGemini, isGeminiPath } from '../ai/http/gemini/gemini-errors';
+import type { ErrorShape } from './error-shapes';
+
+/** The error shapes a filter that Nest builds (`@UseFilters(ApiExceptionFilter)`) takes, when a module provides them. */
+export const ERROR_SHAPES = Symbol('ERROR_SHAPES');
 
 const PROBED_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 /**
  * The one place HTTP errors become responses (docs/decisions.md B3): the JSON envelope for everything,
- * except AuthModule's own 401/403 bodies, which are configured by the user and sent as they are, paths
- * of the OpenAI-compatible, Anthropic and Gemini surfaces, which get their vendor's error shape, and the MCP endpoint, whose errors
- * before its handler (a body too deep or not JSON) are JSON-RPC errors like its own refusals.
+ * except AuthModule's own 401/403 bodies, which are configured by the user and sent as they are, and the
+ * requests of a surface with an error shape of its own (the first of `shapes` that handles them): the
+ * OpenAI-compatible, Anthropic and Gemini paths in their vendor's shape, the MCP endpoint's errors before its
+ * handler (a body too deep or not JSON) as JSON-RPC errors like its own refusals. The server gives it the
+ * AiModule's shapes (DIALECT_ERROR_SHAPES); the /v1 controllers' own instances need none.
  */
 @Catch()
 export class ApiExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger('ApiExceptionFilter');
+
+  constructor(@Optional() @Inject(ERROR_SHAPES) private readonly shapes: readonly ErrorShape[] = []) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
@@ -35,23 +39,10 @@ export class ApiExceptionFilter implements ExceptionFilter {
       }
     }
     if (error.unexpected) logUnexpected(this.logger, request, exception);
-    if (isMcpRoute(request)) {
-      reply.status(error.status).headers(error.headers).send(jsonRpcErrorFor(error));
-      return;
-    }
-    if (isOpenAiPath(request.url)) {
-      const openAi = fromApiError(error);
-      reply.status(openAi.status).headers(openAi.headers).send(openAi.body);
-      return;
-    }
-    if (isAnthropicPath(request.url)) {
-      const anthropic = fromApiErrorForAnthropic(error);
-      reply.status(anthropic.status).headers(anthropic.headers).send(anthropic.body);
-      return;
-    }
-    if (isGeminiPath(request.url)) {
-      const gemini = fromApiErrorToGemini(error);
-      reply.status(gemini.status).headers(gemini.headers).send(gemini.body);
+    const shape = this.shapes.find((candidate) => candidate.handles(request));
+    if (shape) {
+      const shaped = shape.answer(error);
+      reply.status(shaped.status).headers(shaped.headers).send(shaped.body);
       return;
     }
     reply.status(error.status).headers(error.headers).send(errorEnvelope(error, String(request.id)));

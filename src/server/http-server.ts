@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AiClient } from '../ai/client/ai-client';
+import { DIALECT_ERROR_SHAPES } from '../ai/http/dialect-error-shapes';
 import { ApiExceptionFilter } from '../http/api-exception.filter';
 import { installRequestIdHeader, requestIdAdapterOptions } from '../http/request-id';
 import type { TollgateConfig } from '../config/config.types';
@@ -49,7 +50,7 @@ export async function createHttpApp(config: TollgateConfig, logs: LogOutput = {}
   useChatBodyLimit(app, config.server.chatBodyLimit);
   installApiPreAuth(app, config);
   if (metrics.enabled) installHttpMetrics(fastify, app.get(MetricsService));
-  app.useGlobalFilters(new ApiExceptionFilter());
+  app.useGlobalFilters(new ApiExceptionFilter(DIALECT_ERROR_SHAPES));
   if (config.server.basePath) app.setGlobalPrefix(config.server.basePath);
   installOpenApi(app, config.server.basePath);
   if (config.ledger.enabled) installUsagePage(app, config.server.basePath);

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { InvalidRequestError } from '../ai/errors';
+import { InvalidRequestError } from '../common/errors';
 
 /** Deepest nesting of arrays and objects a JSON request body may have (docs/decisions.md C6). */
 export const MAX_JSON_DEPTH = 64;

@@ -11,7 +11,8 @@ export interface SummaryLine {
   text: string;
 }
 
-const API_ROUTES = '/v1 and /openai/v1';
+/** Every route family the API credential (api.auth) guards: Tollgate's own and each client dialect. */
+const API_ROUTES = '/v1, /openai/v1, /anthropic/v1 and /gemini/v1beta';
 
 /**
  * What a person starting the server needs to act on, without a secret: where it listens, which credential each
@@ -22,7 +23,9 @@ export function startupSummary(config: TollgateConfig, origin: string, providers
   const base = `${origin}${config.server.basePath}`;
   const lines: SummaryLine[] = [{ level: 'log', text: `configuration: ${config.file ?? 'built-in defaults (no configuration file)'}` }];
   lines.push({ level: 'log', text: authLine(config) });
+  lines.push({ level: 'log', text: surfacesLine(base) });
   lines.push(...apiCredentialLines(config, base));
+  lines.push(mcpLine(config, base));
   const defaultProvider = providers.find((provider) => provider.default === true)?.name;
   lines.push({ level: 'log', text: `providers: ${providers.map((provider) => provider.name).join(', ') || 'none'}${defaultProvider ? ` (default ${String(defaultProvider)})` : ''}` });
   for (const created of config.environmentProviders) {
@@ -51,6 +54,26 @@ function authLine(config: TollgateConfig): string {
   return `AuthModule: JWT on; tenancy checks: ${tenancy.join(', ') || 'none'}; RBAC ${auth.rbacEnabled ? 'on' : 'off'}`;
 }
 
+/** Each surface with the base URL its clients are given (docs/clients.md). */
+function surfacesLine(base: string): string {
+  return (
+    `AI surfaces: ${base}/v1 (Tollgate's own), ${base}/openai/v1 (OpenAI chat completions and responses; OPENAI_BASE_URL), ` +
+    `${base}/anthropic/v1 (Anthropic Messages; ANTHROPIC_BASE_URL=${base}/anthropic), ` +
+    `${base}/gemini/v1beta (Gemini; GOOGLE_GEMINI_BASE_URL=${base}/gemini)`
+  );
+}
+
+/** MCP over Streamable HTTP and the credential it takes (mcp.auth), or how to turn it on. */
+function mcpLine(config: TollgateConfig, base: string): SummaryLine {
+  const mcp = config.mcp;
+  if (!mcp.enabled) return { level: 'log', text: 'MCP: off over HTTP (mcp.enabled: false); tollgate mcp --stdio serves it on stdio' };
+  const at = `MCP: ${base}${mcp.path} (Streamable HTTP)`;
+  if (mcp.auth === 'none') return { level: 'warn', text: `${at} answers anyone without a credential (mcp.auth: none)` };
+  if (mcp.auth === 'jwt') return { level: 'log', text: `${at}: the AuthModule's JWT (mcp.auth: jwt)` };
+  if (mcp.token !== undefined) return { level: 'log', text: `${at}: Bearer token (mcp.token, else api.token) or an API key; a token is set` };
+  return { level: 'warn', text: `${at}: no token is set (mcp.token, else api.token): a call without an API key answers 401` };
+}
+
 function apiCredentialLines(config: TollgateConfig, base: string): SummaryLine[] {
   const { auth, token } = config.ai.api;
   if (auth === 'none') {
@@ -62,7 +85,14 @@ function apiCredentialLines(config: TollgateConfig, base: string): SummaryLine[]
     ];
   }
   if (auth === 'jwt') return [{ level: 'log', text: `${API_ROUTES}: the AuthModule's JWT (api.auth: jwt)` }];
-  if (token !== undefined) return [{ level: 'log', text: `${API_ROUTES}: API token (Authorization: Bearer <API_TOKEN>); a token is set` }];
+  if (token !== undefined) {
+    return [
+      {
+        level: 'log',
+        text: `${API_ROUTES}: API token (Authorization: Bearer <API_TOKEN>, or x-api-key on /anthropic/v1, x-goog-api-key on /gemini/v1beta); a token is set`,
+      },
+    ];
+  }
   return [
     {
       level: 'warn',

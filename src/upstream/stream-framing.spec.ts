@@ -1,4 +1,4 @@
-import { InvalidResponseError } from '../ai/errors';
+import { InvalidResponseError } from '../common/errors';
 import { parseEventObject, readLines, readNdjson, readSseEvents } from './stream-framing';
 
 async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {

@@ -1,6 +1,6 @@
 /** Stream framing of upstream bodies: text lines, server-sent events and newline-delimited JSON. */
 import { StringDecoder } from 'node:string_decoder';
-import { InvalidResponseError } from '../ai/errors';
+import { InvalidResponseError } from '../common/errors';
 import { isObject } from '../common/json-values';
 import { parseJson } from './upstream-errors';
 

@@ -6,7 +6,7 @@
  * messages and hosts never reach them (docs/decisions.md B4).
  */
 import { type Dispatcher, Pool } from 'undici';
-import { TollgateError } from '../ai/errors';
+import { TollgateError } from '../common/errors';
 import { JsonExchange, StreamExchange } from './upstream-exchange';
 import { mapUpstreamError } from './upstream-errors';
 import type {

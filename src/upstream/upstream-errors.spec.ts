@@ -6,7 +6,7 @@ import {
   ProviderError,
   RateLimitError,
   TimeoutError,
-} from '../ai/errors';
+} from '../common/errors';
 import { mapNetworkError, mapUpstreamError, parseJson, parseRetryAfter, retryAfterFromHeaders } from './upstream-errors';
 
 describe('parseRetryAfter', () => {

@@ -11,7 +11,7 @@ import {
   RateLimitError,
   TimeoutError,
   TollgateError,
-} from '../ai/errors';
+} from '../common/errors';
 import type { ResponseHeaders, UpstreamErrorResponse } from './upstream-types';
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);

@@ -3,7 +3,7 @@
  * handed to its consumer. There are no retries at this level; AiClient retries whole calls (docs/decisions.md B2).
  */
 import { type Dispatcher, errors, util } from 'undici';
-import { InvalidResponseError, TimeoutError, TollgateError } from '../ai/errors';
+import { InvalidResponseError, TimeoutError, TollgateError } from '../common/errors';
 import { mapNetworkError, parseJson } from './upstream-errors';
 import type { JsonResponse, ResponseHeaders, StreamResponse } from './upstream-types';
 

@@ -1,7 +1,7 @@
 /** What the upstream HTTP client takes and hands back, shared by the client, its exchanges and error mappers. */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { LookupFunction } from 'node:net';
-import type { TollgateError } from '../ai/errors';
+import type { TollgateError } from '../common/errors';
 
 export type ResponseHeaders = IncomingHttpHeaders;
 

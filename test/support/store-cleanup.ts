@@ -26,3 +26,14 @@ export async function dropLedgerTables(url: string, table: string): Promise<void
     await sql.end();
   }
 }
+
+/** Drops a response store's tables (`<table>_items` first: it refers to `<table>`). */
+export async function dropResponseTables(url: string, table: string): Promise<void> {
+  const sql = new Client({ connectionString: url });
+  await sql.connect();
+  try {
+    await sql.query(`DROP TABLE IF EXISTS ${table}_items, ${table}`);
+  } finally {
+    await sql.end();
+  }
+}

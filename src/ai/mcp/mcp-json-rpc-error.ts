@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { ApiErrorResponse } from '../../http/api-error';
+import type { ErrorShape } from '../../http/error-shapes';
 
 /** JSON-RPC's code for a body that is not JSON; every other refusal is a server-defined error. */
 const PARSE_ERROR = -32700;
@@ -24,3 +25,9 @@ export function jsonRpcErrorBody(message: string, code = SERVER_ERROR) {
 export function jsonRpcErrorFor(error: ApiErrorResponse) {
   return jsonRpcErrorBody(error.message, error.type === 'invalid_json' ? PARSE_ERROR : SERVER_ERROR);
 }
+
+/** The exception filter's answer on the MCP endpoint: the status and headers of /v1, a JSON-RPC body. */
+export const MCP_ERROR_SHAPE: ErrorShape = {
+  handles: isMcpRoute,
+  answer: (error) => ({ status: error.status, headers: error.headers, body: jsonRpcErrorFor(error) }),
+};

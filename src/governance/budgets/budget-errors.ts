@@ -1,4 +1,4 @@
-import { InvalidRequestError, TollgateError } from '../../ai/errors';
+import { InvalidRequestError, TollgateError } from '../../common/errors';
 import { type LimitField, type MeteredScope, formatUsd } from './budget-scope';
 
 const SCOPE_NAMES = { tenant: 'tenant', sub_tenant: 'sub-tenant', subject: 'subject', key: 'key' } as const;

@@ -1,4 +1,4 @@
-import { ConnectionError } from '../../ai/errors';
+import { ConnectionError } from '../../common/errors';
 import { InvalidKeyError } from '../governance-errors';
 import { apiKeyOf } from '../governance-state';
 import { generateApiKey } from './api-key-format';

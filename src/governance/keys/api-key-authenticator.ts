@@ -1,4 +1,4 @@
-import { ConnectionError } from '../../ai/errors';
+import { ConnectionError } from '../../common/errors';
 import { InvalidKeyError } from '../governance-errors';
 import { type KeyRequestState, stateForKey } from '../governance-state';
 import { apiKeyId, hashApiKey } from './api-key-format';

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InvalidRequestError } from '../../ai/errors';
+import { InvalidRequestError } from '../../common/errors';
 import { KeyNotFoundError } from '../governance-errors';
 import { ApiKeyAuthenticator } from './api-key-authenticator';
 import { generateApiKey, isApiKeyId } from './api-key-format';

@@ -6,6 +6,7 @@
  */
 import { InvalidRequestError } from '../../errors';
 import { type ApiErrorResponse, toApiError } from '../../../http/api-error';
+import type { ErrorShape } from '../../../http/error-shapes';
 import { AnthropicRequestError } from './anthropic-requests';
 
 export interface AnthropicErrorBody {
@@ -26,6 +27,9 @@ export function isAnthropicPath(url: string): boolean {
   const path = url.split('?', 1)[0];
   return path.endsWith('/anthropic/v1') || path.includes('/anthropic/v1/');
 }
+
+/** The exception filter's wording of errors under /anthropic/v1. */
+export const ANTHROPIC_ERROR_SHAPE: ErrorShape = { handles: (request) => isAnthropicPath(request.url), answer: (error) => fromApiError(error) };
 
 export function toAnthropicError(exception: unknown): AnthropicErrorResponse {
   if (exception instanceof AnthropicRequestError) {

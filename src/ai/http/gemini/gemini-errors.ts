@@ -6,8 +6,9 @@
  * stops at once on a quotaId with `PerDay`, and on a retry delay over five minutes (a monthly budget), instead
  * of retrying for minutes.
  */
-import { InvalidRequestError } from '../../errors';
+import { AuthenticationError, InvalidRequestError, InvalidResponseError, ProviderError } from '../../errors';
 import { type ApiErrorResponse, toApiError } from '../../../http/api-error';
+import type { ErrorShape } from '../../../http/error-shapes';
 import { BudgetExceededError, RateLimitExceededError } from '../../../governance/budgets/budget-errors';
 import { GeminiRequestError } from './gemini-requests';
 
@@ -51,11 +52,14 @@ export function isGeminiPath(url: string): boolean {
   return path.endsWith('/gemini/v1beta') || path.includes('/gemini/v1beta/');
 }
 
+/** The exception filter's wording of errors under /gemini/v1beta. */
+export const GEMINI_ERROR_SHAPE: ErrorShape = { handles: (request) => isGeminiPath(request.url), answer: (error) => fromApiError(error) };
+
 export function toGeminiError(exception: unknown): GeminiErrorResponse {
   if (exception instanceof GeminiRequestError) {
     return { status: 400, headers: {}, body: { error: { code: 400, message: exception.message, status: 'INVALID_ARGUMENT' } }, unexpected: false };
   }
-  const answer = fromApiError(toApiError(exception));
+  const answer = fromApiError(toApiError(exception), upstreamFailureStatus(exception));
   const details = quotaDetails(exception);
   if (details) answer.body.error.details = details;
   const field = exception instanceof InvalidRequestError && exception.param !== undefined ? GEMINI_FIELDS[exception.param] : undefined;
@@ -72,9 +76,24 @@ const GEMINI_FIELDS: Record<string, string> = {
   response_format: 'generationConfig.responseMimeType',
 };
 
-/** The /v1 API's answer to an error, reworded for Google's clients. */
-export function fromApiError(api: ApiErrorResponse): GeminiErrorResponse {
-  const status = STATUS_OF_TYPE[api.type] ?? api.status;
+/**
+ * An upstream's failure, which /v1 answers 502, in the status Google would give it, since Gemini CLI retries
+ * every 5xx (five times, with back-off) and stops on a 4xx: a request the provider refused (its 4xx, a blocked
+ * prompt) is the caller's INVALID_ARGUMENT; credentials the provider refused are PERMISSION_DENIED (the
+ * gateway may not use that model; retrying changes nothing); a malformed answer is INTERNAL; only the
+ * provider's own failure (5xx, or a failure mid-stream) is UNAVAILABLE, worth a retry. Unreachable (503) and
+ * timed out (504, DEADLINE_EXCEEDED) stay as on /v1: both are retryable.
+ */
+function upstreamFailureStatus(exception: unknown): number | undefined {
+  if (exception instanceof ProviderError) return exception.status !== undefined && exception.status < 500 ? 400 : 503;
+  if (exception instanceof AuthenticationError) return 403;
+  if (exception instanceof InvalidResponseError) return 500;
+  return undefined;
+}
+
+/** The /v1 API's answer to an error, reworded for Google's clients; `upstreamStatus` replaces /v1's 502. */
+export function fromApiError(api: ApiErrorResponse, upstreamStatus?: number): GeminiErrorResponse {
+  const status = upstreamStatus ?? STATUS_OF_TYPE[api.type] ?? api.status;
   return {
     status,
     headers: api.headers,

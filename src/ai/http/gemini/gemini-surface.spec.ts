@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BudgetExceededError, RateLimitExceededError } from '../../../governance/budgets/budget-errors';
+import { AuthenticationError, ConnectionError, InvalidResponseError, ProviderError, RateLimitError, TimeoutError } from '../../errors';
 import { convertGeminiResponse } from '../../providers/gemini/gemini-response';
 import { answerParts, generateContentBody, geminiFinishReason, geminiUsage } from './gemini-answers';
 import { toGeminiError } from './gemini-errors';
@@ -128,5 +129,24 @@ describe("governance refusals in Google's shape", () => {
     const error = toGeminiError(new RateLimitExceededError({ kind: 'key', id: 'k1', period: 'minute', limit: { requests: 1 } }, 'requests', new Date(Date.now() + 30_000)));
     expect(error.body.error).toMatchObject({ code: 429, status: 'RESOURCE_EXHAUSTED' });
     expect((error.body.error.details![0] as Record<string, any>).violations[0].quotaId).toBe('TollgateRatePerMinute-key');
+  });
+});
+
+describe("upstream failures in Google's statuses, so Gemini CLI retries only what a retry can fix", () => {
+  it.each(([
+    ['a request the provider refused (its 400)', new ProviderError('anthropic: upstream returned 400 invalid_request_error', { provider: 'anthropic', status: 400 }), 400, 'INVALID_ARGUMENT'],
+    ['a body the provider found too large (its 413)', new ProviderError('openai: upstream returned 413', { provider: 'openai', status: 413 }), 400, 'INVALID_ARGUMENT'],
+    ['a prompt the provider blocked', new ProviderError('gemini: upstream blocked the prompt (SAFETY)', { provider: 'gemini', status: 400 }), 400, 'INVALID_ARGUMENT'],
+    ["the gateway's credentials, refused by the provider", new AuthenticationError('openai: upstream rejected the credentials (401)', { provider: 'openai' }), 403, 'PERMISSION_DENIED'],
+    ['a malformed answer', new InvalidResponseError('openai: upstream returned malformed JSON', { provider: 'openai' }), 500, 'INTERNAL'],
+    ["the provider's own failure (its 500)", new ProviderError('openai: upstream returned 500', { provider: 'openai', status: 500 }), 503, 'UNAVAILABLE'],
+    ['a failure mid-stream', new ProviderError('ollama: upstream failed during the stream', { provider: 'ollama' }), 503, 'UNAVAILABLE'],
+    ['an unreachable provider', new ConnectionError('openai: could not reach upstream (ECONNREFUSED)', { provider: 'openai' }), 503, 'UNAVAILABLE'],
+    ['a provider that did not answer in time', new TimeoutError('openai: upstream timed out (UND_ERR_HEADERS_TIMEOUT)', { provider: 'openai' }), 504, 'DEADLINE_EXCEEDED'],
+    ["the provider's rate limit", new RateLimitError('openai: upstream rate limit reached (429)', { provider: 'openai' }), 429, 'RESOURCE_EXHAUSTED'],
+  ] as const).map(([failure, exception, code, status]) => [`${failure} is ${code} ${status}`, exception, code, status] as const))("%s, with Tollgate's own message", (_title, exception, code, status) => {
+    const error = toGeminiError(exception);
+    expect(error.status).toBe(code);
+    expect(error.body).toEqual({ error: { code, message: exception.message, status } });
   });
 });

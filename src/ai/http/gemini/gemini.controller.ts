@@ -7,6 +7,7 @@ import { ApiAuthGuard } from '../../../http/api-auth.guard';
 import { ModelNotAllowedError } from '../../../governance/governance-errors';
 import { disconnectSignal } from '../api-response';
 import { answerParts, generateContentBody, geminiFinishReason, modelResource, modelsListBody, responseId } from './gemini-answers';
+import { ApiGeminiCallDocs, ApiGeminiModelDocs, ApiGeminiModelsDocs } from './gemini-docs';
 import { GeminiExceptionFilter } from './gemini-exception.filter';
 import { parseCountTokensRequest, parseGenerateContentRequest, type GenerateContentRequest, GeminiRequestError } from './gemini-requests';
 import { writeGeminiStream } from './gemini-stream';
@@ -33,6 +34,7 @@ export class GeminiController {
    */
   @Post('models/*')
   @HttpCode(200)
+  @ApiGeminiCallDocs()
   async call(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @Body() body: unknown): Promise<void> {
     const { model, method } = modelAndMethod((request.params as Record<string, string>)['*']);
     if (method === 'countTokens') {
@@ -60,6 +62,7 @@ export class GeminiController {
 
   /** Provider models as `models/provider/model`, then the aliases, all the caller's allow-lists admit, in one page. */
   @Get('models')
+  @ApiGeminiModelsDocs()
   async models(@Res({ passthrough: true }) reply: FastifyReply) {
     const { models, aliases } = await this.client.admittedModels(disconnectSignal(reply));
     return modelsListBody(models, aliases);
@@ -67,6 +70,7 @@ export class GeminiController {
 
   /** One model by any name the path takes; one the caller may not use reads as one that does not exist. */
   @Get('models/*')
+  @ApiGeminiModelDocs()
   async model(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
     const id = (request.params as Record<string, string>)['*'];
     if (this.client.modelAliases().some(({ alias }) => alias === id)) {

@@ -5,6 +5,7 @@
  */
 import { InvalidRequestError } from '../../errors';
 import { type ApiErrorResponse, toApiError } from '../../../http/api-error';
+import type { ErrorShape } from '../../../http/error-shapes';
 import { OpenAiRequestError } from './openai-requests';
 
 export interface OpenAiErrorBody {
@@ -33,6 +34,9 @@ export function isOpenAiPath(url: string): boolean {
   const path = url.split('?', 1)[0];
   return path.endsWith('/openai/v1') || path.includes('/openai/v1/');
 }
+
+/** The exception filter's wording of errors under /openai/v1. */
+export const OPENAI_ERROR_SHAPE: ErrorShape = { handles: (request) => isOpenAiPath(request.url), answer: fromApiError };
 
 /** Types whose cause is the `model` the caller chose. */
 const MODEL_TYPES = new Set(['unknown_provider', 'capability_not_supported', 'model_not_available', 'model_not_found', 'model_not_allowed', 'model_not_priced']);

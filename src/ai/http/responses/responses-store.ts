@@ -37,7 +37,7 @@ export interface ResponseStoreBounds {
 
 /**
  * In this process's memory, bounded in time and count: a continuation must reach the process that kept the
- * response (a shared store for several processes is not built yet).
+ * response (the Redis and PostgreSQL stores are shared by every process on them).
  */
 export class MemoryResponseStore implements ResponseStore {
   /** Insertion order is age order: the first entries are the oldest. */

@@ -1,0 +1,106 @@
+/**
+ * Typed errors of the AI gateway (docs/decisions.md B4; docs/operations.md gives the status of each).
+ * Messages are written by Tollgate and never carry upstream bodies, parser messages or internal hosts.
+ * `type` is the snake_case value used in the REST error envelope.
+ */
+export class TollgateError extends Error {
+  readonly type: string = 'internal_error';
+  /** Provider that raised it, when there is one. */
+  provider?: string;
+
+  constructor(message: string, options?: { provider?: string; cause?: unknown }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.provider = options?.provider;
+  }
+}
+
+/** Network failure: refused, reset, DNS, TLS, and (as the subclass) timeouts. Retryable. */
+export class ConnectionError extends TollgateError {
+  override readonly type: string = 'connection_error';
+}
+
+export class TimeoutError extends ConnectionError {
+  override readonly type: string = 'timeout';
+}
+
+/** The provider rejected our credentials. */
+export class AuthenticationError extends TollgateError {
+  override readonly type: string = 'provider_authentication';
+}
+
+export class RateLimitError extends TollgateError {
+  override readonly type: string = 'rate_limited';
+  constructor(
+    message: string,
+    options?: { provider?: string; cause?: unknown; retryAfterMs?: number },
+  ) {
+    super(message, options);
+    this.retryAfterMs = options?.retryAfterMs;
+  }
+  /** From the upstream Retry-After header, when it sent one. */
+  readonly retryAfterMs?: number;
+}
+
+export class ModelNotAvailableError extends TollgateError {
+  override readonly type: string = 'model_not_available';
+}
+
+/** The caller named a model no configured provider serves: refused before any upstream call. */
+export class ModelNotFoundError extends TollgateError {
+  override readonly type: string = 'model_not_found';
+}
+
+/** The provider answered with something that is not its documented shape. */
+export class InvalidResponseError extends TollgateError {
+  override readonly type: string = 'invalid_provider_response';
+}
+
+/** Provider-side service failure (5xx), or a 4xx we cannot classify more precisely. */
+export class ProviderError extends TollgateError {
+  override readonly type: string = 'provider_error';
+  constructor(
+    message: string,
+    options?: { provider?: string; cause?: unknown; status?: number },
+  ) {
+    super(message, options);
+    this.status = options?.status;
+  }
+  readonly status?: number;
+}
+
+/** The caller's request is wrong (a field, a bound). */
+export class InvalidRequestError extends TollgateError {
+  override readonly type: string = 'invalid_request';
+  /** The request field at fault, for surfaces that name it beside the message (OpenAI's `param`). */
+  readonly param?: string;
+
+  constructor(message: string, options?: { provider?: string; cause?: unknown; param?: string }) {
+    super(message, options);
+    this.param = options?.param;
+  }
+}
+
+export class UnknownProviderError extends TollgateError {
+  override readonly type: string = 'unknown_provider';
+}
+
+/** The provider exists but cannot do this operation (e.g. embeddings on deepseek). */
+export class CapabilityNotSupportedError extends TollgateError {
+  override readonly type: string = 'capability_not_supported';
+}
+
+/** Retries apply to these only (docs/decisions.md B2). */
+export function isRetryable(error: unknown): boolean {
+  return error instanceof ConnectionError || error instanceof RateLimitError;
+}
+
+/** Fallback applies to these only (docs/decisions.md B2). */
+export function isFallbackEligible(error: unknown): boolean {
+  return (
+    error instanceof ConnectionError ||
+    error instanceof RateLimitError ||
+    error instanceof ModelNotAvailableError ||
+    (error instanceof ProviderError && (error.status === undefined || error.status >= 500))
+  );
+}
