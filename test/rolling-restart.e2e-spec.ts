@@ -274,8 +274,8 @@ describe('a rolling restart of three processes behind HAProxy', () => {
 
     const fleetKey = await createKey(`http://127.0.0.1:${ports[0]}`, { tenant: 't-fleet', name: 'fleet' });
     const budgetKey = await createKey(`http://127.0.0.1:${ports[0]}`, { tenant: 't-fleet', name: 'budgeted', budget_tokens: BUDGET_CALLS * TOKENS_PER_CALL, period: 'day' });
-    // Streams take a while (their chunks 40 ms apart), so every drain has streams in flight; the health
-    // probes behind /readyz (GET /v1/models) are answered at once.
+    // Streams take a while (their chunks 40 ms apart), so streams are in flight when each SIGTERM comes; the
+    // health probes behind /readyz (GET /v1/models) are answered at once.
     upstream.server.inject({ kind: 'stream', chunkDelayMs: 40 }, Number.MAX_SAFE_INTEGER, '/v1/chat/completions');
 
     const outcomes: Outcome[] = [];
