@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Makes sure what the tests use is there: the stores answer on loopback (Redis 6379, PostgreSQL 5432 with
-# trust auth and database `test`, Memcached 11211) and Debian's Chromium is at /usr/bin/chromium. Starts
-# whichever store is not running; installs a missing one, and Chromium, from Debian's packages (root or
-# sudo; one apt-get update per run, only when something is missing). Safe to run repeatedly.
+# trust auth and database `test`, Memcached 11211), and Debian's Chromium (/usr/bin/chromium) and HAProxy are
+# installed. Starts whichever store is not running; installs a missing one, Chromium and HAProxy from Debian's
+# packages (root or sudo; one apt-get update per run, only when something is missing). Safe to run repeatedly.
 # Usage: scripts/start-services.sh
 set -euo pipefail
 
@@ -65,6 +65,12 @@ if command -v psql >/dev/null; then
     log "creating database test"
     psql -h 127.0.0.1 -U postgres -d postgres -c 'create database test' >/dev/null || log "could not create database test"
   fi
+fi
+
+# HAProxy for the rolling-restart test (test/rolling-restart.e2e-spec.ts starts its own on loopback).
+if ! command -v haproxy >/dev/null && [ ! -x /usr/sbin/haproxy ]; then
+  log "installing haproxy"
+  apt_install haproxy
 fi
 
 # Chromium for the Swagger UI browser test (test/openapi-browser.e2e-spec.ts launches /usr/bin/chromium

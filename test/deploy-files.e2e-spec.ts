@@ -4,14 +4,20 @@
  * dockerfile-utils linter, and the wiring between them — every service the app's environment points at
  * exists, is healthy before the app starts and has a health check; named volumes are declared; the app's
  * configuration file loads with the container's environment; the image is multi-stage, runs as a non-root
- * user and probes /healthz.
+ * user and probes /healthz. The Kubernetes manifests in deploy/kubernetes/ against JSON Schemas of the
+ * Kubernetes 1.30 API (made from the kubernetes-types 1.30.0 package's definitions by typescript-json-schema,
+ * strict: a key the API does not define is refused, as `kubectl --validate=strict` does), and their wiring:
+ * probes, the drain fitting in the termination grace period, non-root read-only containers, secrets by
+ * reference only, shared stores for every replica, and selectors that select the pods.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import Ajv from 'ajv';
 import Ajv2019 from 'ajv/dist/2019';
 import { DockerfileParser, type Instruction } from 'dockerfile-ast';
 import { validate as lintDockerfile } from 'dockerfile-utils';
-import { parse as parseYaml } from 'yaml';
+import * as TJS from 'typescript-json-schema';
+import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import { loadConfig } from '../src/config/config.loader';
 
 const ROOT = resolve(__dirname, '..');
@@ -256,3 +262,177 @@ describe('Dockerfile', () => {
     expect(dockerfileText).toContain(`PORT=${exposed}`);
   });
 });
+
+/** The Kubernetes API version the manifests are checked against: the kubernetes-types package's own version. */
+const KUBERNETES_TYPES = dirname(require.resolve('kubernetes-types/package.json'));
+const KUBERNETES_VERSION = (JSON.parse(readFileSync(join(KUBERNETES_TYPES, 'package.json'), 'utf8')) as { version: string }).version;
+const MANIFESTS = join(ROOT, 'deploy', 'kubernetes');
+/** apiVersion/kind -> the kubernetes-types file and type that define it. */
+const KINDS: Record<string, { file: string; type: string }> = {
+  'apps/v1/Deployment': { file: 'apps/v1.d.ts', type: 'Deployment' },
+  'v1/Service': { file: 'core/v1.d.ts', type: 'Service' },
+  'v1/ConfigMap': { file: 'core/v1.d.ts', type: 'ConfigMap' },
+  'policy/v1/PodDisruptionBudget': { file: 'policy/v1.d.ts', type: 'PodDisruptionBudget' },
+  'autoscaling/v2/HorizontalPodAutoscaler': { file: 'autoscaling/v2.d.ts', type: 'HorizontalPodAutoscaler' },
+};
+
+interface Manifest {
+  file: string;
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; labels?: Record<string, string> };
+  spec?: any;
+  data?: Record<string, string>;
+}
+
+const manifests: Manifest[] = readdirSync(MANIFESTS)
+  .filter((file) => file.endsWith('.yaml'))
+  .flatMap((file) => parseAllDocuments(readFileSync(join(MANIFESTS, file), 'utf8')).map((document) => ({ file, ...(document.toJS() as Omit<Manifest, 'file'>) })));
+
+function only(kind: string): Manifest {
+  const found = manifests.filter((manifest) => manifest.kind === kind);
+  expect(found).toHaveLength(1);
+  return found[0];
+}
+
+/**
+ * One ajv validator per kind, from JSON Schemas generated out of kubernetes-types' definitions: every property
+ * typed as the API defines it, required ones required, no other property allowed. Generated once per run
+ * (compiling the type files takes some seconds).
+ */
+let kubernetesValidators: Map<string, ReturnType<Ajv['compile']>> | undefined;
+function kubernetesValidator(apiVersion: string, kind: string) {
+  if (!kubernetesValidators) {
+    const files = [...new Set(Object.values(KINDS).map((entry) => join(KUBERNETES_TYPES, entry.file)))];
+    const program = TJS.getProgramFromFiles(files, { strictNullChecks: true, skipLibCheck: true });
+    const generator = TJS.buildGenerator(program, { required: true, noExtraProps: true, strictNullChecks: true });
+    if (!generator) throw new Error('typescript-json-schema could not read kubernetes-types');
+    // typescript-json-schema writes draft-07, ajv's default draft.
+    const ajv = new Ajv({ allErrors: true, strict: false });
+    const validators = new Map<string, ReturnType<Ajv['compile']>>();
+    for (const [name, entry] of Object.entries(KINDS)) {
+      const symbol = generator.getSymbols(entry.type).find((candidate: TJS.SymbolRef) => candidate.fullyQualifiedName.includes(entry.file.replace('.d.ts', '')));
+      validators.set(name, ajv.compile(generator.getSchemaForSymbol(symbol!.name, true, false)));
+    }
+    kubernetesValidators = validators;
+  }
+  const validate = kubernetesValidators.get(`${apiVersion}/${kind}`);
+  if (!validate) throw new Error(`no schema for ${apiVersion} ${kind}: add it to KINDS`);
+  return validate;
+}
+
+function kubernetesProblems(manifest: Manifest): string[] {
+  const { file: _file, ...object } = manifest;
+  const validate = kubernetesValidator(manifest.apiVersion, manifest.kind);
+  return validate(object) ? [] : (validate.errors ?? []).map((error) => `${manifest.file} ${manifest.kind}${error.instancePath} ${error.message}`);
+}
+
+describe(`deploy/kubernetes (Kubernetes ${KUBERNETES_VERSION} schemas)`, () => {
+  jest.setTimeout(120_000);
+
+  it('every manifest is valid under the schema of its kind', () => {
+    expect(manifests.map((manifest) => `${manifest.apiVersion}/${manifest.kind}`).sort()).toEqual(
+      ['apps/v1/Deployment', 'autoscaling/v2/HorizontalPodAutoscaler', 'policy/v1/PodDisruptionBudget', 'v1/ConfigMap', 'v1/Service', 'v1/Service', 'v1/Service'].sort(),
+    );
+    expect(manifests.flatMap(kubernetesProblems)).toEqual([]);
+  });
+
+  it('the schema check can fail: a misspelt probe, a replica count as text and a Service port without its number are refused', () => {
+    const deployment = structuredClone(only('Deployment'));
+    const container = deployment.spec.template.spec.containers[0];
+    container.readinesProbe = container.readinessProbe;
+    deployment.spec.replicas = 'three';
+    const service = structuredClone(manifests.find((manifest) => manifest.kind === 'Service' && manifest.metadata.name === 'tollgate')!);
+    delete service.spec.ports[0].port;
+    expect([...kubernetesProblems(deployment), ...kubernetesProblems(service)]).toEqual(
+      expect.arrayContaining([
+        'deployment.yaml Deployment/spec/template/spec/containers/0 must NOT have additional properties',
+        'deployment.yaml Deployment/spec/replicas must be number',
+        "service.yaml Service/spec/ports/0 must have required property 'port'",
+      ]),
+    );
+  });
+
+  it('probes readiness on /readyz and liveness on /healthz, on the port the Service targets', () => {
+    const pod = only('Deployment').spec.template.spec;
+    const container = pod.containers[0];
+    expect(container.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'http' });
+    expect(container.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'http' });
+    expect(container.ports).toEqual([expect.objectContaining({ name: 'http', containerPort: 3000 })]);
+    const service = manifests.find((manifest) => manifest.kind === 'Service' && manifest.metadata.name === 'tollgate')!;
+    expect(service.spec.ports[0].targetPort).toBe('http');
+  });
+
+  it("the drain fits: the grace outlasts the readiness probe's detection, and the termination grace period outlasts the deadline and the hooks", () => {
+    const config = fleetConfig();
+    const pod = only('Deployment').spec.template.spec;
+    const readiness = pod.containers[0].readinessProbe;
+    expect(config.server.shutdownGraceMs).toBeGreaterThan(readiness.periodSeconds * readiness.failureThreshold * 1000);
+    // The shutdown hooks may take 10 s after the deadline (src/server/graceful-shutdown.ts).
+    expect(pod.terminationGracePeriodSeconds * 1000).toBeGreaterThan(config.server.shutdownTimeoutMs + 10_000);
+  });
+
+  it('runs as non-root on a read-only root filesystem with only /tmp writable, and with resources set', () => {
+    const pod = only('Deployment').spec.template.spec;
+    const container = pod.containers[0];
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: expect.any(Number) });
+    expect(pod.securityContext.runAsUser).not.toBe(0);
+    expect(container.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
+    expect(container.volumeMounts.filter((mount: { readOnly?: boolean }) => !mount.readOnly).map((mount: { mountPath: string }) => mount.mountPath)).toEqual(['/tmp']);
+    expect(container.resources.requests).toEqual({ cpu: expect.any(String), memory: expect.any(String) });
+    expect(container.resources.limits.memory).toEqual(expect.any(String));
+  });
+
+  it('takes secrets by reference only: no Secret manifest, and every credential and store URL from tollgate-secrets', () => {
+    expect(manifests.filter((manifest) => manifest.kind === 'Secret')).toEqual([]);
+    const env = only('Deployment').spec.template.spec.containers[0].env as Array<{ name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string } } }>;
+    const secretNamed = /SECRET|TOKEN|KEY|_URL$/;
+    for (const variable of env.filter((entry) => secretNamed.test(entry.name))) {
+      expect({ name: variable.name, value: variable.value, secret: variable.valueFrom?.secretKeyRef?.name }).toEqual({ name: variable.name, value: undefined, secret: 'tollgate-secrets' });
+    }
+    expect(env.map((entry) => entry.name)).toEqual(expect.arrayContaining(['JWT_SECRET', 'API_TOKEN', 'REDIS_URL', 'DATABASE_URL']));
+  });
+
+  it("the ConfigMap's configuration loads with the pod's environment and puts everything the replicas share in Redis and PostgreSQL", () => {
+    const deployment = only('Deployment');
+    const mount = deployment.spec.template.spec.containers[0].volumeMounts.find((entry: { name: string }) => entry.name === 'config');
+    const configPath = deployment.spec.template.spec.containers[0].env.find((entry: { name: string }) => entry.name === 'TOLLGATE_CONFIG').value;
+    expect(configPath).toBe(`${mount.mountPath}/tollgate.yaml`);
+    const config = fleetConfig();
+    expect(config.document.governance).toMatchObject({ keys: { store: 'redis' }, budgets: { store: 'redis' }, ledger: { store: 'postgres' } });
+    expect(config.document.limits).toMatchObject({ store: 'redis' });
+    expect(config.ledger).toMatchObject({ enabled: true });
+    const externalNames = manifests.filter((manifest) => manifest.kind === 'Service' && manifest.spec.type === 'ExternalName').map((manifest) => manifest.metadata.name);
+    expect(externalNames.sort()).toEqual(['tollgate-postgres', 'tollgate-redis']);
+  });
+
+  it('the Service, the PodDisruptionBudget and the autoscaler select the Deployment and its pods', () => {
+    const deployment = only('Deployment');
+    const podLabels = deployment.spec.template.metadata.labels;
+    expect(deployment.spec.selector.matchLabels).toEqual(podLabels);
+    const service = manifests.find((manifest) => manifest.kind === 'Service' && manifest.metadata.name === 'tollgate')!;
+    expect(podLabels).toMatchObject(service.spec.selector);
+    expect(podLabels).toMatchObject(only('PodDisruptionBudget').spec.selector.matchLabels);
+    const autoscaler = only('HorizontalPodAutoscaler').spec;
+    expect(autoscaler.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: deployment.metadata.name });
+    // One replica may be drained or disrupted while at least two serve.
+    expect(autoscaler.minReplicas).toBeGreaterThanOrEqual(3);
+    expect(only('PodDisruptionBudget').spec.maxUnavailable).toBe(1);
+    expect(deployment.spec.strategy.rollingUpdate).toEqual({ maxSurge: 1, maxUnavailable: 0 });
+  });
+});
+
+/** The ConfigMap's tollgate.yaml, loaded as the pod loads it, with placeholder secrets in its environment. */
+function fleetConfig() {
+  const text = only('ConfigMap').data!['tollgate.yaml'];
+  const env = {
+    JWT_SECRET: 'j'.repeat(64),
+    API_TOKEN: 't'.repeat(64),
+    TOLLGATE_ADMIN_TOKEN: 'a'.repeat(64),
+    METRICS_TOKEN: 'm'.repeat(64),
+    OPENAI_API_KEY: 'sk-placeholder',
+    REDIS_URL: 'redis://tollgate-redis:6379',
+    DATABASE_URL: 'postgres://tollgate@tollgate-postgres:5432/tollgate',
+  };
+  return loadConfig({ cwd: ROOT, env, document: { label: 'deploy/kubernetes/configmap.yaml', value: parseYaml(text) as Record<string, unknown> } });
+}

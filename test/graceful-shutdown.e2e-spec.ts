@@ -1,8 +1,10 @@
 /**
  * Graceful shutdown of the real server (node dist/src/main.js) against a slow Ollama emulator: on SIGTERM
- * new connections are refused, a request or stream in flight completes and the process exits 0 with its
- * stores and MCP session store (Redis) closed; a request or stream running past server.shutdown_timeout is
- * cut and the process still exits, with code 1.
+ * /readyz reports not ready at once and, for server.shutdown_grace, requests are still served (each answer
+ * closing its connection); then new connections are refused, idle ones closed, a request or stream in flight
+ * completes, its answer closing its connection, and the process exits 0 with its stores and MCP session
+ * store (Redis) closed; a request or stream running past server.shutdown_timeout is cut and the process still
+ * exits, with code 1.
  */
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -174,19 +176,20 @@ describe('graceful shutdown', () => {
     expect(server.output()).toContain('stopped (SIGTERM)');
   });
 
-  it('a request arriving on a kept-alive connection during the drain is answered 503 shutting_down in the envelope, and that connection closed', async () => {
+  it('a request in flight on a kept-alive connection is answered with Connection: close, and that connection closed after it', async () => {
     const server = await startServer({ TOLLGATE_SHUTDOWN_TIMEOUT: '10' });
-    // Two requests in flight: the first ends early, so its connection carries one more; the second keeps the drain going.
+    // Two requests in flight: the first ends early on a connection of its own; the second keeps the drain going.
     ollama.server.delayNext(800, 1, '/api/chat');
     ollama.server.delayNext(3000, 1, '/api/chat');
     const socket = connect(server.port, '127.0.0.1');
     await once(socket, 'connect');
     let received = '';
     socket.on('data', (chunk: Buffer) => (received += chunk.toString()));
+    const closed = new Promise<number>((resolveClose) => socket.once('close', () => resolveClose(Date.now())));
     const body = JSON.stringify({ prompt: 'slow question', enable_fallback: false });
     socket.write(
       `POST /v1/generate HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+        `X-Request-Id: drain-check-1\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
     );
     await waitFor(() => ollama.server.requestsTo('/api/chat').length === 1, 'the first upstream call');
     const second = generate(server);
@@ -194,21 +197,46 @@ describe('graceful shutdown', () => {
 
     server.child.kill('SIGTERM');
     await waitFor(() => received.includes('Hello from the Ollama emulator'), 'the first answer');
+    const answered = Date.now();
     expect(received).toMatch(/^HTTP\/1\.1 200 /);
-    const closed = once(socket, 'close');
-    socket.write(`GET /v1/version HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${TOKEN}\r\nX-Request-Id: drain-check-1\r\n\r\n`);
-    await closed;
-    const refusal = received.slice(received.indexOf('HTTP/1.1', 1));
-    expect(refusal).toMatch(/^HTTP\/1\.1 503 /);
-    expect(refusal.toLowerCase()).toContain('connection: close');
-    expect(refusal.toLowerCase()).toContain('x-request-id: drain-check-1');
-    expect(JSON.parse(refusal.slice(refusal.indexOf('\r\n\r\n') + 4))).toEqual({
-      error: { type: 'shutting_down', message: 'The server is shutting down; retry the request.' },
-      request_id: 'drain-check-1',
-    });
+    expect(received.toLowerCase()).toContain('connection: close');
+    expect(received.toLowerCase()).toContain('x-request-id: drain-check-1');
+    // Closed by the server right after the answer, not kept open until the drain ends.
+    expect((await closed) - answered).toBeLessThan(500);
 
     expect((await second).status).toBe(200);
     expect(await server.exited).toMatchObject({ code: 0, signal: null });
+  });
+
+  it('SIGTERM with a grace: /readyz answers 503 at once while requests are still served (with Connection: close); then the drain, and exit 0', async () => {
+    const server = await startServer({ TOLLGATE_SHUTDOWN_TIMEOUT: '10', TOLLGATE_SHUTDOWN_GRACE: '1.5' });
+    expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+    // A kept-alive connection that stays idle through the grace is closed when the drain begins.
+    const idle = connect(server.port, '127.0.0.1');
+    await once(idle, 'connect');
+    idle.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n');
+    await once(idle, 'data');
+    const idleClosed = new Promise<number>((resolveClose) => idle.once('close', () => resolveClose(Date.now())));
+
+    const signalled = Date.now();
+    server.child.kill('SIGTERM');
+    await waitFor(() => server.output().includes('not ready; serving for the 1.5 s grace'), 'the grace log line');
+    const readyz = await fetch(`${server.url}/readyz`);
+    expect(readyz.status).toBe(503);
+    expect(await readyz.json()).toEqual({ status: 'not_ready', checks: { shutdown: 'draining' } });
+    const liveness = await fetch(`${server.url}/healthz`);
+    expect(liveness.status).toBe(200);
+    expect(liveness.headers.get('connection')).toBe('close');
+    const served = await generate(server);
+    expect(served.status).toBe(200);
+    expect(served.at - signalled).toBeLessThan(1500);
+
+    expect(await idleClosed).toBeGreaterThanOrEqual(signalled + 1400);
+    expect(await connectOutcome(server.port)).toBe('ECONNREFUSED');
+    const ended = await server.exited;
+    expect(ended).toMatchObject({ code: 0, signal: null });
+    expect(ended.at - signalled).toBeLessThan(4000);
+    expect(server.output()).toMatch(/drained in \d+ ms, \d+ ms after SIGTERM; closing the modules/);
   });
 
   it('a stream in flight is drained to its last event before the process exits 0', async () => {

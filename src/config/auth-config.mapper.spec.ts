@@ -4,7 +4,7 @@ import type { TollgateConfig } from './config.types';
 
 const base: Omit<TollgateConfig, 'auth' | 'ai' | 'vector' | 'mcp' | 'limits' | 'ledger' | 'governance' | 'budgets'> = {
   file: 'config/tollgate.yaml',
-  server: { port: 3000, host: '127.0.0.1', bodyLimit: 1048576, chatBodyLimit: 20971520, jsonValueLimit: 250_000, basePath: '', shutdownTimeoutMs: 25_000 },
+  server: { port: 3000, host: '127.0.0.1', bodyLimit: 1048576, chatBodyLimit: 20971520, jsonValueLimit: 250_000, basePath: '', shutdownTimeoutMs: 25_000, shutdownGraceMs: 0 },
   environmentProviders: [],
   document: { version: 1 },
 };

@@ -14,6 +14,7 @@ export const ENVIRONMENT_BINDINGS: readonly EnvironmentBinding[] = [
   { variable: 'TOLLGATE_CHAT_BODY_LIMIT', path: ['server', 'chat_body_limit'] },
   { variable: 'TOLLGATE_BASE_PATH', path: ['server', 'base_path'] },
   { variable: 'TOLLGATE_SHUTDOWN_TIMEOUT', path: ['server', 'shutdown_timeout'] },
+  { variable: 'TOLLGATE_SHUTDOWN_GRACE', path: ['server', 'shutdown_grace'] },
   { variable: 'JWT_SECRET', path: ['auth', 'jwt_secret'] },
   { variable: 'API_TOKEN', path: ['api', 'token'] },
   { variable: 'MCP_TOKEN', path: ['mcp', 'token'] },

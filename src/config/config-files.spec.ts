@@ -47,6 +47,7 @@ describe('packaged configuration files', () => {
       jsonValueLimit: server.json_value_limit.default,
       basePath: server.base_path.default,
       shutdownTimeoutMs: server.shutdown_timeout.default * 1000,
+      shutdownGraceMs: server.shutdown_grace.default * 1000,
     }).toEqual(DEFAULT_SERVER_CONFIG);
   });
 

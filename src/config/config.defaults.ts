@@ -9,6 +9,7 @@ export const DEFAULT_SERVER_CONFIG: Readonly<ServerConfig> = Object.freeze({
   jsonValueLimit: 250_000,
   basePath: '',
   shutdownTimeoutMs: 25_000,
+  shutdownGraceMs: 0,
 });
 
 /** Looked for in the working directory when neither --config nor TOLLGATE_CONFIG names a file. */

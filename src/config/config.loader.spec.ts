@@ -22,7 +22,7 @@ describe('loadConfig', () => {
   it('serves built-in defaults when there is no file and no environment', () => {
     const config = loadConfig({ cwd: dir, env: {} });
     expect(config.file).toBeUndefined();
-    expect(config.server).toEqual({ port: 3000, host: '127.0.0.1', bodyLimit: 1048576, chatBodyLimit: 20971520, jsonValueLimit: 250_000, basePath: '', shutdownTimeoutMs: 25_000 });
+    expect(config.server).toEqual({ port: 3000, host: '127.0.0.1', bodyLimit: 1048576, chatBodyLimit: 20971520, jsonValueLimit: 250_000, basePath: '', shutdownTimeoutMs: 25_000, shutdownGraceMs: 0 });
     expect(config.auth).toBeUndefined();
   });
 
@@ -59,7 +59,7 @@ describe('loadConfig', () => {
       configPath: 't.yaml',
       overrides: [{ source: '--port', path: ['server', 'port'], value: '6000' }],
     });
-    expect(config.server).toEqual({ port: 6000, host: '0.0.0.0', bodyLimit: 2048, chatBodyLimit: 20971520, jsonValueLimit: 250_000, basePath: '', shutdownTimeoutMs: 25_000 });
+    expect(config.server).toEqual({ port: 6000, host: '0.0.0.0', bodyLimit: 2048, chatBodyLimit: 20971520, jsonValueLimit: 250_000, basePath: '', shutdownTimeoutMs: 25_000, shutdownGraceMs: 0 });
   });
 
   it('reads server.shutdown_timeout in seconds, TOLLGATE_SHUTDOWN_TIMEOUT above it, and refuses a negative one naming the key', () => {
@@ -67,6 +67,16 @@ describe('loadConfig', () => {
     expect(loadConfig({ cwd: dir, env: {}, configPath: 't.yaml' }).server.shutdownTimeoutMs).toBe(2500);
     expect(loadConfig({ cwd: dir, env: { TOLLGATE_SHUTDOWN_TIMEOUT: '0' }, configPath: 't.yaml' }).server.shutdownTimeoutMs).toBe(0);
     expect(() => loadConfig({ cwd: dir, env: { TOLLGATE_SHUTDOWN_TIMEOUT: '-1' }, configPath: 't.yaml' })).toThrow(/server\.shutdown_timeout/);
+  });
+
+  it('reads server.shutdown_grace in seconds, TOLLGATE_SHUTDOWN_GRACE above it, and refuses a grace longer than the deadline', () => {
+    write('t.yaml', 'version: 1\nserver:\n  shutdown_timeout: 20\n  shutdown_grace: 4.5\n');
+    expect(loadConfig({ cwd: dir, env: {}, configPath: 't.yaml' }).server).toMatchObject({ shutdownTimeoutMs: 20_000, shutdownGraceMs: 4500 });
+    expect(loadConfig({ cwd: dir, env: { TOLLGATE_SHUTDOWN_GRACE: '20' }, configPath: 't.yaml' }).server.shutdownGraceMs).toBe(20_000);
+    expect(() => loadConfig({ cwd: dir, env: { TOLLGATE_SHUTDOWN_GRACE: 'soon' }, configPath: 't.yaml' })).toThrow(/TOLLGATE_SHUTDOWN_GRACE: server\.shutdown_grace/);
+    expect(() => loadConfig({ cwd: dir, env: { TOLLGATE_SHUTDOWN_TIMEOUT: '3' }, configPath: 't.yaml' })).toThrow(
+      't.yaml: server.shutdown_grace: must be at most server.shutdown_timeout (3 s), since the drain deadline counts from the signal',
+    );
   });
 
   it('lets JWT_SECRET fill auth.jwt_secret and create the auth section', () => {

@@ -6,7 +6,7 @@ import { toMcpSettings } from './agent-config.mapper';
 import { toAuthSettings } from './auth-config.mapper';
 import { CONFIG_FILE_VARIABLE, DEFAULT_CONFIG_FILE, DEFAULT_SERVER_CONFIG } from './config.defaults';
 import { ConfigError, formatKeyPath } from './config.error';
-import type { ConfigDocument, ConfigOverride, EnvironmentProvider, TollgateConfig } from './config.types';
+import type { ConfigDocument, ConfigOverride, EnvironmentProvider, ServerConfig, ServerSection, TollgateConfig } from './config.types';
 import { environmentOverrides } from './config-environment';
 import { resolveReferences } from './config-references';
 import { toLedgerSettings } from './ledger-config.mapper';
@@ -149,7 +149,7 @@ function toConfig(
       chatBodyLimit: server.chat_body_limit ?? DEFAULT_SERVER_CONFIG.chatBodyLimit,
       jsonValueLimit: server.json_value_limit ?? DEFAULT_SERVER_CONFIG.jsonValueLimit,
       basePath: server.base_path ?? DEFAULT_SERVER_CONFIG.basePath,
-      shutdownTimeoutMs: server.shutdown_timeout === undefined ? DEFAULT_SERVER_CONFIG.shutdownTimeoutMs : Math.round(server.shutdown_timeout * 1000),
+      ...shutdownTimes(server, context.source),
     },
     auth: document.auth ? toAuthSettings(document.auth) : undefined,
     ai: toAiSettings(document, context),
@@ -162,6 +162,18 @@ function toConfig(
     environmentProviders,
     document,
   };
+}
+
+/** The drain deadline counts from the signal, so the grace before the drain must fit inside it. */
+function shutdownTimes(server: ServerSection, source: string): Pick<ServerConfig, 'shutdownTimeoutMs' | 'shutdownGraceMs'> {
+  const shutdownTimeoutMs = server.shutdown_timeout === undefined ? DEFAULT_SERVER_CONFIG.shutdownTimeoutMs : Math.round(server.shutdown_timeout * 1000);
+  const shutdownGraceMs = server.shutdown_grace === undefined ? DEFAULT_SERVER_CONFIG.shutdownGraceMs : Math.round(server.shutdown_grace * 1000);
+  if (shutdownGraceMs > shutdownTimeoutMs) {
+    throw new ConfigError([
+      `${source}: server.shutdown_grace: must be at most server.shutdown_timeout (${shutdownTimeoutMs / 1000} s), since the drain deadline counts from the signal`,
+    ]);
+  }
+  return { shutdownTimeoutMs, shutdownGraceMs };
 }
 
 /** The yaml package appends ` at line L, column C:` and a code excerpt; the position is already in the prefix. */

@@ -236,6 +236,7 @@ export interface ServerSection {
   json_value_limit?: number;
   base_path?: string;
   shutdown_timeout?: number;
+  shutdown_grace?: number;
 }
 
 export interface StoreOptionsSection {
@@ -298,6 +299,8 @@ export interface ServerConfig {
   basePath: string;
   /** How long in-flight requests may run after SIGTERM / SIGINT. */
   shutdownTimeoutMs: number;
+  /** How long after SIGTERM the server reports not ready but keeps serving, before it drains; at most shutdownTimeoutMs. */
+  shutdownGraceMs: number;
 }
 
 /** AuthModule options as configured; `jwtSecret` may still be missing (the CLI's rbac commands need none). */

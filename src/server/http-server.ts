@@ -73,7 +73,7 @@ function withLogDefaults(logs: Exclude<LogOutput, false>, config: TollgateConfig
 export async function startHttpServer(config: TollgateConfig): Promise<NestFastifyApplication> {
   await checkServerStores(config);
   const app = await createHttpApp(config);
-  installGracefulShutdown(app, { timeoutMs: config.server.shutdownTimeoutMs });
+  installGracefulShutdown(app, { timeoutMs: config.server.shutdownTimeoutMs, graceMs: config.server.shutdownGraceMs });
   await app.listen(config.server.port, config.server.host);
   const logger = new Logger('Tollgate');
   const origin = await app.getUrl();

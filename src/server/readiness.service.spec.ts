@@ -27,6 +27,16 @@ describe('ReadinessService', () => {
     expect(String(warn.mock.calls)).not.toContain('pw@');
   });
 
+  it('once draining, is not ready and runs no check', async () => {
+    const readiness = new ReadinessService();
+    const probe = jest.fn(async () => 'pong');
+    readiness.register('ai', probe);
+    expect(await readiness.report()).toEqual({ ready: true, checks: { ai: 'ok' } });
+    readiness.markDraining();
+    expect(await readiness.report()).toEqual({ ready: false, checks: { shutdown: 'draining' } });
+    expect(probe).toHaveBeenCalledTimes(1);
+  });
+
   it('counts a check that does not answer within 2 s as failing', async () => {
     jest.useFakeTimers();
     const readiness = new ReadinessService();

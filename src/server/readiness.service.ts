@@ -5,23 +5,34 @@ export type ReadinessCheck = () => Promise<unknown>;
 
 export interface ReadinessReport {
   ready: boolean;
-  /** Check name -> 'ok' | 'failing'; reasons go to the log, never to the response. */
-  checks: Record<string, 'ok' | 'failing'>;
+  /** Check name -> 'ok' | 'failing' (or `shutdown: 'draining'`); reasons go to the log, never to the response. */
+  checks: Record<string, 'ok' | 'failing' | 'draining'>;
 }
 
 const CHECK_TIMEOUT_MS = 2000;
 
-/** Modules register what /readyz must see working (the RBAC store, later the AI providers). */
+/**
+ * Modules register what /readyz must see working (the RBAC store, the AI providers); the graceful shutdown
+ * marks the process draining, after which it is not ready whatever the checks say.
+ */
 @Injectable()
 export class ReadinessService {
   private readonly logger = new Logger('Readiness');
   private readonly checks = new Map<string, ReadinessCheck>();
+  private draining = false;
 
   register(name: string, check: ReadinessCheck): void {
     this.checks.set(name, check);
   }
 
+  /** From now on not ready, so a load balancer or orchestrator stops sending new requests here. */
+  markDraining(): void {
+    this.draining = true;
+  }
+
   async report(): Promise<ReadinessReport> {
+    // No check is run: their answers no longer matter, and a draining process should not call its providers.
+    if (this.draining) return { ready: false, checks: { shutdown: 'draining' } };
     const entries = await Promise.all(
       [...this.checks].map(async ([name, check]) => [name, await this.run(name, check)] as const),
     );
