@@ -24,6 +24,9 @@ const UPSTREAM_KEY = 'sk-otel-upstream-KEY-8841';
 const API_TOKEN = 'otel-api-token-5d2f9c';
 const MCP_TOKEN = 'otel-mcp-token-77ab1e';
 const COLLECTOR_KEY = 'collector-key-3a9f';
+const ADMIN_TOKEN = 'otel-admin-token-0c4e';
+/** API keys made in the spec: none may reach an export either. */
+const madeKeys: string[] = [];
 /** Prompt words that must never reach an export (the emulator echoes them, so answers carry them too). */
 const PROMPT_MARKER = 'PROMPT-MARKER-q7x2';
 
@@ -162,7 +165,11 @@ beforeAll(async () => {
       '  deepseek: { url_env: DEEPSEEK_URL, api_key_env: DEEPSEEK_API_KEY, chat_model: deepseek-chat }',
       '  scripted: { kind: openai_compatible, url_env: SCRIPTED_URL, chat_model: gpt-test }',
       `mcp: { enabled: true, token: ${MCP_TOKEN} }`,
-      'governance: { pricing: { models: { "openai/gpt-test": { input: 2, output: 8 } } } }',
+      'governance:',
+      `  admin_token: ${ADMIN_TOKEN}`,
+      '  keys: { store: memory }',
+      '  pricing: { models: { "openai/gpt-test": { input: 2, output: 8 } } }',
+      '  budgets: { store: memory, rules: [{ scope: tenant, id: poor, tokens: 1, period: day }, { scope: tenant, id: rich, tokens: 100000000, period: day }] }',
       'observability:',
       '  otel:',
       `    endpoint: ${receiver.url}`,
@@ -202,10 +209,10 @@ function callerContext(): { traceId: string; parentId: string; traceparent: stri
   return { traceId, parentId, traceparent: `00-${traceId}-${parentId}-01` };
 }
 
-async function post(path: string, body: unknown, traceparent: string): Promise<Response> {
+async function post(path: string, body: unknown, traceparent: string, bearer = API_TOKEN): Promise<Response> {
   return fetch(`${origin}${path}`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${API_TOKEN}`, 'content-type': 'application/json', traceparent },
+    headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json', traceparent },
     body: JSON.stringify(body),
   });
 }
@@ -318,6 +325,30 @@ describe('traces over OTLP/HTTP', () => {
     expect(attempt.attributes).toMatchObject({ 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'openai' });
   });
 
+  it("an API key's call: its tenant, key id and the budget's decision on the request's span; a refusal too", async () => {
+    const makeKey = async (tenant: string) => {
+      const made = await post('/v1/admin/keys', { tenant, name: 'otel' }, callerContext().traceparent, ADMIN_TOKEN);
+      expect(made.status).toBe(201);
+      const { key, id } = (await made.json()) as { key: string; id: string };
+      madeKeys.push(key);
+      return { key, id };
+    };
+    const [rich, poor] = [await makeKey('rich'), await makeKey('poor')];
+    const body = { model: 'gpt-test', max_tokens: 50, messages: [{ role: 'user', content: `budget ${PROMPT_MARKER}` }] };
+
+    const allowed = callerContext();
+    expect((await post('/openai/v1/chat/completions', body, allowed.traceparent, rich.key)).status).toBe(200);
+    const allowedSpans = await receiver.trace(allowed.traceId, (found) => byKind(found, SPAN_KIND.SERVER).length === 1 && byKind(found, SPAN_KIND.CLIENT).length === 1);
+    expect(serverSpanOf(allowedSpans, allowed).attributes).toMatchObject({ 'tollgate.tenant': 'rich', 'tollgate.key_id': rich.id, 'tollgate.budget.decision': 'reserved' });
+    expect(byKind(allowedSpans, SPAN_KIND.CLIENT)[0].attributes).toMatchObject({ 'tollgate.tenant': 'rich', 'tollgate.key_id': rich.id, 'gen_ai.request.max_tokens': 50 });
+
+    const refused = callerContext();
+    expect((await post('/openai/v1/chat/completions', body, refused.traceparent, poor.key)).status).toBe(429);
+    const refusedSpans = await receiver.trace(refused.traceId, (found) => byKind(found, SPAN_KIND.SERVER).length === 1);
+    expect(serverSpanOf(refusedSpans, refused).attributes).toMatchObject({ 'tollgate.tenant': 'poor', 'tollgate.budget.decision': 'refused', 'http.response.status_code': 429 });
+    expect(byKind(refusedSpans, SPAN_KIND.CLIENT)).toEqual([]);
+  });
+
   it('GenAI metrics reach the collector, with the configured headers', async () => {
     const deadline = Date.now() + 10_000;
     while (!receiver.metrics().has('gen_ai.server.time_to_first_token') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
@@ -337,7 +368,8 @@ describe('traces over OTLP/HTTP', () => {
   it('no credential, prompt or answer anywhere in the export', () => {
     expect(receiver.bodies.length).toBeGreaterThan(0);
     const exported = receiver.bodies.map((body) => body.text).join('\n');
-    for (const secret of [UPSTREAM_KEY, API_TOKEN, MCP_TOKEN, COLLECTOR_KEY, PROMPT_MARKER, 'echo:']) expect(exported).not.toContain(secret);
+    expect(madeKeys).toHaveLength(2);
+    for (const secret of [UPSTREAM_KEY, API_TOKEN, MCP_TOKEN, ADMIN_TOKEN, COLLECTOR_KEY, PROMPT_MARKER, 'echo:', ...madeKeys]) expect(exported).not.toContain(secret);
     expect(exported.toLowerCase()).not.toContain('authorization');
     expect(exported).not.toContain('gen_ai.input.messages');
   });
