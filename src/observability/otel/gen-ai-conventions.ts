@@ -27,7 +27,6 @@ export const GEN_AI = {
 
 export const GEN_AI_METRICS = {
   tokenUsage: 'gen_ai.client.token.usage',
-  clientOperationDuration: 'gen_ai.client.operation.duration',
   serverRequestDuration: 'gen_ai.server.request.duration',
   serverTimeToFirstToken: 'gen_ai.server.time_to_first_token',
 } as const;

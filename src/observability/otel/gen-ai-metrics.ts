@@ -1,14 +1,13 @@
 /**
- * The GenAI semantic conventions' metrics, recorded per upstream attempt: tokens by type, the attempt's
- * duration (as gen_ai.client.operation.duration and, Tollgate serving the model call to its caller,
- * gen_ai.server.request.duration) and a stream's time to its first chunk. Exported over OTLP with the traces.
+ * The GenAI semantic conventions' metrics, recorded per upstream attempt: tokens by type, the time Tollgate took
+ * to serve the model call (gen_ai.server.request.duration: Tollgate is the GenAI server its callers talk to) and
+ * a stream's time to its first chunk. Exported over OTLP with the traces.
  */
 import type { Attributes, Histogram, Meter } from '@opentelemetry/api';
 import { DURATION_BUCKETS, GEN_AI, GEN_AI_METRICS, TOKEN_BUCKETS, TTFT_BUCKETS } from './gen-ai-conventions';
 
 export class GenAiMetrics {
   private readonly tokenUsage: Histogram;
-  private readonly clientDuration: Histogram;
   private readonly serverDuration: Histogram;
   private readonly firstToken: Histogram;
 
@@ -17,11 +16,6 @@ export class GenAiMetrics {
       description: 'Tokens used per upstream attempt, by gen_ai.token.type (input, output)',
       unit: '{token}',
       advice: { explicitBucketBoundaries: TOKEN_BUCKETS },
-    });
-    this.clientDuration = meter.createHistogram(GEN_AI_METRICS.clientOperationDuration, {
-      description: 'Duration of each upstream model call attempt',
-      unit: 's',
-      advice: { explicitBucketBoundaries: DURATION_BUCKETS },
     });
     this.serverDuration = meter.createHistogram(GEN_AI_METRICS.serverRequestDuration, {
       description: 'Time Tollgate took to serve each model call attempt',
@@ -41,7 +35,6 @@ export class GenAiMetrics {
   }
 
   duration(seconds: number, attributes: Attributes): void {
-    this.clientDuration.record(seconds, attributes);
     this.serverDuration.record(seconds, attributes);
   }
 

@@ -48,13 +48,18 @@ export function tracedProvider(inner: AiProvider, options: TracedProviderOptions
 class AttemptTracer {
   private readonly providerName: string;
   private readonly server: Attributes;
+  /** The registration's models, for attempts that name none (its settings do not change while it lives). */
+  private readonly configured: Readonly<Record<Operation, string>>;
 
   constructor(
     private readonly inner: AiProvider,
     private readonly options: TracedProviderOptions,
   ) {
     this.providerName = PROVIDER_NAMES[inner.kind] ?? inner.kind;
-    this.server = serverAttributes(inner.describe().url);
+    const settings = inner.describe();
+    this.server = serverAttributes(settings.url);
+    const named = (value: unknown) => (typeof value === 'string' ? value : 'unknown');
+    this.configured = { chat: named(settings.chatModel), embeddings: named(settings.embeddingModel) };
   }
 
   async generate(request: GenerateRequest): Promise<GenerateResult> {
@@ -129,8 +134,7 @@ class AttemptTracer {
   }
 
   private start(operation: Operation, requestedModel: string | undefined, request?: GenerateRequest): Attempt {
-    const configured = this.inner.describe()[operation === 'chat' ? 'chatModel' : 'embeddingModel'];
-    const model = requestedModel ?? (typeof configured === 'string' ? configured : 'unknown');
+    const model = requestedModel ?? this.configured[operation];
     const attributes: Attributes = {
       [GEN_AI.operationName]: operation,
       [GEN_AI.providerName]: this.providerName,
@@ -154,7 +158,7 @@ class AttemptTracer {
 class Attempt {
   private readonly started = performance.now();
   private ended = false;
-  private responseModel?: string;
+  private metricLabels?: Attributes;
 
   constructor(
     readonly span: Span,
@@ -172,7 +176,7 @@ class Attempt {
   }
 
   answered(model: string, usage: TokenUsage | undefined, finishReason: string | undefined): void {
-    this.responseModel = model;
+    if (this.metrics) this.metricLabels = { ...this.metricAttributes(), [GEN_AI.responseModel]: model };
     const span = this.span;
     span.setAttribute(GEN_AI.responseModel, model);
     if (finishReason !== undefined) span.setAttribute(GEN_AI.responseFinishReasons, [finishReason]);
@@ -208,14 +212,9 @@ class Attempt {
     this.span.end();
   }
 
+  /** The metrics' attributes: the attempt's, with the answering model once known. */
   private metricAttributes(): Attributes {
-    const attributes: Attributes = {
-      [GEN_AI.operationName]: this.operation,
-      [GEN_AI.providerName]: this.providerName,
-      [GEN_AI.requestModel]: this.requestModel,
-    };
-    if (this.responseModel !== undefined) attributes[GEN_AI.responseModel] = this.responseModel;
-    return attributes;
+    return (this.metricLabels ??= { [GEN_AI.operationName]: this.operation, [GEN_AI.providerName]: this.providerName, [GEN_AI.requestModel]: this.requestModel });
   }
 }
 
