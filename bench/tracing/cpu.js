@@ -1,7 +1,8 @@
 'use strict';
 // bench/tracing/cpu.js: the chat path's CPU per request with tracing off and on, in-process (inject-cpu.js:
 // sequential requests, no load generator competing for the cores), which a busy shared machine disturbs less
-// than run.js's loaded HTTP runs. Variants as run.js's (off, on, on-unsampled), each in a fresh process every
+// than run.js's loaded HTTP runs. Prints the whole process's CPU and the event-loop thread's alone (V8's
+// compiler and GC helper threads, busy in short runs, left out). Variants as run.js's (off, on, on-unsampled), each in a fresh process every
 // round, rounds interleaved with rotating order; medians of the per-round ratios to off.
 // Usage: npm run build && node bench/tracing/cpu.js   (env: ROUNDS=5 REQUESTS=3000 WARMUP_REQUESTS=1500 ROUTE=chat|stream)
 const { execFileSync } = require('node:child_process');
@@ -33,16 +34,19 @@ async function main() {
         fs.writeFileSync(file, texts[name]);
         const env = { ...process.env, TOLLGATE_CONFIG: file, API_TOKEN: 'bench-api-token', OPENAI_API_KEY: API_KEY, OPENAI_URL: emulator.match, OPENAI_CHAT_MODEL: 'gpt-test', TOLLGATE_DEFAULT_PROVIDER: 'openai' };
         const output = execFileSync(process.execPath, [path.join(__dirname, 'inject-cpu.js')], { cwd: configDir, env, encoding: 'utf8' });
-        runs[name].push(Number(output.trim().split('\n').pop()));
+        const [processCpu, mainCpu] = output.trim().split('\n').pop().split(' ').map(Number);
+        runs[name].push({ processCpu, mainCpu });
       }
-      process.stdout.write(`round ${round + 1}: ${names.map((name) => `${name} ${runs[name][round].toFixed(1)}`).join(', ')} us/req\n`);
+      process.stdout.write(`round ${round + 1}: ${names.map((name) => `${name} ${runs[name][round].processCpu.toFixed(1)} (main ${runs[name][round].mainCpu.toFixed(1)})`).join(', ')} us/req\n`);
     }
-    process.stdout.write('\nvariant        CPU us/req  vs off (median of per-round ratios)\n');
+    process.stdout.write('\nvariant        process CPU us/req  vs off   main thread us/req  vs off (medians of per-round ratios)\n');
     for (const name of names) {
-      const ratios = runs[name].map((cpu, i) => cpu / runs.off[i]);
-      process.stdout.write(
-        `${name.padEnd(14)} ${median(runs[name]).toFixed(1).padStart(10)}  ${name === 'off' ? '' : `${(100 * (median(ratios) - 1)).toFixed(1).padStart(6)}% (rounds ${ratios.map((r) => `${(100 * (r - 1)).toFixed(1)}%`).join(' ')})`}\n`,
-      );
+      const column = (field) => {
+        const ratios = runs[name].map((run, i) => run[field] / runs.off[i][field]);
+        const share = name === 'off' ? '' : `${(100 * (median(ratios) - 1)).toFixed(1)}% (${ratios.map((r) => `${(100 * (r - 1)).toFixed(1)}`).join(' ')})`;
+        return `${median(runs[name].map((run) => run[field])).toFixed(1).padStart(10)}  ${share.padEnd(26)}`;
+      };
+      process.stdout.write(`${name.padEnd(14)} ${column('processCpu')} ${column('mainCpu')}\n`);
     }
   } finally {
     await Promise.all([stop(emulator.child), stop(sink.child)]);
