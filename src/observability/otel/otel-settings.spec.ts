@@ -1,3 +1,5 @@
+import { problemsOf } from '../../../test/support/config-problems';
+import { loadConfig } from '../../config/config.loader';
 import type { ConfigDocument } from '../../config/config.types';
 import { toOtelSettings } from './otel-settings';
 
@@ -34,5 +36,20 @@ describe('toOtelSettings', () => {
     ).toEqual({ enabled: true, headers: { 'x-key': 'k' }, samplingRatio: 0.25, serviceName: 'edge', captureContent: true, metrics: false, metricsIntervalMs: 5000 });
     expect(toOtelSettings(document({ enabled: true }), { OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true', OTEL_SERVICE_NAME: 'gw' })).toMatchObject({ captureContent: true, serviceName: 'gw' });
     expect(toOtelSettings(document({ enabled: true, capture_content: false }), { OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true' }).captureContent).toBe(false);
+  });
+});
+
+describe('observability.otel in the configuration schema', () => {
+  it('names each wrong key and what it must be', () => {
+    const otel = { endpoint: 'ftp://collector', sampling_ratio: 2, headers: { 'bad header': 'x' }, capture_contents: true };
+    const problems = problemsOf(() => loadConfig({ cwd: '/', env: {}, document: { label: 'otel.yaml', value: { version: 1, observability: { otel } } } }));
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining('observability.otel.endpoint: must be an http:// or https:// URL'),
+        expect.stringContaining('observability.otel.sampling_ratio: must be <= 1'),
+        expect.stringContaining('observability.otel.headers: header name "bad header" is not a valid HTTP header name'),
+        expect.stringContaining('observability.otel.capture_contents: unknown key (did you mean capture_content?)'),
+      ]),
+    );
   });
 });
