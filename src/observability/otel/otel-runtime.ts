@@ -94,8 +94,10 @@ export function startOpenTelemetry(app: NestFastifyApplication, settings: OtelSe
     ...(settings.samplingRatio !== undefined ? { sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.samplingRatio) }) } : {}),
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter(exporterOptions('traces')))],
   });
-  // The context manager (AsyncLocalStorage) and the W3C propagator, process-wide as the API expects.
-  tracerProvider.register();
+  // The context manager (AsyncLocalStorage) and the propagator, process-wide as the API expects: W3C trace
+  // context alone, since nothing here reads baggage (the default adds a baggage propagator to every request).
+  const propagator = new W3CTraceContextPropagator();
+  tracerProvider.register({ propagator });
   const tracer = tracerProvider.getTracer(INSTRUMENTATION_SCOPE, version);
   const meterProvider = settings.metrics
     ? new MeterProvider({
@@ -112,7 +114,6 @@ export function startOpenTelemetry(app: NestFastifyApplication, settings: OtelSe
     gate: tracedGate,
   });
   setOperationTracer(operationTracer(tracer));
-  const propagator = new W3CTraceContextPropagator();
   setTraceContextInjector((headers) => propagator.inject(context.active(), headers, defaultTextMapSetter));
   subscribe(LEDGER_ENTRY_CHANNEL, addCost);
 
