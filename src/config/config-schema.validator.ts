@@ -69,6 +69,7 @@ function describe(error: ErrorObject): SchemaProblem {
     case 'required':
       return { path: [...path, String(params.missingProperty)], message: requiredMessage(path, error) };
     case 'propertyNames':
+      if (path[path.length - 1] === 'headers') return { path, message: `header name "${String(params.propertyName)}" is not a valid HTTP header name` };
       return { path, message: `${path[0] === 'tools' ? 'tool' : 'provider'} name "${String(params.propertyName)}" must use letters, digits, "_" or "-"` };
     case 'enum':
       return { path, message: `must be one of ${(params.allowedValues as unknown[]).join(', ')}` };
@@ -96,6 +97,7 @@ function patternMessage(path: string[]): string {
   if (last === 'base_path') return 'must be empty or a path like /gateway (no trailing slash)';
   if (last === 'tenant_id_header_name') return 'must be a valid HTTP header name';
   if (last === 'url' && (path[0] === 'providers' || path[0] === 'tools')) return 'must be an http:// or https:// URL';
+  if (last === 'endpoint' && path[0] === 'observability') return 'must be an http:// or https:// URL';
   if (last === 'url' && path[0] === 'vector') return 'must be a postgres:// or postgresql:// URL';
   if (last === 'table' && path[0] === 'vector') return 'must be a lower-case SQL identifier (a-z, digits, underscore; at most 40 characters)';
   if (last === 'url') return 'must be a URL such as redis://host:6379 or postgres://user@host/db';

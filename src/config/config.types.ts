@@ -39,6 +39,7 @@ export interface ConfigDocument {
   mcp?: McpSection;
   metrics?: MetricsSection;
   logs?: LogsSection;
+  observability?: ObservabilitySection;
   limits?: LimitsSection;
   governance?: GovernanceSection;
 }
@@ -377,6 +378,23 @@ export interface TollgateConfig {
 export interface MetricsSection {
   enabled?: boolean;
   token?: string;
+}
+
+/** The `observability:` section as written in YAML. */
+export interface ObservabilitySection {
+  otel?: OtelSection;
+}
+
+/** `observability.otel`: OpenTelemetry traces and GenAI metrics over OTLP/HTTP (docs/operations.md#traces). */
+export interface OtelSection {
+  enabled?: boolean;
+  endpoint?: string;
+  headers?: Record<string, string>;
+  sampling_ratio?: number;
+  capture_content?: boolean;
+  service_name?: string;
+  metrics?: boolean;
+  metrics_interval?: number;
 }
 
 /** The `logs:` section as written in YAML. */

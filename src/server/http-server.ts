@@ -14,6 +14,8 @@ import { defaultLogLevel, ServerLogging, type LogOutput } from '../observability
 import { MetricsService } from '../observability/metrics.service';
 import { toMetricsSettings } from '../observability/metrics-settings';
 import { installOpenApi } from '../observability/openapi';
+import { installOpenTelemetry } from '../observability/otel/install-otel';
+import { toOtelSettings } from '../observability/otel/otel-settings';
 import { installUsagePage } from '../governance/ledger/usage-page';
 import { installCallContextHook } from '../governance/call-context';
 import { checkServerStores } from '../config/server-start-checks';
@@ -25,7 +27,8 @@ import { logStartupSummary } from './startup-summary';
  * response, the JSON error envelope for every error (404, 405, 413 included), the API credential checked
  * before the body is read (api-pre-auth.ts), JSON bodies nested at most MAX_JSON_DEPTH levels and holding at
  * most `server.json_value_limit` values (400 before parsing), routes under `base_path`, JSON logs (`logs`:
- * stdout by default, `false` silences them), /metrics, and the OpenAPI document at /docs.
+ * stdout by default, `false` silences them), /metrics, OpenTelemetry traces when configured, and the OpenAPI
+ * document at /docs.
  */
 export async function createHttpApp(config: TollgateConfig, logs: LogOutput = {}): Promise<NestFastifyApplication> {
   const metrics = toMetricsSettings(config.document);
@@ -45,6 +48,7 @@ export async function createHttpApp(config: TollgateConfig, logs: LogOutput = {}
     logging.install(fastify);
   }
   installRequestIdHeader(fastify);
+  installOpenTelemetry(app, toOtelSettings(config.document));
   installCallContextHook(fastify);
   useBoundedJsonParser(app, config.server.bodyLimit, config.server.jsonValueLimit);
   useChatBodyLimit(app, config.server.chatBodyLimit);

@@ -9,6 +9,7 @@ import { type Dispatcher, Pool } from 'undici';
 import { TollgateError } from '../common/errors';
 import { JsonExchange, StreamExchange } from './upstream-exchange';
 import { mapUpstreamError } from './upstream-errors';
+import { addTraceContext } from './trace-context-headers';
 import type {
   JsonResponse,
   ResponseHeaders,
@@ -120,6 +121,7 @@ export class UpstreamClient {
       payload = JSON.stringify(body);
       headers['content-type'] = 'application/json';
     }
+    addTraceContext(headers);
     return { path: this.basePath + path + queryString(options.query), method, headers, body: payload };
   }
 

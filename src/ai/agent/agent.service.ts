@@ -18,6 +18,7 @@ import {
 import { AgentProtocolError } from './agent-errors';
 import type { AgentLimits } from './agent-limits';
 import { type Observation, serializeObservation } from './agent-observation';
+import { traceOperation } from '../../common/traced-operation';
 import { emitAgentEvent, type AgentTelemetryEvent, type AgentTelemetryHook } from './agent-telemetry';
 import type { AgentAuthorizer, AgentRunContext } from './agent-tool.interface';
 import type { AgentToolset } from './agent-toolset';
@@ -103,7 +104,15 @@ export class AgentService {
     return this.toolset.names();
   }
 
-  async run(task: string, options: AgentRunOptions): Promise<AgentResult> {
+  run(task: string, options: AgentRunOptions): Promise<AgentResult> {
+    return traceOperation({ name: 'invoke_agent', target: 'tollgate-agent' }, () => this.runLoops(task, options), (result) => ({
+      'gen_ai.response.model': result.model,
+      'tollgate.agent.loops_run': result.loopsRun,
+      'tollgate.agent.success': result.success,
+    }));
+  }
+
+  private async runLoops(task: string, options: AgentRunOptions): Promise<AgentResult> {
     const context = Object.freeze({ ...options.context });
     const base = { runId: randomUUID(), requestId: context.requestId, tenantId: context.tenantId, principal: context.principal };
     const emit = (event: Omit<AgentTelemetryEvent, 'time' | 'runId' | 'requestId' | 'tenantId' | 'principal'>) =>
@@ -249,7 +258,7 @@ export class AgentService {
     };
     if (!(await this.authorized(tool, args, context))) return finish({ tool, ok: false, error: 'forbidden' }, 'vetoed', 'forbidden');
     try {
-      const result = await this.toolset.call(tool, { args, context, signal });
+      const result = await traceOperation({ name: 'execute_tool', target: tool }, () => this.toolset.call(tool, { args, context, signal }));
       return finish({ tool, ok: true, result }, 'ok');
     } catch (error) {
       signal?.throwIfAborted();

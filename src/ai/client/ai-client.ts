@@ -32,6 +32,7 @@ import type {
 import { BUILT_IN_SENSITIVE_KEYS, type ContextItem, redactSensitive, renderContextItems } from '../prompts/context-rendering';
 import { buildMessages, templatesFor } from '../prompts/prompt-templates';
 import type { AiClientOptions } from './ai-client.options';
+import type { ClientInstrumentation } from './client-instrumentation';
 import { estimateTokens, measuredUsage, messageChars, type ModelCallOperation, type ModelCallSink, type ModelCallStatus, requestInputTokens, toolCallChars } from './model-call';
 import type { GatedCall, GateOutcome, GateTicket, ModelCallGate } from './model-call-gate';
 import type { ProviderRegistry } from './provider-registry';
@@ -217,6 +218,12 @@ export class AiClient {
   /** Governance's allow-list and budget check before every call (docs/governance.md#enforcement). */
   setModelCallGate(gate: ModelCallGate | undefined): void {
     this.gate = gate;
+  }
+
+  /** Puts `instrumentation` around every provider and the gate set so far (tracing: docs/operations.md#traces). */
+  instrument(instrumentation: ClientInstrumentation): void {
+    this.registry.decorate((provider) => instrumentation.provider(provider));
+    if (this.gate) this.gate = instrumentation.gate(this.gate);
   }
 
   get defaultProvider(): string {

@@ -34,6 +34,11 @@ export class ProviderRegistry {
     this.providers.set(provider.name, provider);
   }
 
+  /** Replaces each registered provider by `wrap(provider)`, under the same name and in the same order. */
+  decorate(wrap: (provider: AiProvider) => AiProvider): void {
+    for (const [name, provider] of this.providers) this.providers.set(name, wrap(provider));
+  }
+
   has(name: string): boolean {
     return this.providers.has(name);
   }

@@ -18,6 +18,7 @@ import type { AgentService } from '../agent/agent.service';
 import type { AgentRunContext } from '../agent/agent-tool.interface';
 import type { AiClient } from '../client/ai-client';
 import { TollgateError } from '../errors';
+import { traceOperation } from '../../common/traced-operation';
 import { snakeCaseKeys } from '../http/api-response';
 import { imagePart, toDomainResponseFormat } from '../http/v1-messages';
 import type { SearchService } from '../tools/search.service';
@@ -190,7 +191,9 @@ export function createMcpServer(services: McpServices, contextFor: () => AgentRu
       return errorResult('invalid_request', `${where} ${first?.message ?? 'is invalid'}`);
     }
     try {
-      const result = await tool.definition.run(args, contextFor(), extra.signal);
+      const result = await traceOperation({ name: 'execute_tool', target: tool.definition.name, attributes: { 'gen_ai.tool.type': 'function', 'tollgate.tool.surface': 'mcp' } }, () =>
+        tool.definition.run(args, contextFor(), extra.signal),
+      );
       return { content: [{ type: 'text', text: JSON.stringify(snakeCaseKeys(result)) }] };
     } catch (error) {
       if (error instanceof TollgateError && error.type !== 'internal_error') return errorResult(error.type, error.message);

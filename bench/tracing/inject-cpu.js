@@ -1,0 +1,72 @@
+'use strict';
+// One variant of bench/tracing/cpu.js in its own process: the server application built from TOLLGATE_CONFIG
+// (the real createHttpApp, tracing installed or not), warmed up, then REQUESTS sequential chat requests
+// through Fastify's inject() against the emulator process; prints the process's CPU microseconds per request
+// (process.cpuUsage: user + system, the exporters' work included), after the exports have drained.
+const fs = require('node:fs');
+const path = require('node:path');
+const { loadConfig } = require(path.join(__dirname, '..', '..', 'dist', 'src', 'config', 'config.loader'));
+const { createHttpApp } = require(path.join(__dirname, '..', '..', 'dist', 'src', 'server', 'http-server'));
+
+const REQUESTS = Number(process.env.REQUESTS || 3000);
+const WARMUP = Number(process.env.WARMUP_REQUESTS || 1500);
+const STREAM = process.env.ROUTE === 'stream';
+
+async function main() {
+  const app = await createHttpApp(loadConfig({ cwd: process.cwd(), env: process.env }), false);
+  await app.init();
+  const fastify = app.getHttpAdapter().getInstance();
+  await fastify.ready();
+  const payload = JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'Say hello' }], ...(STREAM ? { stream: true } : {}) });
+  const request = { method: 'POST', url: '/openai/v1/chat/completions', headers: { 'content-type': 'application/json', authorization: `Bearer ${process.env.API_TOKEN}` }, payload };
+  const run = async (count) => {
+    for (let i = 0; i < count; i++) {
+      const response = await fastify.inject(request);
+      if (response.statusCode !== 200) throw new Error(`status ${response.statusCode}: ${response.body.slice(0, 200)}`);
+    }
+  };
+  await run(WARMUP);
+  // Let the warm-up's exports leave before measuring.
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const profiler = process.env.PROFILE ? await startProfile() : undefined;
+  const before = process.cpuUsage();
+  const mainBefore = mainThreadMicros();
+  await run(REQUESTS);
+  // The last batch of spans is exported within the measured time: at most one scheduled delay later.
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const used = process.cpuUsage(before);
+  const main = mainThreadMicros() - mainBefore;
+  if (profiler) await profiler.stop(process.env.PROFILE);
+  // Both: the whole process (V8's compiler and GC threads included) and the event-loop thread alone.
+  process.stdout.write(`${((used.user + used.system) / REQUESTS).toFixed(2)} ${(main / REQUESTS).toFixed(2)}\n`);
+  await app.close();
+}
+
+/** CPU time of the main (event-loop) thread, from /proc (Linux), in microseconds; clock ticks of 10 ms. */
+function mainThreadMicros() {
+  const stat = fs.readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / 100;
+}
+
+/** A CPU profile of the measured requests only (PROFILE=file.cpuprofile), for finding where a difference goes. */
+async function startProfile() {
+  const { Session } = require('node:inspector');
+  const session = new Session();
+  session.connect();
+  const post = (method, params) => new Promise((resolve, reject) => session.post(method, params, (error, result) => (error ? reject(error) : resolve(result))));
+  await post('Profiler.enable');
+  await post('Profiler.start');
+  return {
+    stop: async (file) => {
+      const { profile } = await post('Profiler.stop');
+      fs.writeFileSync(file, JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
+}
+
+main().catch((error) => {
+  process.stderr.write(`inject-cpu: ${error.stack}\n`);
+  process.exit(1);
+});
