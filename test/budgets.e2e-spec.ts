@@ -151,15 +151,16 @@ describe.each(stores)('budget engine on %s', (name, create) => {
 });
 
 describe('budget engine on Redis', () => {
+  // A script's first run on a connection is EVAL (EVALSHA answered NOSCRIPT, a rejected call); later ones EVALSHA.
+  const scriptCalls = async () => {
+    const stats = await redis.info('commandstats');
+    return ['eval', 'evalsha'].reduce((sum, command) => sum + Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0), 0);
+  };
+
   it('writes the settles of one turn of the event loop as one command, summed per counter', async () => {
     const store = new RedisCounterStore(REDIS_URL);
     await store.connect();
     const engine = new CountingBudgetEngine(store, `${prefix}coalesce:`);
-    // A script's first run on a connection is EVAL (EVALSHA answered NOSCRIPT, a rejected call); later ones EVALSHA.
-    const scriptCalls = async () => {
-      const stats = await redis.info('commandstats');
-      return ['eval', 'evalsha'].reduce((sum, command) => sum + Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0), 0);
-    };
     try {
       const scopes = [{ kind: 'key', id: 'k', period: 'day', limit: { tokens: 1_000 } }] as const;
       const reservations = [];
@@ -170,6 +171,55 @@ describe('budget engine on Redis', () => {
       const [key] = await redis.keys(`${prefix}coalesce:*`);
       expect(await redis.hgetall(key)).toEqual({ m: '0', t: String(0 + 10 + 20 + 30 + 40), r: '5' });
     } finally {
+      await engine.close();
+    }
+  });
+
+  it('sends the reserves and settles of one turn as one script call, answering the reserves in the order they were made', async () => {
+    const store = new RedisCounterStore(REDIS_URL);
+    await store.connect();
+    const engine = new CountingBudgetEngine(store, `${prefix}turn:`);
+    try {
+      const scopes = [{ kind: 'key', id: 'k', period: 'day', limit: { tokens: 1_000 } }] as const;
+      const first = await engine.reserve(scopes, { micros: 0, tokens: 300 });
+      const before = await scriptCalls();
+      // One turn: the settle gives back 200 of the first call's 300, then ten reserves of 100 meet 900 left.
+      const settled = engine.settle(first, { micros: 0, tokens: 100 });
+      const outcomes = await Promise.all(
+        Array.from({ length: 10 }, () => Promise.resolve(engine.reserve(scopes, { micros: 0, tokens: 100 })).then(() => 'granted', (error: Error) => error.constructor.name)),
+      );
+      await settled;
+      expect((await scriptCalls()) - before).toBe(1);
+      expect(outcomes).toEqual([...Array(9).fill('granted'), 'BudgetExceededError']);
+      const [key] = await redis.keys(`${prefix}turn:*`);
+      expect(await redis.hgetall(key)).toEqual({ m: '0', t: '1000', r: '10' });
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('fails closed on a counter it cannot read, without charging that reserve or failing the others of its turn', async () => {
+    const logged = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    const store = new RedisCounterStore(REDIS_URL);
+    await store.connect();
+    const engine = new CountingBudgetEngine(store, `${prefix}wrongtype:`);
+    try {
+      const broken = [{ kind: 'key', id: 'broken', period: 'day', limit: { tokens: 1_000 } }, { kind: 'tenant', id: 't', period: 'day', limit: { tokens: 1_000 } }] as const;
+      const sound = [{ kind: 'key', id: 'sound', period: 'day', limit: { tokens: 1_000 } }] as const;
+      // Plan a reserve first to learn the broken counter's key, then put a string where its hash belongs.
+      const planned = await engine.reserve(broken, { micros: 0, tokens: 1 });
+      await engine.release(planned);
+      await new Promise((turnEnded) => setImmediate(turnEnded));
+      const brokenKey = planned.keys[1];
+      await redis.del(brokenKey);
+      await redis.set(brokenKey, 'not a hash');
+      const [refused, granted] = await Promise.allSettled([engine.reserve(broken, { micros: 0, tokens: 5 }), engine.reserve(sound, { micros: 0, tokens: 5 })]);
+      expect(refused).toMatchObject({ status: 'rejected', reason: expect.any(BudgetStoreUnavailableError) });
+      expect(granted).toMatchObject({ status: 'fulfilled' });
+      expect(await redis.hgetall(planned.keys[0])).toEqual({ m: '0', t: '0', r: '1' });
+      expect(String(logged.mock.calls[0]?.[0])).toMatch(/^budget store unavailable \(ReplyError WRONGTYPE\)/);
+    } finally {
+      logged.mockRestore();
       await engine.close();
     }
   });

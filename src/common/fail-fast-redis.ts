@@ -1,4 +1,4 @@
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 
 /**
  * A Redis client for a counter store on the request path: commands never wait in an offline queue (they
@@ -6,7 +6,9 @@ import Redis from 'ioredis';
  * retry per command, reconnects every 0.2–2 s. Not connected until the store connects it.
  */
 export function failFastRedis(url: string): Redis {
-  const redis = new Redis(url, {
+  // Required here, not at the top: a configuration without Redis loads no Redis client (decision C13).
+  const { default: RedisClient } = require('ioredis') as typeof import('ioredis');
+  const redis = new RedisClient(url, {
     lazyConnect: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,

@@ -71,6 +71,7 @@ export interface LedgerSection {
   table?: string;
   retention_days?: number;
   max_entries?: number;
+  max_bytes?: number;
   batch_size?: number;
   /** Seconds. */
   flush_interval?: number;

@@ -1,5 +1,5 @@
 import { readPackagedFile } from '../common/packaged-files';
-import { LEDGER_DEFAULTS, type LedgerSettings } from '../governance/ledger/ledger-settings';
+import { LEDGER_DEFAULTS, LEDGER_ENTRY_BYTES, type LedgerSettings } from '../governance/ledger/ledger-settings';
 import { buildPricingTable, type PriceSection } from '../governance/ledger/pricing';
 import { ConfigError } from './config.error';
 import type { ConfigDocument } from './config.types';
@@ -26,14 +26,17 @@ export function toLedgerSettings(document: ConfigDocument, source: string): Ledg
       if (ledger[key] !== undefined) problems.push(`governance.ledger.${key}: applies to store postgres only`);
     }
   }
-  if (storeKind === 'postgres' && ledger.max_entries !== undefined) problems.push('governance.ledger.max_entries: applies to store memory only');
+  for (const key of ['max_entries', 'max_bytes'] as const) {
+    if (storeKind === 'postgres' && ledger[key] !== undefined) problems.push(`governance.ledger.${key}: applies to store memory only`);
+  }
+  if (ledger.max_entries !== undefined && ledger.max_bytes !== undefined) problems.push('governance.ledger.max_bytes: give max_entries or max_bytes, not both');
   if (problems.length) throw new ConfigError(problems.map((problem) => `${source}: ${problem}`));
   return {
     enabled: ledger.enabled ?? true,
     store:
       storeKind === 'postgres'
         ? { kind: 'postgres', url: ledger.url!, table: ledger.table ?? LEDGER_DEFAULTS.table, retentionDays: ledger.retention_days ?? LEDGER_DEFAULTS.retentionDays }
-        : { kind: 'memory', maxEntries: ledger.max_entries ?? LEDGER_DEFAULTS.maxEntries },
+        : { kind: 'memory', maxEntries: ledger.max_entries ?? Math.floor((ledger.max_bytes ?? LEDGER_DEFAULTS.maxBytes) / LEDGER_ENTRY_BYTES) },
     batchSize: ledger.batch_size ?? LEDGER_DEFAULTS.batchSize,
     flushIntervalMs: ledger.flush_interval === undefined ? LEDGER_DEFAULTS.flushIntervalMs : Math.max(1, Math.round(ledger.flush_interval * 1000)),
     pricing: buildPricingTable(pricing.use_defaults === false ? {} : defaultPrices(), pricing.models ?? {}, pricing.use_defaults ?? true),

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { problemsOf } from '../../test/support/config-problems';
 import { findPrice } from '../governance/ledger/pricing';
+import { LEDGER_ENTRY_BYTES } from '../governance/ledger/ledger-settings';
 import { loadConfig } from './config.loader';
 
 describe('ledger configuration', () => {
@@ -19,8 +20,19 @@ describe('ledger configuration', () => {
 
   it('records in memory by default, priced from the packaged table', () => {
     const { ledger } = load('version: 1\n');
-    expect(ledger).toMatchObject({ enabled: true, store: { kind: 'memory', maxEntries: 100_000 }, batchSize: 200, flushIntervalMs: 1000, metricsMaxTenants: 100 });
+    expect(ledger).toMatchObject({ enabled: true, store: { kind: 'memory', maxEntries: Math.floor((16 * 1024 * 1024) / LEDGER_ENTRY_BYTES) }, batchSize: 200, flushIntervalMs: 1000, metricsMaxTenants: 100 });
     expect(findPrice(ledger.pricing, 'openai', 'openai', 'gpt-4o-mini')).toEqual({ input: 0.15, output: 0.6, cachedInput: 0.075 });
+  });
+
+  it('sizes the memory store by max_bytes, or by max_entries when that is given instead', () => {
+    expect(load('version: 1\ngovernance: { ledger: { max_bytes: 1650000 } }\n').ledger.store).toEqual({ kind: 'memory', maxEntries: Math.floor(1_650_000 / LEDGER_ENTRY_BYTES) });
+    expect(load('version: 1\ngovernance: { ledger: { max_entries: 500 } }\n').ledger.store).toEqual({ kind: 'memory', maxEntries: 500 });
+    expect(problemsOf(() => load('version: 1\ngovernance: { ledger: { max_entries: 500, max_bytes: 100000 } }\n'))).toEqual([
+      expect.stringContaining('governance.ledger.max_bytes: give max_entries or max_bytes, not both'),
+    ]);
+    expect(problemsOf(() => load('version: 1\ngovernance: { ledger: { store: postgres, url: "postgres://db/l", max_bytes: 100000 } }\n'))).toEqual([
+      expect.stringContaining('governance.ledger.max_bytes: applies to store memory only'),
+    ]);
   });
 
   it('maps the postgres store and seconds, and lets configured prices replace or drop the packaged ones', () => {

@@ -1,5 +1,5 @@
 import { Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { ThrottlerStorageRedisService } from '@nest-lab/throttler-storage-redis';
+import type { ThrottlerStorageRedisService } from '@nest-lab/throttler-storage-redis';
 import type { ThrottlerStorage } from '@nestjs/throttler';
 import type Redis from 'ioredis';
 import type { LimitsStore } from './limits-settings';
@@ -81,7 +81,9 @@ export class RedisLimitsStorage implements ThrottlerStorage, OnModuleInit, OnMod
 
   constructor(url: string) {
     this.redis = failFastRedis(url);
-    this.counters = new ThrottlerStorageRedisService(this.redis);
+    // Required here: memory limits load no Redis storage (decision C13).
+    const { ThrottlerStorageRedisService: RedisStorage } = require('@nest-lab/throttler-storage-redis') as typeof import('@nest-lab/throttler-storage-redis');
+    this.counters = new RedisStorage(this.redis);
   }
 
   /** Connects before the server listens, so the first requests are counted; an unreachable Redis is logged, not fatal. */

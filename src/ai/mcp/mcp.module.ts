@@ -3,11 +3,13 @@ import { MCP_SETTINGS, mcpControllerFor } from './mcp-http.controller';
 import { MCP_SESSION_STORE, type McpSessionStore } from './mcp-session-store.interface';
 import type { McpSettings } from './mcp-settings';
 import { MemorySessionStore } from './memory-session-store';
-import { RedisSessionStore } from './redis-session-store';
 
 export function createSessionStore(settings: McpSettings): McpSessionStore {
   const store = settings.sessionStore;
-  return store.kind === 'redis' ? new RedisSessionStore(store.url, store.keyPrefix) : new MemorySessionStore();
+  if (store.kind !== 'redis') return new MemorySessionStore();
+  // Required here: memory sessions load no Redis client (docs/decisions.md C13).
+  const { RedisSessionStore } = require('./redis-session-store') as typeof import('./redis-session-store');
+  return new RedisSessionStore(store.url, store.keyPrefix);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import type { BudgetPeriod, ScopeKind } from './budget-scope';
 import { type BudgetRule, deadSubjectRuleIds, type LimitRule, type RuleSet } from './budget-rules';
 
@@ -89,7 +89,9 @@ export class RedisBudgetRuleStore implements BudgetRuleStore {
 
   constructor(url: string, keyPrefix: string, private readonly refreshMs: number) {
     this.key = `${keyPrefix}rules`;
-    this.redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 2000, disconnectTimeout: 200 });
+    // Required here: a configuration without Redis loads no Redis client (decision C13).
+    const { default: RedisClient } = require('ioredis') as typeof import('ioredis');
+    this.redis = new RedisClient(url, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 2000, disconnectTimeout: 200 });
     this.redis.on('error', () => undefined);
   }
 

@@ -7,86 +7,120 @@ import { failFastRedis } from '../../common/fail-fast-redis';
 import { StoreFailureLog } from '../../common/store-failure-log';
 
 /**
- * Checks every counter, then charges all of them, inside one script: Redis runs it without interleaving any
- * other command, so callers in any number of processes see each other's reservations (no read-then-write).
- * Counters are hashes (m: micro-dollars, t: tokens, r: requests) that expire when their window ends.
- * ARGV: estimate micros, estimate tokens, output tokens wanted, output tokens at least, output price in
- * millionths of a micro-dollar per token, then per key: limit micros, tokens, requests (-1: none), expire-at ms.
- * Grants the most output tokens (up to wanted) that every counter covers, and charges the estimate plus that
- * output (CountingBudgetEngine's counterGrant is the same rule). Answers {0, output tokens granted}, or
- * {index (1-based), field, what the field held} of the first counter that cannot cover even the least output.
+ * Everything one turn of the event loop asked of the counters, in one script: Redis runs it without
+ * interleaving any other command, so callers in any number of processes see each other's reservations (no
+ * read-then-write). Counters are hashes (m: micro-dollars, t: tokens, r: requests) that expire when their
+ * window ends; KEYS are the counters the turn touched, each once, and ARGV names them by index.
+ *
+ * First the settles: ARGV[1] is their number, then per settle its key index and micros, tokens and requests
+ * deltas; a counter whose window ended is not recreated. Then the reserves, in the order they were made: their
+ * number, then per reserve its key count, estimate micros, estimate tokens, output tokens wanted, output tokens
+ * at least, output price in millionths of a micro-dollar per token, then per key its index, limit micros, tokens,
+ * requests (-1: none) and expire-at ms. Each reserve is the single-call rule (CountingBudgetEngine's counterGrant
+ * is the same): grant the most output tokens (up to wanted) that every counter covers and charge the estimate
+ * plus that output to all of them, or charge nothing. Reserve i's answer is the reply's triple 3i-2..3i:
+ * {0, output tokens granted, 0}, {index (1-based), field, what the field held} of the first counter that cannot
+ * cover even the least output, or {-1, error, 0} when a counter could not be read (checked before any charge,
+ * so that reserve charges nothing and the others are unaffected).
  */
-const RESERVE_SCRIPT = `
-local em, et = tonumber(ARGV[1]), tonumber(ARGV[2])
-local want, least, pico = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
-local grant = want
-for i = 1, #KEYS do
-  local base = 5 + (i - 1) * 4
-  local used = redis.call('HMGET', KEYS[i], 'm', 't', 'r')
-  local um, ut, ur = tonumber(used[1]) or 0, tonumber(used[2]) or 0, tonumber(used[3]) or 0
-  local lm, lt, lr = tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3])
-  if lm >= 0 then
-    local left = lm - um - em
-    local fits = grant
-    if left < 0 then fits = -1 elseif pico > 0 then fits = math.floor(left * 1000000 / pico) end
-    if fits < least then return {i, 'micros', um} end
-    if fits < grant then grant = fits end
+const TURN_SCRIPT = `
+local at = 2
+for _ = 1, tonumber(ARGV[1]) do
+  local key = KEYS[tonumber(ARGV[at])]
+  if redis.call('EXISTS', key) == 1 then
+    redis.call('HINCRBY', key, 'm', ARGV[at + 1])
+    redis.call('HINCRBY', key, 't', ARGV[at + 2])
+    redis.call('HINCRBY', key, 'r', ARGV[at + 3])
   end
-  if lt >= 0 then
-    local fits = lt - ut - et
-    if fits < least then return {i, 'tokens', ut} end
-    if fits < grant then grant = fits end
+  at = at + 4
+end
+local answers = {}
+local reserves = tonumber(ARGV[at])
+at = at + 1
+for _ = 1, reserves do
+  local n = tonumber(ARGV[at])
+  local em, et = tonumber(ARGV[at + 1]), tonumber(ARGV[at + 2])
+  local want, least, pico = tonumber(ARGV[at + 3]), tonumber(ARGV[at + 4]), tonumber(ARGV[at + 5])
+  local first = at + 6
+  at = first + n * 5
+  local grant = want
+  local refusal
+  for i = 1, n do
+    local base = first + (i - 1) * 5
+    local used = redis.pcall('HMGET', KEYS[tonumber(ARGV[base])], 'm', 't', 'r')
+    if used.err then refusal = {-1, used.err, 0} break end
+    local um, ut, ur = tonumber(used[1]) or 0, tonumber(used[2]) or 0, tonumber(used[3]) or 0
+    local lm, lt, lr = tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3])
+    if lm >= 0 then
+      local left = lm - um - em
+      local fits = grant
+      if left < 0 then fits = -1 elseif pico > 0 then fits = math.floor(left * 1000000 / pico) end
+      if fits < least then refusal = {i, 'micros', um} break end
+      if fits < grant then grant = fits end
+    end
+    if lt >= 0 then
+      local fits = lt - ut - et
+      if fits < least then refusal = {i, 'tokens', ut} break end
+      if fits < grant then grant = fits end
+    end
+    if lr >= 0 and ur + 1 > lr then refusal = {i, 'requests', ur} break end
   end
-  if lr >= 0 and ur + 1 > lr then return {i, 'requests', ur} end
-end
-local om = 0
-if pico > 0 then om = math.ceil(grant * pico / 1000000) end
-for i = 1, #KEYS do
-  local base = 5 + (i - 1) * 4
-  redis.call('HINCRBY', KEYS[i], 'm', em + om)
-  redis.call('HINCRBY', KEYS[i], 't', et + grant)
-  redis.call('HINCRBY', KEYS[i], 'r', 1)
-  redis.call('PEXPIREAT', KEYS[i], ARGV[base + 4])
-end
-return {0, grant}
-`;
-
-/**
- * Moves counters that still exist by (actual - reserved); a counter whose window ended is not recreated.
- * ARGV: per key, its micros, tokens and requests deltas.
- */
-const ADJUST_SCRIPT = `
-for i = 1, #KEYS do
-  if redis.call('EXISTS', KEYS[i]) == 1 then
-    local base = (i - 1) * 3
-    redis.call('HINCRBY', KEYS[i], 'm', ARGV[base + 1])
-    redis.call('HINCRBY', KEYS[i], 't', ARGV[base + 2])
-    redis.call('HINCRBY', KEYS[i], 'r', ARGV[base + 3])
+  if refusal then
+    answers[#answers + 1] = refusal[1]
+    answers[#answers + 1] = refusal[2]
+    answers[#answers + 1] = refusal[3]
+  else
+    local om = 0
+    if pico > 0 then om = math.ceil(grant * pico / 1000000) end
+    for i = 1, n do
+      local base = first + (i - 1) * 5
+      local key = KEYS[tonumber(ARGV[base])]
+      redis.call('HINCRBY', key, 'm', em + om)
+      redis.call('HINCRBY', key, 't', et + grant)
+      redis.call('HINCRBY', key, 'r', 1)
+      redis.call('PEXPIREAT', key, ARGV[base + 4])
+    end
+    answers[#answers + 1] = 0
+    answers[#answers + 1] = grant
+    answers[#answers + 1] = 0
   end
 end
-return 0
+return answers
 `;
 
 type Delta = Usage & { requests: number };
 
+/** A reserve waiting for the end of its turn, and how to answer it. */
+interface PendingReserve {
+  plans: readonly CounterPlan[];
+  estimate: Usage;
+  output: OutputAllowance;
+  resolve(answer: Refusal | number): void;
+  reject(error: Error): void;
+}
+
 type ScriptedRedis = Redis & {
-  budgetReserve(numKeys: number, ...args: (string | number)[]): Promise<[0, number] | [number, LimitField, number]>;
-  budgetAdjust(numKeys: number, ...args: (string | number)[]): Promise<0>;
+  budgetTurn(numKeys: number, ...args: (string | number)[]): Promise<(number | string)[]>;
 };
 
-
 /**
- * Counters in Redis, shared by every process on it. A reserve that cannot reach Redis fails closed
- * (BudgetStoreUnavailableError, 503): an unenforced budget is the failure issue 19 exists to end. A settle
- * that cannot reach it is logged and dropped, since the call has been made.
+ * Counters in Redis, shared by every process on it. The reserves and settles made in one turn of the event
+ * loop go to Redis together, in one script call when the turn ends (decision D10: exact, since the script
+ * runs them one after the other as separate calls would run, and one round trip instead of one per call).
+ * A reserve that cannot reach Redis fails closed (BudgetStoreUnavailableError, 503): an unenforced budget is
+ * the failure issue 19 exists to end. A settle that cannot reach it is logged and dropped, since the call has
+ * been made.
  */
 export class RedisCounterStore implements CounterStore {
   private readonly logger = new Logger('Budgets');
   private readonly redis: ScriptedRedis;
-  /** Settles not yet written, summed per counter key; written when the current turn of the event loop ends. */
+  /** Settles not yet written, summed per counter key. */
   private pendingDeltas = new Map<string, Delta>();
-  private adjusted?: Promise<void>;
-  /** Settle writes sent and not yet answered. */
+  /** Reserves not yet sent, in the order they were made. */
+  private pendingReserves: PendingReserve[] = [];
+  /** Resolves once the current turn's script call has been answered (or has failed). */
+  private turnEnd?: Promise<void>;
+  /** Script calls sent and not yet answered. */
   private readonly writing = new Set<Promise<void>>();
   private closed = false;
   private readonly failures = new StoreFailureLog((message) => this.logger.error(message), (summary) => `budget store unavailable (${summary}); model calls with a budget or rate limit are refused until it answers`);
@@ -94,8 +128,7 @@ export class RedisCounterStore implements CounterStore {
   constructor(url: string) {
     const redis = failFastRedis(url);
     // defineCommand sends EVALSHA and falls back to EVAL once per connection when Redis lacks the script.
-    redis.defineCommand('budgetReserve', { lua: RESERVE_SCRIPT });
-    redis.defineCommand('budgetAdjust', { lua: ADJUST_SCRIPT });
+    redis.defineCommand('budgetTurn', { lua: TURN_SCRIPT });
     this.redis = redis as ScriptedRedis;
   }
 
@@ -108,27 +141,23 @@ export class RedisCounterStore implements CounterStore {
     }
   }
 
-  async tryCharge(plans: readonly CounterPlan[], estimate: Usage, output: OutputAllowance): Promise<Refusal | number> {
-    const args: (string | number)[] = [estimate.micros, estimate.tokens, output.wanted, output.least, output.picosPerToken];
-    for (const { scope, window } of plans) {
-      args.push(scope.limit.micros ?? -1, scope.limit.tokens ?? -1, scope.limit.requests ?? -1, window.end);
-    }
-    let answer: [0, number] | [number, LimitField, number];
-    try {
-      answer = await this.redis.budgetReserve(plans.length, ...plans.map((plan) => plan.key), ...args);
-    } catch (error) {
-      this.failures.report(error);
-      throw new BudgetStoreUnavailableError();
-    }
-    if (answer.length === 2) return answer[1];
-    return { index: answer[0] - 1, field: answer[1], used: answer[2] };
+  /**
+   * Answers when the turn's script call has been answered. The wait is the rest of the current turn: requests
+   * read from the sockets in one poll of the event loop share a round trip, which is what makes Redis-backed
+   * budgets cost little more than counters in memory (bench/RESULTS.md, 2026-11-28).
+   */
+  tryCharge(plans: readonly CounterPlan[], estimate: Usage, output: OutputAllowance): Promise<Refusal | number> {
+    if (this.closed) return Promise.reject(new BudgetStoreUnavailableError());
+    return new Promise((resolve, reject) => {
+      this.pendingReserves.push({ plans, estimate, output, resolve, reject });
+      void this.endOfTurn();
+    });
   }
 
   /**
-   * Adds the delta to the counters' pending sums; the sums of every settle made in one turn of the event loop
-   * go to Redis in one script call when the turn ends (and the promise resolves then). Settles are made after
-   * the answer has gone out, so deferring them a turn changes no refusal by more than that turn; one command
-   * per turn instead of one per call halves a budgeted call's Redis commands.
+   * Adds the delta to the counters' pending sums, written with the turn's script call (the promise resolves
+   * then). Settles are made after the answer has gone out, so deferring them a turn changes no refusal by more
+   * than that turn.
    */
   adjust(keys: readonly string[], delta: Delta): Promise<void> {
     // After close the client is gone: the counters keep the estimate until their window ends.
@@ -141,33 +170,68 @@ export class RedisCounterStore implements CounterStore {
         sum.requests += delta.requests;
       } else this.pendingDeltas.set(key, { micros: delta.micros, tokens: delta.tokens, requests: delta.requests });
     }
-    this.adjusted ??= new Promise((resolve) =>
+    return this.endOfTurn();
+  }
+
+  /** Writes every settle already made and answers every reserve already made, then disconnects. */
+  async close(): Promise<void> {
+    this.closed = true;
+    while (this.turnEnd || this.writing.size > 0) await Promise.all([this.turnEnd, ...this.writing]);
+    this.redis.disconnect();
+  }
+
+  private endOfTurn(): Promise<void> {
+    this.turnEnd ??= new Promise((resolve) =>
       setImmediate(() => {
-        this.adjusted = undefined;
-        const writing = this.writeDeltas().finally(() => this.writing.delete(writing));
+        this.turnEnd = undefined;
+        const writing = this.writeTurn().finally(() => this.writing.delete(writing));
         this.writing.add(writing);
         resolve(writing);
       }),
     );
-    return this.adjusted;
+    return this.turnEnd;
   }
 
-  /** Writes every settle already made, waiting for those on their way, then disconnects. */
-  async close(): Promise<void> {
-    this.closed = true;
-    while (this.adjusted || this.writing.size > 0) await Promise.all([this.adjusted, ...this.writing]);
-    this.redis.disconnect();
-  }
-
-  private async writeDeltas(): Promise<void> {
+  /** Sends the turn's settles and reserves as one script call and answers each reserve. Never rejects. */
+  private async writeTurn(): Promise<void> {
     const deltas = this.pendingDeltas;
+    const reserves = this.pendingReserves;
     this.pendingDeltas = new Map();
-    const args: (string | number)[] = [...deltas.keys()];
-    for (const delta of deltas.values()) args.push(delta.micros, delta.tokens, delta.requests);
+    this.pendingReserves = [];
+    const keys: string[] = [];
+    const indexes = new Map<string, number>();
+    const indexOf = (key: string): number => {
+      let index = indexes.get(key);
+      if (index === undefined) {
+        index = keys.push(key);
+        indexes.set(key, index);
+      }
+      return index;
+    };
+    const args: (string | number)[] = [deltas.size];
+    for (const [key, delta] of deltas) args.push(indexOf(key), delta.micros, delta.tokens, delta.requests);
+    args.push(reserves.length);
+    for (const { plans, estimate, output } of reserves) {
+      args.push(plans.length, estimate.micros, estimate.tokens, output.wanted, output.least, output.picosPerToken);
+      for (const { key, scope, window } of plans) args.push(indexOf(key), scope.limit.micros ?? -1, scope.limit.tokens ?? -1, scope.limit.requests ?? -1, window.end);
+    }
+    let answers: (number | string)[];
     try {
-      await this.redis.budgetAdjust(deltas.size, ...args);
+      answers = await this.redis.budgetTurn(keys.length, ...keys, ...args);
     } catch (error) {
       this.failures.report(error);
+      for (const reserve of reserves) reserve.reject(new BudgetStoreUnavailableError());
+      return;
+    }
+    for (let index = 0; index < reserves.length; index++) {
+      const code = answers[3 * index] as number;
+      const value = answers[3 * index + 1];
+      if (code === 0) reserves[index].resolve(value as number);
+      else if (code > 0) reserves[index].resolve({ index: code - 1, field: value as LimitField, used: answers[3 * index + 2] as number });
+      else {
+        this.failures.report(Object.assign(new Error(String(value)), { name: 'ReplyError', code: String(value).split(' ')[0] }));
+        reserves[index].reject(new BudgetStoreUnavailableError());
+      }
     }
   }
 }

@@ -1,4 +1,4 @@
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 import type { ApiKeyRecord, MutableKeySettings } from './api-key-record';
 import { type KeyStore, mutableSettingsOf, withSettings } from './key-store';
 
@@ -21,7 +21,9 @@ export class PostgresKeyStore implements KeyStore {
 
   constructor(url: string, private readonly table: string) {
     if (!KEYS_TABLE_PATTERN.test(table)) throw new Error(`invalid table name ${JSON.stringify(table)}`);
-    this.pool = new Pool({ connectionString: url, max: 5, connectionTimeoutMillis: 2000, idleTimeoutMillis: 30_000 });
+    // Required here: a configuration without PostgreSQL loads no PostgreSQL client (decision C13).
+    const { Pool: PgPool } = require('pg') as typeof import('pg');
+    this.pool = new PgPool({ connectionString: url, max: 5, connectionTimeoutMillis: 2000, idleTimeoutMillis: 30_000 });
     // An idle client that loses its connection must not crash the process; the next query reports it.
     this.pool.on('error', () => undefined);
   }

@@ -1,4 +1,4 @@
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import type { ApiKeyRecord, MutableKeySettings } from './api-key-record';
 import { type KeyStore, mutableSettingsOf, withSettings } from './key-store';
 
@@ -17,7 +17,9 @@ export class RedisKeyStore implements KeyStore {
   private readonly redis: Redis;
 
   constructor(url: string, private readonly prefix: string) {
-    this.redis = new Redis(url, {
+    // Required here: a configuration without Redis loads no Redis client (decision C13).
+    const { default: RedisClient } = require('ioredis') as typeof import('ioredis');
+    this.redis = new RedisClient(url, {
       enableOfflineQueue: true,
       maxRetriesPerRequest: 1,
       connectTimeout: 2000,

@@ -54,4 +54,17 @@ describe('MemoryLedgerStore', () => {
     expect(await groups('key')).toEqual([['k-0', 1], ['k-1', 1], ['k-2', 1], ['k-3', 1], ['k-4', 1], [null, 5]]);
     expect(await groups('model')).toEqual([['openai/gpt-4o', 10]]);
   });
+
+  it('grows its columns as entries come and keeps every one of them in order until the bound, then the newest', async () => {
+    const store = new MemoryLedgerStore(5000);
+    const calls = Array.from({ length: 6001 }, (_, i) => ({ ...entry(100 + i), requestId: `r-${i}`, costMicros: i }));
+    // Batches that cross each doubling (1024, 2048, 4096) and the bound (5000).
+    for (let i = 0; i < calls.length; i += 700) await store.write(calls.slice(i, i + 700));
+    expect(store.dropped).toBe(1001);
+    const [row] = await store.usage({ from: 0, to: 10_000, groupBy: 'day' });
+    expect(row.calls).toBe(5000);
+    // The sum of the kept entries' costs is the sum of i over the newest 5000: any slot lost or repeated in a copy shows.
+    expect(row.costMicros).toBe(((1001 + 6000) * 5000) / 2);
+    expect((await store.usage({ from: 0, to: 100 + 1001, groupBy: 'day' })).length).toBe(0);
+  });
 });

@@ -3,7 +3,7 @@
  * retention folded into `<table>_daily` (one row per day, tenant, sub-tenant, subject, key, provider and
  * model) so the table does not grow without bound. Reports read both.
  */
-import { Client, Pool, type PoolClient } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import type { LedgerEntry } from './ledger-entry';
 import type { LedgerStore } from './ledger-store';
 import { emptyRow, sortRows, type UsageGroup, type UsageQuery, type UsageRow } from './usage-query';
@@ -69,7 +69,9 @@ export class PostgresLedgerStore implements LedgerStore {
     if (!LEDGER_TABLE_PATTERN.test(options.table)) throw new Error(`invalid ledger table name ${JSON.stringify(options.table)}`);
     this.table = options.table;
     this.daily = `${options.table}_daily`;
-    this.pool = new Pool({ connectionString: options.url, max: 4, connectionTimeoutMillis: options.connectionTimeoutMs ?? 5000, idleTimeoutMillis: 30_000 });
+    // Required here: a configuration without PostgreSQL loads no PostgreSQL client (decision C13).
+    const { Pool: PgPool } = require('pg') as typeof import('pg');
+    this.pool = new PgPool({ connectionString: options.url, max: 4, connectionTimeoutMillis: options.connectionTimeoutMs ?? 5000, idleTimeoutMillis: 30_000 });
     // An idle client's error (server restart) must not crash the process; the next query reconnects.
     this.pool.on('error', () => undefined);
   }
@@ -203,6 +205,7 @@ const UNDEFINED_DATABASE = '3D000';
  * other failure (the server not up yet, a timeout) is left to the writes' retries, as before.
  */
 export async function missingDatabaseProblem(url: string, connectionTimeoutMs = 5000): Promise<string | undefined> {
+  const { Client } = require('pg') as typeof import('pg');
   const client = new Client({ connectionString: url, connectionTimeoutMillis: connectionTimeoutMs });
   client.on('error', () => undefined);
   try {
