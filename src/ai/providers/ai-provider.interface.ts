@@ -115,6 +115,10 @@ export interface TokenUsage {
   cachedInputTokens?: number;
   /** Output tokens spent on reasoning (part of outputTokens). */
   reasoningTokens?: number;
+  /** Input tokens written to the provider's prompt cache (part of inputTokens; Anthropic's `cache_creation_input_tokens`). */
+  cacheWriteInputTokens?: number;
+  /** The part of cacheWriteInputTokens written for an hour (Anthropic's 1-hour tier; the rest is its 5-minute tier). */
+  cacheWrite1hInputTokens?: number;
 }
 
 /**

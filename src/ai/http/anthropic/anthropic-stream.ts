@@ -99,7 +99,7 @@ export function messageStreamFormat(model: string, inputTokens: number): SseForm
           content: [],
           stop_reason: null,
           stop_sequence: null,
-          usage: { input_tokens: inputTokens, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+          usage: anthropicUsage({ inputTokens, outputTokens: 0 }),
         },
       }) + sseEvent('ping', { type: 'ping' }),
     render(event) {

@@ -220,6 +220,7 @@ describe('Anthropic results', () => {
       outputTokens: 85,
       totalTokens: 2245,
       cachedInputTokens: 2048,
+      cacheWriteInputTokens: 100,
     });
     expect(toTokenUsage({ input_tokens: 3, output_tokens: 4 })).toEqual({ inputTokens: 3, outputTokens: 4, totalTokens: 7 });
   });
@@ -229,7 +230,7 @@ describe('Anthropic results', () => {
       text: "I'll check the weather.",
       model: 'claude-sonnet-4-5-20250929',
       finishReason: 'tool_calls',
-      usage: { inputTokens: 2160, outputTokens: 85, totalTokens: 2245, cachedInputTokens: 2048 },
+      usage: { inputTokens: 2160, outputTokens: 85, totalTokens: 2245, cachedInputTokens: 2048, cacheWriteInputTokens: 100 },
       toolCalls: [
         { id: 'toolu_01A09q90qw90lq917835lq9', name: 'get_weather', arguments: '{"location":"San Francisco, CA","unit":"celsius"}' },
         { id: 'toolu_01B19q90qw90lq917835lq0', name: 'get_time', arguments: '{}' },
