@@ -7,12 +7,12 @@
  * What Claude Code sends routinely is accepted even where the domain has no counterpart (docs/clients.md says
  * what happens to each): `cache_control` anywhere, `thinking` / `redacted_thinking` blocks in the history,
  * the `thinking` setting, `context_management`, `output_config.effort`, `metadata`, `service_tier` and the tool
- * fields `defer_loading`, `strict`, `input_examples`, `eager_input_streaming`. What changes the answer and
- * cannot be honoured (top_k, server tools, documents that are not text) is refused
- * naming the field.
+ * fields `defer_loading`, `strict`, `input_examples`, `eager_input_streaming`; an Anthropic upstream gets them
+ * all as sent (nativeRequest). What changes the answer and cannot be honoured (server tools, documents that are
+ * not text; `top_k` by targets without top-k) is refused naming the field.
  */
 import Ajv, { type ErrorObject } from 'ajv';
-import type { ChatMessage, ContentPart, ImageSource, ResponseFormat, ToolChoice, ToolDefinition } from '../../providers/ai-provider.interface';
+import type { ChatMessage, ContentPart, ImageSource, NativeRequest, ResponseFormat, ToolChoice, ToolDefinition } from '../../providers/ai-provider.interface';
 import type { GenerationParameters } from '../../client/ai-client';
 
 /** A caller error on this surface: 400 `invalid_request_error`, its message naming the field. */
@@ -155,7 +155,7 @@ const validateMessages = ajv.compile<MessagesRequest>(MESSAGES_SCHEMA);
 const validateCountTokens = ajv.compile<CountTokensRequest>(COUNT_TOKENS_SCHEMA);
 
 export function parseMessagesRequest(body: unknown): MessagesRequest {
-  if (validateMessages(body)) return refuseUnhonoured(body);
+  if (validateMessages(body)) return body;
   throw requestError(validateMessages.errors![0]);
 }
 
@@ -164,10 +164,30 @@ export function parseCountTokensRequest(body: unknown): CountTokensRequest {
   throw requestError(validateCountTokens.errors![0]);
 }
 
-/** Settings that change the answer and that no provider behind the domain request can be told. */
-function refuseUnhonoured(request: MessagesRequest): MessagesRequest {
-  if (request.top_k !== undefined) throw new AnthropicRequestError('top_k: not supported by this gateway; leave it out to use the model default.');
-  return request;
+/**
+ * The request as an Anthropic upstream takes it (docs/decisions.md B15): the body as the caller wrote it, with
+ * only `role: "system"` messages moved into `system` (the API refuses that role in `messages`; the domain path
+ * moves them the same way), and the caller's `anthropic-version` and `anthropic-beta` headers.
+ */
+export function nativeRequest(request: MessagesRequest, headers: Readonly<Record<string, string | string[] | undefined>>): NativeRequest {
+  const forwarded: Record<string, string> = {};
+  for (const name of ['anthropic-version', 'anthropic-beta']) {
+    const value = headers[name];
+    if (value !== undefined) forwarded[name] = Array.isArray(value) ? value.join(',') : value;
+  }
+  return { dialect: 'anthropic-messages', body: { ...withSystemMessagesMoved(request) }, headers: forwarded };
+}
+
+function withSystemMessagesMoved(request: MessagesRequest): MessagesRequest {
+  if (!request.messages.some((message) => message.role === 'system')) return request;
+  const system: Block[] = typeof request.system === 'string' ? [{ type: 'text', text: request.system }] : [...(request.system ?? [])];
+  const messages: MessagesRequest['messages'] = [];
+  for (const message of request.messages) {
+    if (message.role !== 'system') messages.push(message);
+    else if (typeof message.content === 'string') system.push({ type: 'text', text: message.content });
+    else system.push(...message.content);
+  }
+  return { ...request, system, messages };
 }
 
 /** The generation settings of a request, as GenerateOptions names them. */
@@ -177,6 +197,7 @@ export function generationParameters(request: MessagesRequest): GenerationParame
     maxTokens: request.max_tokens,
     temperature: request.temperature,
     topP: request.top_p,
+    topK: request.top_k,
     stop: request.stop_sequences?.length ? request.stop_sequences : undefined,
     tools: toolDefinitions(request.tools),
     toolChoice: toolChoice(request.tool_choice),
