@@ -13,6 +13,7 @@ import {
   ANTHROPIC_EMULATOR_KEY,
   type AnthropicEmulator,
   CONTEXT_MANAGEMENT_BETA,
+  MID_CONVERSATION_SYSTEM_BETA,
   startAnthropicEmulator,
   thinkingSignature,
 } from './emulators/anthropic-emulator';
@@ -223,6 +224,30 @@ describe('/anthropic/v1/messages to an Anthropic upstream', () => {
     } as unknown as Anthropic.MessageCreateParamsNonStreaming);
     expect(final.content.at(-1)).toEqual({ type: 'text', text: 'Tool results: rain' });
     expect((upstreamRequests()[1].body as Json).messages[1].content[0]).toEqual(redacted);
+  });
+
+  it('a system message stays where it stands under the beta that allows it, and is moved into system without it', async () => {
+    const body = {
+      model: 'anthropic/claude-sonnet-4-5',
+      max_tokens: 64,
+      system: 'Be brief.',
+      messages: [
+        { role: 'user', content: 'Hello' },
+        { role: 'system', content: 'Answer in English.' },
+      ],
+    } as unknown as Anthropic.MessageCreateParamsNonStreaming;
+    const inPlace = new Anthropic({ apiKey: key, baseURL: `${origin}/anthropic`, maxRetries: 0, defaultHeaders: { 'anthropic-beta': MID_CONVERSATION_SYSTEM_BETA } });
+    await inPlace.messages.create(body);
+    await client().messages.create(body);
+    const [kept, moved] = upstreamRequests().map((sent) => sent.body as Json);
+    expect(kept).toMatchObject({ system: 'Be brief.', messages: [{ role: 'user', content: 'Hello' }, { role: 'system', content: 'Answer in English.' }] });
+    expect(moved).toMatchObject({
+      system: [
+        { type: 'text', text: 'Be brief.' },
+        { type: 'text', text: 'Answer in English.' },
+      ],
+      messages: [{ role: 'user', content: 'Hello' }],
+    });
   });
 
   it('the emulator checks what the gateway must keep: a changed signature and a beta field without its header are refused', async () => {

@@ -134,10 +134,10 @@ export async function startAnthropicEmulator(options: AnthropicEmulatorOptions =
   server.route('POST', '/v1/messages', (request) => {
     const denied = guard(request);
     if (denied) return denied;
-    const invalid = validateMessages(request.body);
+    const betas = String(request.headers['anthropic-beta'] ?? '').split(',').map((beta) => beta.trim());
+    const invalid = validateMessages(request.body, betas);
     if (invalid) return fail('invalid_request_error', invalid);
     const body = request.body as Record<string, unknown>;
-    const betas = String(request.headers['anthropic-beta'] ?? '').split(',').map((beta) => beta.trim());
     if (body.context_management !== undefined && !betas.includes(CONTEXT_MANAGEMENT_BETA)) {
       return fail('invalid_request_error', 'context_management: Extra inputs are not permitted');
     }
@@ -211,7 +211,10 @@ function modelObject(id: string): Record<string, unknown> {
 }
 
 /** The checks the real API makes before it looks at the model. */
-function validateMessages(body: unknown): string | undefined {
+/** A beta under which system messages may stand in the list (the date is an example: the prefix is what is matched). */
+export const MID_CONVERSATION_SYSTEM_BETA = 'mid-conversation-system-2026-01-01';
+
+function validateMessages(body: unknown, betas: readonly string[] = []): string | undefined {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'body: expected an object';
   const b = body as Record<string, unknown>;
   if (typeof b.model !== 'string' || b.model === '') return 'model: Field required';
@@ -220,6 +223,10 @@ function validateMessages(body: unknown): string | undefined {
   if (!Array.isArray(b.messages) || b.messages.length === 0) return 'messages: at least one message is required';
   for (const [i, message] of b.messages.entries()) {
     const m = message as Record<string, unknown>;
+    if (m?.role === 'system' && betas.some((beta) => beta.startsWith('mid-conversation-system-'))) {
+      if (typeof m.content !== 'string' && !Array.isArray(m.content)) return `messages.${i}.content: Field required`;
+      continue;
+    }
     if (m?.role === 'system') {
       return `messages.${i}.role: Unexpected role "system". The Messages API accepts a top-level \`system\` parameter, not "system" as an input message role.`;
     }

@@ -165,9 +165,10 @@ export function parseCountTokensRequest(body: unknown): CountTokensRequest {
 }
 
 /**
- * The request as an Anthropic upstream takes it (docs/decisions.md B15): the body as the caller wrote it, with
- * only `role: "system"` messages moved into `system` (the API refuses that role in `messages`; the domain path
- * moves them the same way), and the caller's `anthropic-version` and `anthropic-beta` headers.
+ * The request as an Anthropic upstream takes it (docs/decisions.md B15): the body as the caller wrote it, and the
+ * caller's `anthropic-version` and `anthropic-beta` headers. `role: "system"` messages are moved into `system`
+ * (the API refuses that role in `messages`; the domain path moves them the same way) unless the caller enabled
+ * the beta that takes them where they stand (Claude Code sends `mid-conversation-system-…`).
  */
 export function nativeRequest(request: MessagesRequest, headers: Readonly<Record<string, string | string[] | undefined>>): NativeRequest {
   const forwarded: Record<string, string> = {};
@@ -175,8 +176,12 @@ export function nativeRequest(request: MessagesRequest, headers: Readonly<Record
     const value = headers[name];
     if (value !== undefined) forwarded[name] = Array.isArray(value) ? value.join(',') : value;
   }
-  return { dialect: 'anthropic-messages', body: { ...withSystemMessagesMoved(request) }, headers: forwarded };
+  const systemInPlace = forwarded['anthropic-beta']?.includes(MID_CONVERSATION_SYSTEM_BETA) === true;
+  return { dialect: 'anthropic-messages', body: { ...(systemInPlace ? request : withSystemMessagesMoved(request)) }, headers: forwarded };
 }
+
+/** The prefix of the beta under which the API takes `role: "system"` messages in the list. */
+const MID_CONVERSATION_SYSTEM_BETA = 'mid-conversation-system-';
 
 function withSystemMessagesMoved(request: MessagesRequest): MessagesRequest {
   if (!request.messages.some((message) => message.role === 'system')) return request;
