@@ -181,6 +181,7 @@ describe('Anthropic sampling parameters', () => {
       stop_sequences: ['END'],
     });
     expect(toAnthropicSampling({ messages, stop: [] }, 'a')).toEqual({});
+    expect(toAnthropicSampling({ messages, topK: 5 }, 'a')).toEqual({ top_k: 5 });
   });
 
   it('refuses an OpenAI temperature above Anthropic\'s maximum of 1, naming it, instead of letting the API answer 400', () => {
