@@ -304,7 +304,8 @@ function userTurn(content: string | Block[], at: string): ChatMessage[] {
 
 /**
  * An assistant turn: text and `tool_use` blocks. Earlier `thinking` / `redacted_thinking` blocks are the
- * model's own past reasoning; the domain has no place for them, so they are left out of the history sent on.
+ * model's own past reasoning; the domain has no place for them, so they are left out of the history sent to
+ * other kinds (an Anthropic upstream gets them, signatures intact, in the native body).
  */
 function assistantTurn(content: string | Block[], at: string): ChatMessage {
   if (typeof content === 'string') return { role: 'assistant', content };
