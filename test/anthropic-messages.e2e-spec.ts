@@ -52,6 +52,8 @@ interface Target {
   expectSystem(body: Json): void;
   expectImage(body: Json): void;
   expectToolResult(body: Json, id: string): void;
+  /** Where the upstream request carries top-k sampling; none for a target without it. */
+  topKOf?(body: Json): unknown;
 }
 
 const anthropicTarget: Target = {
@@ -63,7 +65,13 @@ const anthropicTarget: Target = {
     anthropic.options.toolInputs = { get_weather: { city: 'Paris' } };
   },
   afterToolResult: 'Tool results: sunny',
-  expectSystem: (body) => expect(body.system).toBe('Be brief.\n\nAnswer in English.'),
+  topKOf: (body) => body.top_k,
+  // The caller's own blocks (cache_control kept), the system message moved after them.
+  expectSystem: (body) =>
+    expect(body.system).toEqual([
+      { type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } },
+      { type: 'text', text: 'Answer in English.' },
+    ]),
   expectImage: (body) =>
     expect(body.messages[0].content).toEqual([
       { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG_BASE64 } },
@@ -103,6 +111,7 @@ const geminiTarget: Target = {
     gemini.options.functionCalls = [{ name: 'get_weather', args: { city: 'Paris' } }];
   },
   afterToolResult: 'Hello from the Gemini emulator',
+  topKOf: (body) => body.generationConfig?.topK,
   forcedSingleCallRefusal: /^tool_choice\.disable_parallel_tool_use: /,
   expectSystem: (body) => expect(body.systemInstruction).toEqual({ parts: [{ text: 'Be brief.\n\nAnswer in English.' }] }),
   expectImage: (body) => expect(body.contents[0].parts).toEqual([{ inlineData: { mimeType: 'image/png', data: PNG_BASE64 } }, { text: 'What is this?' }]),
@@ -119,6 +128,7 @@ const ollamaTarget: Target = {
     ollama.options.toolCalls = [{ name: 'get_weather', arguments: { city: 'Paris' } }];
   },
   afterToolResult: 'Tool results: sunny',
+  topKOf: (body) => body.options?.top_k,
   forcedSingleCallRefusal: /^tool_choice: /,
   expectSystem: (body) =>
     expect(body.messages.filter((m: Json) => m.role === 'system')).toEqual([
@@ -321,6 +331,19 @@ describe.each([anthropicTarget, openAiTarget, geminiTarget, ollamaTarget])('/ant
     // turn to one call and Ollama cannot force a tool, so they refuse, naming the field, rather than answer loosely.
     if (target.forcedSingleCallRefusal) await expect(ask).rejects.toMatchObject({ statusCode: 400, message: expect.stringMatching(target.forcedSingleCallRefusal) });
     else expect((await ask).object).toEqual({ city: expect.any(String) });
+  });
+
+  it('top_k reaches a target with top-k sampling under its own name, and a target without it refuses it by name', async () => {
+    const ask = client().messages.create({ model: target.model, max_tokens: 16, top_k: 7, messages: [{ role: 'user', content: 'Hi' }] } as unknown as Anthropic.MessageCreateParamsNonStreaming);
+    if (target.topKOf) {
+      await ask;
+      expect(target.topKOf(lastBody(target))).toBe(7);
+      return;
+    }
+    const refused = await ask.catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(Anthropic.BadRequestError);
+    expect((refused as InstanceType<typeof Anthropic.BadRequestError>).error).toEqual({ type: 'error', error: { type: 'invalid_request_error', message: expect.stringMatching(/^top_k: /) } });
+    expect(target.chatRequests()).toHaveLength(0);
   });
 
   it('countTokens estimates the input without calling the upstream', async () => {

@@ -110,6 +110,14 @@ describe('generateContent', () => {
     }
     const sent = openai.server.requests.filter((request) => request.path.endsWith('/chat/completions')).at(-1)!.body as Json;
     expect(sent).toMatchObject({ model: 'gpt-test', temperature: 0.5, top_p: 0.9, stop: ['END'], messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hello' }] });
+    // Gemini CLI sends topK on every turn: a target without top-k leaves it out rather than refusing the call.
+    expect(sent).not.toHaveProperty('top_k');
+  });
+
+  it('sends topK on to a Gemini target', async () => {
+    const response = await post('models/gemini-2.5-flash:generateContent', { ...hello, generationConfig: { topK: 64 } });
+    expect(response.status).toBe(200);
+    expect((gemini.server.requests.at(-1)!.body as Json).generationConfig).toMatchObject({ topK: 64 });
   });
 
   it('routes an alias and a configured model plain, and takes the key in ?key=', async () => {

@@ -13,7 +13,7 @@ import type { MeteredScope, Usage } from './budgets/budget-scope';
 import type { BudgetsService } from './budgets/budgets.service';
 import { type CallContext, currentCallContext } from './call-context';
 import { ModelNotPricedError } from './governance-errors';
-import { costMicros, type ModelPrice, PriceLookup, type PricingTable } from './ledger/pricing';
+import { costMicros, type ModelPrice, PriceLookup, type PricedUsage, type PricingTable } from './ledger/pricing';
 
 /** Output tokens reserved for a call that gave no max_tokens; the real count is settled afterwards. */
 export const DEFAULT_OUTPUT_ESTIMATE = 1024;
@@ -142,7 +142,7 @@ export class GovernanceGate implements ModelCallGate {
    * Priced calls cost micro-dollars, at the model's price or else the price the call was reserved at; a call
    * reserved unpriced (admitted by allow_unpriced, or held to tokens only) counts its tokens only.
    */
-  private cost(provider: string, kind: string, model: string, usage: { inputTokens: number; outputTokens: number; cachedTokens: number }, reservedPrice: ModelPrice | undefined): Usage {
+  private cost(provider: string, kind: string, model: string, usage: PricedUsage, reservedPrice: ModelPrice | undefined): Usage {
     return {
       micros: costMicros(this.prices.priceOf(provider, kind, model) ?? reservedPrice, usage) ?? 0,
       tokens: usage.inputTokens + usage.outputTokens,

@@ -4,9 +4,19 @@
  * `/v1/models` with cursor pagination, and the `anthropic-ratelimit-*` headers. Tool use is scripted: with tools
  * and a last user turn that is not tool results, the answer calls the tools (two `tool_use` blocks when two or
  * more tools are offered; the forced one under `tool_choice` `tool`), streamed as `input_json_delta` pieces;
- * after tool results the answer is text quoting them. Image blocks are validated and counted in the reply. Text
+ * after tool results the answer is text quoting them; under structured output the text is JSON of the schema. Image blocks are validated and counted in the reply. Text
  * is cut at `max_tokens` (one word per token) with stop reason `max_tokens`.
+ *
+ * Extended thinking as the API does it: with `thinking` on, the answer opens with a `thinking` block whose
+ * `signature` is a MAC of its text (streamed as `thinking_delta`s and one `signature_delta`), or a
+ * `redacted_thinking` block; thinking blocks sent back in the history must carry an intact signature, and with
+ * thinking on, a last assistant turn that calls tools must start with its thinking block. Prompt caching: each
+ * `cache_control` breakpoint (at most 4; `ttl` 5m or 1h) caches the prefix up to it, so a later request with the same
+ * prefix reads it (`cache_read_input_tokens`) and a new one writes it (`cache_creation_input_tokens`, split by
+ * tier in `cache_creation`); token counts are characters. `context_management` is refused without its
+ * `anthropic-beta`, as the API refuses a beta field.
  */
+import { createHmac } from 'node:crypto';
 import { EmulatorReply, EmulatorRequest, EmulatorServer, startEmulator } from './emulator-server';
 
 /** Appears in every emulator error body, so tests can prove no upstream body reaches an error message. */
@@ -25,13 +35,42 @@ export interface AnthropicEmulatorOptions {
   toolInputs?: Record<string, Record<string, unknown>>;
   /** Prompt tokens reported as read from the prompt cache (`cache_read_input_tokens`, beside the uncached `input_tokens`). */
   cacheReadTokens?: number;
+  /** With thinking on, answer with a `redacted_thinking` block instead of a readable one. */
+  redactThinking?: boolean;
+}
+
+/** The beta that `context_management` needs, as the API names it. */
+export const CONTEXT_MANAGEMENT_BETA = 'context-management-2025-06-27';
+
+const SIGNING_KEY = 'anthropic-emulator-thinking-key';
+const mac = (text: string) => createHmac('sha256', SIGNING_KEY).update(text).digest('base64');
+
+/** The signature of a thinking block's text: only this emulator can make one, and any change to the text breaks it. */
+export function thinkingSignature(thinking: string): string {
+  return `EqQB${mac(thinking)}${mac(`second:${thinking}`)}`;
+}
+
+/** Opaque redacted thinking: a payload and its MAC, base64 as a whole. */
+function redactedData(payload: string): string {
+  return Buffer.from(`${payload}.${mac(payload)}`).toString('base64');
+}
+
+function redactedDataValid(data: unknown): boolean {
+  if (typeof data !== 'string') return false;
+  const text = Buffer.from(data, 'base64').toString();
+  const dot = text.lastIndexOf('.');
+  return dot > 0 && mac(text.slice(0, dot)) === text.slice(dot + 1);
 }
 
 export interface AnthropicEmulator {
   server: EmulatorServer;
   url: string;
   /** Live settings: tests may change them between requests. */
-  options: AnthropicEmulatorOptions & Required<Omit<AnthropicEmulatorOptions, 'streamError' | 'toolInputs' | 'cacheReadTokens'>>;
+  options: AnthropicEmulatorOptions & Required<Omit<AnthropicEmulatorOptions, 'streamError' | 'toolInputs' | 'cacheReadTokens' | 'redactThinking'>>;
+  /** The text of every streamed answer, as written to the wire, in order. */
+  streamsSent: string[];
+  /** Forgets every cached prefix. */
+  clearCache(): void;
   close(): Promise<void>;
 }
 
@@ -74,9 +113,12 @@ export async function startAnthropicEmulator(options: AnthropicEmulatorOptions =
     streamError: options.streamError,
     toolInputs: options.toolInputs,
     cacheReadTokens: options.cacheReadTokens,
+    redactThinking: options.redactThinking,
   };
   const server = await startEmulator();
   let messageCount = 0;
+  const cachedPrefixes = new Set<string>();
+  const streamsSent: string[] = [];
 
   /** Auth and version header checks every endpoint makes first. */
   const guard = (request: EmulatorRequest): EmulatorReply | undefined => {
@@ -92,14 +134,18 @@ export async function startAnthropicEmulator(options: AnthropicEmulatorOptions =
   server.route('POST', '/v1/messages', (request) => {
     const denied = guard(request);
     if (denied) return denied;
-    const invalid = validateMessages(request.body);
+    const betas = String(request.headers['anthropic-beta'] ?? '').split(',').map((beta) => beta.trim());
+    const invalid = validateMessages(request.body, betas);
     if (invalid) return fail('invalid_request_error', invalid);
     const body = request.body as Record<string, unknown>;
+    if (body.context_management !== undefined && !betas.includes(CONTEXT_MANAGEMENT_BETA)) {
+      return fail('invalid_request_error', 'context_management: Extra inputs are not permitted');
+    }
     const model = body.model as string;
     if (!settings.models.includes(model)) return fail('not_found_error', `model: ${model}`);
     messageCount += 1;
     const id = `msg_emulator_${messageCount}`;
-    const input = {
+    const input = cacheUsage(body, cachedPrefixes) ?? {
       input_tokens: JSON.stringify(body.messages).length,
       ...(settings.cacheReadTokens !== undefined ? { cache_read_input_tokens: settings.cacheReadTokens } : {}),
     };
@@ -110,6 +156,7 @@ export async function startAnthropicEmulator(options: AnthropicEmulatorOptions =
       const reply = streamReply(id, model, content, stopReason, input, outputTokens);
       if (settings.streamError)
         reply.chunks = [reply.chunks![0], sse('error', anthropicError(settings.streamError, 'stream failed'))];
+      streamsSent.push(reply.chunks!.join(''));
       return reply;
     }
     return {
@@ -156,7 +203,7 @@ export async function startAnthropicEmulator(options: AnthropicEmulatorOptions =
     return { headers: RATE_LIMIT_HEADERS, body: modelObject(id) };
   });
 
-  return { server, url: server.url, options: settings, close: () => server.close() };
+  return { server, url: server.url, options: settings, streamsSent, clearCache: () => cachedPrefixes.clear(), close: () => server.close() };
 }
 
 function modelObject(id: string): Record<string, unknown> {
@@ -164,7 +211,10 @@ function modelObject(id: string): Record<string, unknown> {
 }
 
 /** The checks the real API makes before it looks at the model. */
-function validateMessages(body: unknown): string | undefined {
+/** A beta under which system messages may stand in the list (the date is an example: the prefix is what is matched). */
+export const MID_CONVERSATION_SYSTEM_BETA = 'mid-conversation-system-2026-01-01';
+
+function validateMessages(body: unknown, betas: readonly string[] = []): string | undefined {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'body: expected an object';
   const b = body as Record<string, unknown>;
   if (typeof b.model !== 'string' || b.model === '') return 'model: Field required';
@@ -173,6 +223,10 @@ function validateMessages(body: unknown): string | undefined {
   if (!Array.isArray(b.messages) || b.messages.length === 0) return 'messages: at least one message is required';
   for (const [i, message] of b.messages.entries()) {
     const m = message as Record<string, unknown>;
+    if (m?.role === 'system' && betas.some((beta) => beta.startsWith('mid-conversation-system-'))) {
+      if (typeof m.content !== 'string' && !Array.isArray(m.content)) return `messages.${i}.content: Field required`;
+      continue;
+    }
     if (m?.role === 'system') {
       return `messages.${i}.role: Unexpected role "system". The Messages API accepts a top-level \`system\` parameter, not "system" as an input message role.`;
     }
@@ -188,10 +242,19 @@ function validateMessages(body: unknown): string | undefined {
   }
   const pairing = validateToolPairing(b.messages as Array<Record<string, unknown>>);
   if (pairing) return pairing;
+  const thinking = validateThinking(b);
+  if (thinking) return thinking;
+  const breakpoints = validateCacheControl(b);
+  if (breakpoints) return breakpoints;
+  if (b.top_k !== undefined && (!Number.isInteger(b.top_k) || (b.top_k as number) < 0)) return 'top_k: Input should be a valid integer, greater than or equal to 0';
   const tools = validateTools(b.tools, b.tool_choice);
   if (tools) return tools;
   if (b.system !== undefined && typeof b.system !== 'string' && !Array.isArray(b.system)) {
     return 'system: Input should be a valid string';
+  }
+  if (Array.isArray(b.system)) {
+    const notText = (b.system as Block[]).findIndex((block) => block?.type !== 'text' || typeof block.text !== 'string');
+    if (notText !== -1) return `system.${notText}.type: Input should be 'text'`;
   }
   for (const key of ['temperature', 'top_p'] as const) {
     const value = b[key];
@@ -227,6 +290,13 @@ function validateBlock(value: unknown, role: unknown, at: string): string | unde
       if (role !== 'assistant') return `${at}: tool_use blocks are only allowed in assistant messages`;
       if (typeof block.id !== 'string' || typeof block.name !== 'string') return `${at}: id and name are required`;
       return typeof block.input === 'object' && block.input !== null && !Array.isArray(block.input) ? undefined : `${at}.input: Input should be a valid dictionary`;
+    case 'thinking':
+      if (role !== 'assistant') return `${at}: thinking blocks are only allowed in assistant messages`;
+      if (typeof block.thinking !== 'string') return `${at}.thinking: Field required`;
+      return block.signature === thinkingSignature(block.thinking) ? undefined : `${at}: Invalid \`signature\` in \`thinking\` block`;
+    case 'redacted_thinking':
+      if (role !== 'assistant') return `${at}: redacted_thinking blocks are only allowed in assistant messages`;
+      return redactedDataValid(block.data) ? undefined : `${at}.data: Invalid \`data\` in \`redacted_thinking\` block`;
     case 'tool_result':
       if (role !== 'user') return `${at}: tool_result blocks are only allowed in user messages`;
       if (block.is_error !== undefined && typeof block.is_error !== 'boolean') return `${at}.is_error: Input should be a valid boolean`;
@@ -234,6 +304,97 @@ function validateBlock(value: unknown, role: unknown, at: string): string | unde
     default:
       return `${at}.type: unknown content block type`;
   }
+}
+
+const thinkingOn = (body: Block): boolean => ['enabled', 'adaptive'].includes((body.thinking as Block | undefined)?.type as string);
+
+/**
+ * The thinking setting, and the API's rule for tool loops with thinking on: the last assistant turn, when it
+ * calls tools, must begin with the thinking block it was answered with (which is why a gateway that drops
+ * thinking blocks breaks every agent loop with thinking).
+ */
+function validateThinking(body: Block): string | undefined {
+  const thinking = body.thinking as Block | undefined;
+  if (thinking?.type === 'enabled') {
+    const budget = thinking.budget_tokens;
+    if (!Number.isInteger(budget) || (budget as number) < 1024) return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';
+    if ((budget as number) >= (body.max_tokens as number)) return '`max_tokens` must be greater than `thinking.budget_tokens`';
+  }
+  if (!thinkingOn(body)) return undefined;
+  const messages = body.messages as Block[];
+  const index = messages.map((m) => m.role).lastIndexOf('assistant');
+  const content = messages[index]?.content;
+  if (!Array.isArray(content) || !(content as Block[]).some((b) => b.type === 'tool_use')) return undefined;
+  const first = (content as Block[])[0];
+  if (first.type === 'thinking' || first.type === 'redacted_thinking') return undefined;
+  return `messages.${index}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${String(first.type)}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block.`;
+}
+
+/** Every `cache_control` where the API takes one, in prompt order (tools, system, messages), with where it is. */
+function cacheControls(body: Block): Array<{ at: string; value: unknown }> {
+  const found: Array<{ at: string; value: unknown }> = [];
+  const visit = (block: Block | undefined, at: string) => {
+    if (block?.cache_control !== undefined) found.push({ at: `${at}.cache_control`, value: block.cache_control });
+  };
+  ((body.tools as Block[] | undefined) ?? []).forEach((tool, i) => visit(tool, `tools.${i}`));
+  if (Array.isArray(body.system)) (body.system as Block[]).forEach((block, i) => visit(block, `system.${i}`));
+  (body.messages as Block[]).forEach((message, i) => {
+    if (Array.isArray(message.content)) (message.content as Block[]).forEach((block, j) => visit(block, `messages.${i}.content.${j}`));
+  });
+  return found;
+}
+
+function validateCacheControl(body: Block): string | undefined {
+  const controls = cacheControls(body);
+  if (controls.length > 4) return `A maximum of 4 blocks with cache_control may be provided. Found ${controls.length}.`;
+  for (const { at, value } of controls) {
+    const control = value as Block | null;
+    if (control === null) continue;
+    if (control?.type !== 'ephemeral') return `${at}.type: Input should be 'ephemeral'`;
+    if (control.ttl !== undefined && control.ttl !== '5m' && control.ttl !== '1h') return `${at}.ttl: Input should be '5m' or '1h'`;
+  }
+  return undefined;
+}
+
+/**
+ * Usage of a request with cache breakpoints (undefined without any): the prompt is read in order (tools,
+ * system, messages; one character per token); the longest prefix ending at a breakpoint seen before is read from
+ * the cache, each later breakpoint's new part is written at its ttl, and the rest is `input_tokens`.
+ */
+function cacheUsage(body: Block, cached: Set<string>): Record<string, unknown> | undefined {
+  const parts: Array<{ text: string; ttl?: string }> = [];
+  const ttlOf = (block: Block) => (block.cache_control ? (((block.cache_control as Block).ttl as string | undefined) ?? '5m') : undefined);
+  for (const tool of (body.tools as Block[] | undefined) ?? []) parts.push({ text: JSON.stringify(tool), ttl: ttlOf(tool) });
+  if (typeof body.system === 'string') parts.push({ text: body.system });
+  else for (const block of (body.system as Block[] | undefined) ?? []) parts.push({ text: String(block.text), ttl: ttlOf(block) });
+  for (const message of body.messages as Block[]) {
+    if (typeof message.content === 'string') parts.push({ text: `${String(message.role)}:${message.content}` });
+    else for (const block of message.content as Block[]) parts.push({ text: `${String(message.role)}:${JSON.stringify({ ...block, cache_control: undefined })}`, ttl: ttlOf(block) });
+  }
+  if (!parts.some((part) => part.ttl !== undefined)) return undefined;
+  let prefix = '';
+  const breakpoints: Array<{ key: string; at: number; ttl: string }> = [];
+  for (const part of parts) {
+    prefix += part.text;
+    if (part.ttl) breakpoints.push({ key: prefix, at: prefix.length, ttl: part.ttl });
+  }
+  const hit = breakpoints.filter((point) => cached.has(point.key)).at(-1);
+  let covered = hit?.at ?? 0;
+  const written = { '5m': 0, '1h': 0 } as Record<string, number>;
+  for (const point of breakpoints) {
+    if (point.at <= covered) continue;
+    written[point.ttl] += point.at - covered;
+    covered = point.at;
+    cached.add(point.key);
+  }
+  const read = hit?.at ?? 0;
+  const writes = written['5m'] + written['1h'];
+  return {
+    input_tokens: prefix.length - read - writes,
+    cache_creation_input_tokens: writes,
+    cache_read_input_tokens: read,
+    cache_creation: { ephemeral_5m_input_tokens: written['5m'], ephemeral_1h_input_tokens: written['1h'] },
+  };
 }
 
 /** Every tool_use must be answered by a tool_result in the very next (user) message, as the API requires. */
@@ -280,8 +441,16 @@ function scriptedInput(schema: Block | undefined, call: number): Block {
   );
 }
 
-/** The scripted answer's content blocks for a request. */
+/** The scripted answer's content blocks, opened by a (signed or redacted) thinking block when thinking is on. */
 function answerBlocks(body: Record<string, unknown>, settings: AnthropicEmulator['options'], messageCount: number): Block[] {
+  const blocks = scriptedBlocks(body, settings, messageCount);
+  if (!thinkingOn(body)) return blocks;
+  if (settings.redactThinking) return [{ type: 'redacted_thinking', data: redactedData(`reasoning of message ${messageCount}`) }, ...blocks];
+  const thinking = `Reasoning for message ${messageCount}: the user wants ${blocks.map((b) => b.type).join(' and ')}.`;
+  return [{ type: 'thinking', thinking, signature: thinkingSignature(thinking) }, ...blocks];
+}
+
+function scriptedBlocks(body: Record<string, unknown>, settings: AnthropicEmulator['options'], messageCount: number): Block[] {
   const messages = body.messages as Array<Record<string, unknown>>;
   const last = messages[messages.length - 1];
   const lastBlocks = Array.isArray(last.content) ? (last.content as Block[]) : [];
@@ -306,6 +475,9 @@ function answerBlocks(body: Record<string, unknown>, settings: AnthropicEmulator
       })),
     ];
   }
+  // Structured output (`output_config.format`, or the older `output_format`): the text is JSON of the schema.
+  const format = ((body.output_config as Block | undefined)?.format ?? body.output_format) as Block | undefined;
+  if (format?.type === 'json_schema') return [{ type: 'text', text: JSON.stringify(scriptedInput(format.schema as Block, messageCount)) }];
   const images = messages.flatMap((m) => (Array.isArray(m.content) ? (m.content as Block[]) : [])).filter((b) => b.type === 'image');
   return [{ type: 'text', text: images.length > 0 ? `${settings.reply} (images seen: ${images.length})` : settings.reply }];
 }
@@ -352,11 +524,23 @@ function streamReply(
   model: string,
   content: Block[],
   stopReason: string,
-  input: Record<string, number>,
+  input: Record<string, unknown>,
   outputTokens: number,
 ): EmulatorReply {
   const blockEvents = content.flatMap((block, index) => {
     const delta = (d: Block) => sse('content_block_delta', { type: 'content_block_delta', index, delta: d });
+    if (block.type === 'thinking') {
+      const words = (block.thinking as string).split(' ');
+      return [
+        sse('content_block_start', { type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '', signature: '' } }),
+        ...words.map((word, i) => delta({ type: 'thinking_delta', thinking: i === 0 ? word : ` ${word}` })),
+        delta({ type: 'signature_delta', signature: block.signature }),
+        sse('content_block_stop', { type: 'content_block_stop', index }),
+      ];
+    }
+    if (block.type === 'redacted_thinking') {
+      return [sse('content_block_start', { type: 'content_block_start', index, content_block: block }), sse('content_block_stop', { type: 'content_block_stop', index })];
+    }
     if (block.type === 'text') {
       const words = (block.text as string).split(' ');
       return [

@@ -23,6 +23,7 @@ import type {
   HealthResult,
   ModelFeature,
   ModelInfo,
+  NativeEvent,
   ProviderCapabilities,
   ProviderKind,
   TokenUsage,
@@ -63,6 +64,9 @@ export type GenerationParameters = Pick<
   | 'seed'
   | 'frequencyPenalty'
   | 'presencePenalty'
+  | 'topK'
+  | 'topKOptional'
+  | 'native'
 >;
 
 export interface GenerateOptions extends CallOptions, GenerationParameters {
@@ -88,12 +92,17 @@ export interface GenerateResponse {
   finishReason?: string;
   usage?: TokenUsage;
   toolCalls?: ToolCall[];
+  /** The upstream's own answer, when the call went in its native dialect (GenerateOptions.native). */
+  native?: Record<string, unknown>;
 }
 
-/** What a streamed generation yields: text and tool-call deltas, then exactly one `done` naming who answered. */
+/**
+ * What a streamed generation yields: text and tool-call deltas, then exactly one `done` naming who answered;
+ * `native` carries the upstream's own events when the call went in its dialect.
+ */
 export type GenerateStreamEvent =
-  | { type: 'delta'; text: string; toolCalls?: ToolCallDelta[] }
-  | { type: 'done'; provider: string; model: string; finishReason?: string; usage?: TokenUsage };
+  | { type: 'delta'; text: string; toolCalls?: ToolCallDelta[]; native?: NativeEvent[] }
+  | { type: 'done'; provider: string; model: string; finishReason?: string; usage?: TokenUsage; native?: NativeEvent[] };
 
 export interface EmbeddingResponse {
   embedding: number[];
@@ -284,6 +293,7 @@ export class AiClient {
       ...(result.finishReason !== undefined ? { finishReason: result.finishReason } : {}),
       ...(result.usage !== undefined ? { usage: result.usage } : {}),
       ...(result.toolCalls?.length ? { toolCalls: result.toolCalls } : {}),
+      ...(result.native !== undefined ? { native: result.native } : {}),
     };
   }
 
@@ -426,7 +436,9 @@ export class AiClient {
       let chunk = result.first;
       while (!chunk.done) {
         if (sink || ticket) receivedChars += chunk.text.length + toolCallChars(chunk.toolCalls);
-        yield chunk.toolCalls?.length ? { type: 'delta', text: chunk.text, toolCalls: chunk.toolCalls } : { type: 'delta', text: chunk.text };
+        const delta: GenerateStreamEvent = chunk.toolCalls?.length ? { type: 'delta', text: chunk.text, toolCalls: chunk.toolCalls } : { type: 'delta', text: chunk.text };
+        if (chunk.native) delta.native = chunk.native;
+        yield delta;
         const next = await rest.next();
         if (next.done) throw new InvalidResponseError(`${provider.name}: upstream stream ended without a completion marker`, { provider: provider.name });
         chunk = next.value;
@@ -439,6 +451,7 @@ export class AiClient {
         model: chunk.model,
         ...(chunk.finishReason !== undefined ? { finishReason: chunk.finishReason } : {}),
         ...(chunk.usage !== undefined ? { usage: chunk.usage } : {}),
+        ...(chunk.native ? { native: chunk.native } : {}),
       };
     } catch (error) {
       if (!options.signal?.aborted) status = 'error';
@@ -833,6 +846,9 @@ function generateRequest(options: GenerateOptions, messages: ChatMessage[], mode
     seed: options.seed,
     frequencyPenalty: options.frequencyPenalty,
     presencePenalty: options.presencePenalty,
+    topK: options.topK,
+    topKOptional: options.topKOptional,
+    native: options.native,
     signal: options.signal,
     onSent: attempt.onSent,
   };

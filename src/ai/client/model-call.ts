@@ -18,6 +18,10 @@ export interface ModelCallUsage {
   cachedTokens: number;
   /** Output tokens spent on reasoning (part of outputTokens), when the upstream reports them. */
   reasoningTokens?: number;
+  /** Input tokens written to the prompt cache (part of inputTokens), priced at the cache-write price. */
+  cacheWriteTokens?: number;
+  /** The part of cacheWriteTokens written to a one-hour cache (Anthropic's dearer tier). */
+  cacheWrite1hTokens?: number;
 }
 
 export interface ModelCallRecord {
@@ -110,6 +114,8 @@ export function measuredUsage(usage: TokenUsage | undefined, sentChars: number, 
       outputTokens: output ?? estimateTokens(receivedChars),
       cachedTokens: usage?.cachedInputTokens ?? 0,
       ...(usage?.reasoningTokens !== undefined ? { reasoningTokens: usage.reasoningTokens } : {}),
+      ...(usage?.cacheWriteInputTokens ? { cacheWriteTokens: usage.cacheWriteInputTokens } : {}),
+      ...(usage?.cacheWrite1hInputTokens ? { cacheWrite1hTokens: usage.cacheWrite1hInputTokens } : {}),
     },
     estimated,
   };

@@ -87,6 +87,25 @@ export type ResponseFormat =
   | { type: 'json_object' }
   | { type: 'json_schema'; name: string; schema: Record<string, unknown>; description?: string; strict?: boolean };
 
+/**
+ * The caller's request in a provider's own dialect (docs/decisions.md B16). An adapter speaking that dialect sends
+ * `body` as given, with only the model, `max_tokens` (a budget may bound it) and `stream` set, and `headers` beside
+ * its own; it still answers the domain result (usage, text, tool calls: what governance and the ledger read), with
+ * the upstream's answer itself in `native`. Every other adapter ignores it and translates the domain fields.
+ */
+export interface NativeRequest {
+  dialect: 'anthropic-messages';
+  body: Readonly<Record<string, unknown>>;
+  /** The dialect's own headers the caller sent (Anthropic: `anthropic-version`, `anthropic-beta`). */
+  headers: Readonly<Record<string, string>>;
+}
+
+/** One upstream server-sent event as it arrived: its name and its data text, byte for byte. */
+export interface NativeEvent {
+  event: string;
+  data: string;
+}
+
 export interface GenerateRequest {
   messages: ChatMessage[];
   /** Overrides the registration's chat model. */
@@ -102,6 +121,15 @@ export interface GenerateRequest {
   seed?: number;
   frequencyPenalty?: number;
   presencePenalty?: number;
+  /** Top-k sampling: Anthropic's `top_k`, Gemini's `topK`, Ollama's `options.top_k`; refused by kinds without it. */
+  topK?: number;
+  /**
+   * `topK` is a default a client sends on every request (Gemini CLI's `topK: 64`): kinds without top-k leave it
+   * out instead of refusing it (docs/decisions.md B16).
+   */
+  topKOptional?: boolean;
+  /** The caller's own request, for an adapter of its dialect (docs/decisions.md B16). */
+  native?: NativeRequest;
   signal?: AbortSignal;
   /** Handed to the upstream client: told when the request went out (UpstreamRequestOptions.onSent). */
   onSent?: () => void;
@@ -115,6 +143,10 @@ export interface TokenUsage {
   cachedInputTokens?: number;
   /** Output tokens spent on reasoning (part of outputTokens). */
   reasoningTokens?: number;
+  /** Input tokens written to the provider's prompt cache (part of inputTokens; Anthropic's `cache_creation_input_tokens`). */
+  cacheWriteInputTokens?: number;
+  /** The part of cacheWriteInputTokens written for an hour (Anthropic's 1-hour tier; the rest is its 5-minute tier). */
+  cacheWrite1hInputTokens?: number;
 }
 
 /**
@@ -130,6 +162,8 @@ export interface GenerateResult {
   usage?: TokenUsage;
   /** The calls the model asks for, in order; finishReason is then `tool_calls`. */
   toolCalls?: ToolCall[];
+  /** The upstream's answer as it came, when the request was sent in its native dialect. */
+  native?: Record<string, unknown>;
 }
 
 /**
@@ -143,10 +177,14 @@ export interface ToolCallDelta {
   arguments?: string;
 }
 
-/** One streamed piece: text and tool-call deltas, then exactly one final chunk carrying `done: true`. */
+/**
+ * One streamed piece: text and tool-call deltas, then exactly one final chunk carrying `done: true`. A stream
+ * sent in its native dialect carries every upstream event in `native`, on the chunk it yielded (an event that
+ * translates to nothing is a chunk of empty text).
+ */
 export type GenerateStreamChunk =
-  | { done: false; text: string; toolCalls?: ToolCallDelta[] }
-  | { done: true; model: string; finishReason?: FinishReason; usage?: TokenUsage };
+  | { done: false; text: string; toolCalls?: ToolCallDelta[]; native?: NativeEvent[] }
+  | { done: true; model: string; finishReason?: FinishReason; usage?: TokenUsage; native?: NativeEvent[] };
 
 export interface EmbedRequest {
   inputs: string[];

@@ -54,6 +54,23 @@ describe('costMicros', () => {
     expect(costMicros({ input: 2, output: 6 }, { inputTokens: 100, cachedTokens: 40, outputTokens: 10 })).toBe(260);
   });
 
+  it('prices cache writes at their tier: 5-minute writes at cache_write, 1-hour writes at cache_write_1h, each token once', () => {
+    const sonnet = { input: 3, output: 15, cachedInput: 0.3, cacheWrite: 3.75, cacheWrite1h: 6 };
+    // 10000 input = 2000 uncached + 5000 read + 3000 written (1000 of them for an hour); 100 output.
+    // 2000 × 3 + 5000 × 0.3 + 2000 × 3.75 + 1000 × 6 + 100 × 15 = 6000 + 1500 + 7500 + 6000 + 1500
+    expect(costMicros(sonnet, { inputTokens: 10_000, cachedTokens: 5000, cacheWriteTokens: 3000, cacheWrite1hTokens: 1000, outputTokens: 100 })).toBe(22_500);
+  });
+
+  it('charges cache writes at the input rate without a cache_write price, and 1-hour writes at cache_write without their own', () => {
+    expect(costMicros({ input: 2, output: 6 }, { inputTokens: 100, cachedTokens: 0, cacheWriteTokens: 60, outputTokens: 0 })).toBe(200);
+    expect(costMicros({ input: 2, output: 6, cacheWrite: 2.5 }, { inputTokens: 100, cachedTokens: 0, cacheWriteTokens: 60, cacheWrite1hTokens: 60, outputTokens: 0 })).toBe(230);
+  });
+
+  it('never counts more written or read tokens than the input holds', () => {
+    // A report claiming 80 reads and 80 writes of 100 input tokens: 80 read, the remaining 20 written, none uncached.
+    expect(costMicros({ input: 1, output: 0, cachedInput: 0.1, cacheWrite: 2 }, { inputTokens: 100, cachedTokens: 80, cacheWriteTokens: 80, outputTokens: 0 })).toBe(48);
+  });
+
   it('rounds to whole micro-dollars once', () => {
     expect(costMicros({ input: 0.15, output: 0.6 }, { inputTokens: 3, cachedTokens: 0, outputTokens: 1 })).toBe(1);
   });
@@ -96,7 +113,19 @@ describe('config/pricing.default.json', () => {
   it('holds only non-negative prices and no moving -latest alias', () => {
     for (const [key, price] of Object.entries(file.models)) {
       expect(key).not.toMatch(/-latest$/);
-      for (const value of [price.input, price.output, price.cached_input ?? 0]) expect(value).toBeGreaterThanOrEqual(0);
+      for (const value of [price.input, price.output, price.cached_input ?? 0, price.cache_write ?? 0, price.cache_write_1h ?? 0]) expect(value).toBeGreaterThanOrEqual(0);
+    }
+  });
+
+  it('prices cache writes only for Anthropic, at its documented 1.25x (5-minute) and 2x (1-hour) of the input price', () => {
+    for (const [key, price] of Object.entries(file.models)) {
+      if (!key.startsWith('anthropic/')) {
+        expect(price.cache_write).toBeUndefined();
+        continue;
+      }
+      // The page rounds Claude 3 Haiku's 5-minute write (0.3125) to 0.30.
+      expect(price.cache_write).toBeCloseTo(price.input * 1.25, 1);
+      expect(price.cache_write_1h).toBeCloseTo(price.input * 2, 5);
     }
   });
 });

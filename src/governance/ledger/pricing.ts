@@ -4,18 +4,29 @@
  * micro-dollar cost of one token. An unknown model has cost `null`, never a guess (docs/governance.md).
  */
 
-/** USD per million tokens. `cachedInput` defaults to `input` (a provider without a cache discount). */
+/**
+ * USD per million tokens. `cachedInput` (cache reads) and `cacheWrite` (cache writes; Anthropic's 5-minute tier)
+ * default to `input` (a provider without a cache discount or surcharge); `cacheWrite1h` (Anthropic's 1-hour
+ * tier) defaults to `cacheWrite`.
+ */
 export interface ModelPrice {
   input: number;
   output: number;
   cachedInput?: number;
+  cacheWrite?: number;
+  cacheWrite1h?: number;
 }
 
-/** Token counts as the ledger keeps them; cached tokens are part of input tokens (as TokenUsage reports them). */
+/**
+ * Token counts as the ledger keeps them. Cache reads and cache writes are parts of input tokens (as TokenUsage
+ * reports them), and the 1-hour writes a part of the writes, so no token is priced twice.
+ */
 export interface PricedUsage {
   inputTokens: number;
   outputTokens: number;
   cachedTokens: number;
+  cacheWriteTokens?: number;
+  cacheWrite1hTokens?: number;
 }
 
 export interface PricingTable {
@@ -28,10 +39,18 @@ export interface PriceSection {
   input: number;
   output: number;
   cached_input?: number;
+  cache_write?: number;
+  cache_write_1h?: number;
 }
 
 export function toModelPrice(section: PriceSection): ModelPrice {
-  return { input: section.input, output: section.output, ...(section.cached_input !== undefined ? { cachedInput: section.cached_input } : {}) };
+  return {
+    input: section.input,
+    output: section.output,
+    ...(section.cached_input !== undefined ? { cachedInput: section.cached_input } : {}),
+    ...(section.cache_write !== undefined ? { cacheWrite: section.cache_write } : {}),
+    ...(section.cache_write_1h !== undefined ? { cacheWrite1h: section.cache_write_1h } : {}),
+  };
 }
 
 /** Configured entries replace packaged ones of the same key; `useDefaults: false` drops the packaged table. */
@@ -135,7 +154,15 @@ export class PriceLookup {
 export function costMicros(price: ModelPrice | undefined, usage: PricedUsage): number | null {
   if (!price) return null;
   const cached = Math.min(usage.cachedTokens, usage.inputTokens);
-  const micros = (usage.inputTokens - cached) * price.input + cached * (price.cachedInput ?? price.input) + usage.outputTokens * price.output;
+  const writes = Math.min(usage.cacheWriteTokens ?? 0, usage.inputTokens - cached);
+  const writes1h = Math.min(usage.cacheWrite1hTokens ?? 0, writes);
+  const writePrice = price.cacheWrite ?? price.input;
+  const micros =
+    (usage.inputTokens - cached - writes) * price.input +
+    cached * (price.cachedInput ?? price.input) +
+    (writes - writes1h) * writePrice +
+    writes1h * (price.cacheWrite1h ?? writePrice) +
+    usage.outputTokens * price.output;
   return Math.round(micros);
 }
 

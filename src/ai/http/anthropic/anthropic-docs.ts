@@ -14,8 +14,12 @@ const USAGE = {
   properties: {
     input_tokens: { type: 'integer', description: 'Input tokens not read from the cache' },
     output_tokens: { type: 'integer' },
-    cache_creation_input_tokens: { type: 'integer' },
-    cache_read_input_tokens: { type: 'integer' },
+    cache_creation_input_tokens: { type: 'integer', description: 'Input tokens written to the prompt cache' },
+    cache_read_input_tokens: { type: 'integer', description: 'Input tokens read from the prompt cache' },
+    cache_creation: {
+      type: 'object',
+      properties: { ephemeral_5m_input_tokens: { type: 'integer' }, ephemeral_1h_input_tokens: { type: 'integer' } },
+    },
   },
 };
 
@@ -49,7 +53,7 @@ const MESSAGE = {
 
 const STREAM_EXAMPLE = [
   'event: message_start',
-  'data: {"type":"message_start","message":{"id":"msg_…","type":"message","role":"assistant","model":"openai/gpt-4o-mini","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":12,"output_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0}}}',
+  'data: {"type":"message_start","message":{"id":"msg_…","type":"message","role":"assistant","model":"openai/gpt-4o-mini","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":12,"output_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"cache_creation":{"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":0}}}}',
   '',
   'event: ping',
   'data: {"type":"ping"}',
@@ -64,7 +68,7 @@ const STREAM_EXAMPLE = [
   'data: {"type":"content_block_stop","index":0}',
   '',
   'event: message_delta',
-  'data: {"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"input_tokens":12,"output_tokens":1,"cache_creation_input_tokens":0,"cache_read_input_tokens":0}}',
+  'data: {"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"input_tokens":12,"output_tokens":1,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"cache_creation":{"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":0}}}',
   '',
   'event: message_stop',
   'data: {"type":"message_stop"}',

@@ -50,6 +50,7 @@ const ANTHROPIC_FIELDS: Record<string, string> = {
   tool_choice: 'tool_choice',
   response_format: 'output_config.format',
   temperature: 'temperature',
+  top_k: 'top_k',
 };
 
 /**

@@ -27,7 +27,7 @@ describe('parseMessagesRequest', () => {
   });
 
   it.each([
-    [{ ...base, messages: [], top_k: 5 }, /^top_k: /],
+    [{ ...base, messages: [], top_k: -1 }, /^top_k: Input should be >= 0$/],
     [{ model: 'm', messages: [] }, /^max_tokens: Field required$/],
     [{ ...base, messages: [], frequency_penalty: 1 }, /^frequency_penalty: Extra inputs are not permitted$/],
     [{ ...base, messages: [{ role: 'tool', content: 'x' }] }, /^messages\.0\.role: Input should be 'user', 'assistant', 'system'$/],
@@ -54,6 +54,7 @@ describe('generationParameters', () => {
         messages: [],
         temperature: 0.2,
         top_p: 0.9,
+        top_k: 40,
         stop_sequences: ['END'],
         tools: [{ name: 'get_weather', description: 'Weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }],
         tool_choice: { type: 'any', disable_parallel_tool_use: true },
@@ -63,6 +64,7 @@ describe('generationParameters', () => {
       maxTokens: 32,
       temperature: 0.2,
       topP: 0.9,
+      topK: 40,
       stop: ['END'],
       tools: [{ name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } }],
       toolChoice: 'required',

@@ -7,12 +7,12 @@
  * What Claude Code sends routinely is accepted even where the domain has no counterpart (docs/clients.md says
  * what happens to each): `cache_control` anywhere, `thinking` / `redacted_thinking` blocks in the history,
  * the `thinking` setting, `context_management`, `output_config.effort`, `metadata`, `service_tier` and the tool
- * fields `defer_loading`, `strict`, `input_examples`, `eager_input_streaming`. What changes the answer and
- * cannot be honoured (top_k, server tools, documents that are not text) is refused
- * naming the field.
+ * fields `defer_loading`, `strict`, `input_examples`, `eager_input_streaming`; an Anthropic upstream gets them
+ * all as sent (nativeRequest). What changes the answer and cannot be honoured (server tools, documents that are
+ * not text; `top_k` by targets without top-k) is refused naming the field.
  */
 import Ajv, { type ErrorObject } from 'ajv';
-import type { ChatMessage, ContentPart, ImageSource, ResponseFormat, ToolChoice, ToolDefinition } from '../../providers/ai-provider.interface';
+import type { ChatMessage, ContentPart, ImageSource, NativeRequest, ResponseFormat, ToolChoice, ToolDefinition } from '../../providers/ai-provider.interface';
 import type { GenerationParameters } from '../../client/ai-client';
 
 /** A caller error on this surface: 400 `invalid_request_error`, its message naming the field. */
@@ -155,7 +155,7 @@ const validateMessages = ajv.compile<MessagesRequest>(MESSAGES_SCHEMA);
 const validateCountTokens = ajv.compile<CountTokensRequest>(COUNT_TOKENS_SCHEMA);
 
 export function parseMessagesRequest(body: unknown): MessagesRequest {
-  if (validateMessages(body)) return refuseUnhonoured(body);
+  if (validateMessages(body)) return body;
   throw requestError(validateMessages.errors![0]);
 }
 
@@ -164,10 +164,35 @@ export function parseCountTokensRequest(body: unknown): CountTokensRequest {
   throw requestError(validateCountTokens.errors![0]);
 }
 
-/** Settings that change the answer and that no provider behind the domain request can be told. */
-function refuseUnhonoured(request: MessagesRequest): MessagesRequest {
-  if (request.top_k !== undefined) throw new AnthropicRequestError('top_k: not supported by this gateway; leave it out to use the model default.');
-  return request;
+/**
+ * The request as an Anthropic upstream takes it (docs/decisions.md B16): the body as the caller wrote it, and the
+ * caller's `anthropic-version` and `anthropic-beta` headers. `role: "system"` messages are moved into `system`
+ * (the API refuses that role in `messages`; the domain path moves them the same way) unless the caller enabled
+ * the beta that takes them where they stand (Claude Code sends `mid-conversation-system-…`).
+ */
+export function nativeRequest(request: MessagesRequest, headers: Readonly<Record<string, string | string[] | undefined>>): NativeRequest {
+  const forwarded: Record<string, string> = {};
+  for (const name of ['anthropic-version', 'anthropic-beta']) {
+    const value = headers[name];
+    if (value !== undefined) forwarded[name] = Array.isArray(value) ? value.join(',') : value;
+  }
+  const systemInPlace = forwarded['anthropic-beta']?.includes(MID_CONVERSATION_SYSTEM_BETA) === true;
+  return { dialect: 'anthropic-messages', body: { ...(systemInPlace ? request : withSystemMessagesMoved(request)) }, headers: forwarded };
+}
+
+/** The prefix of the beta under which the API takes `role: "system"` messages in the list. */
+const MID_CONVERSATION_SYSTEM_BETA = 'mid-conversation-system-';
+
+function withSystemMessagesMoved(request: MessagesRequest): MessagesRequest {
+  if (!request.messages.some((message) => message.role === 'system')) return request;
+  const system: Block[] = typeof request.system === 'string' ? [{ type: 'text', text: request.system }] : [...(request.system ?? [])];
+  const messages: MessagesRequest['messages'] = [];
+  for (const message of request.messages) {
+    if (message.role !== 'system') messages.push(message);
+    else if (typeof message.content === 'string') system.push({ type: 'text', text: message.content });
+    else system.push(...message.content);
+  }
+  return { ...request, system, messages };
 }
 
 /** The generation settings of a request, as GenerateOptions names them. */
@@ -177,6 +202,7 @@ export function generationParameters(request: MessagesRequest): GenerationParame
     maxTokens: request.max_tokens,
     temperature: request.temperature,
     topP: request.top_p,
+    topK: request.top_k,
     stop: request.stop_sequences?.length ? request.stop_sequences : undefined,
     tools: toolDefinitions(request.tools),
     toolChoice: toolChoice(request.tool_choice),
@@ -278,7 +304,8 @@ function userTurn(content: string | Block[], at: string): ChatMessage[] {
 
 /**
  * An assistant turn: text and `tool_use` blocks. Earlier `thinking` / `redacted_thinking` blocks are the
- * model's own past reasoning; the domain has no place for them, so they are left out of the history sent on.
+ * model's own past reasoning; the domain has no place for them, so they are left out of the history sent to
+ * other kinds (an Anthropic upstream gets them, signatures intact, in the native body).
  */
 function assistantTurn(content: string | Block[], at: string): ChatMessage {
   if (typeof content === 'string') return { role: 'assistant', content };

@@ -11,6 +11,14 @@ describe('anthropicStopReason', () => {
   ])('%s -> %s', (reason, expected) => expect(anthropicStopReason(reason)).toBe(expected));
 });
 
+const NO_USAGE = {
+  input_tokens: 0,
+  output_tokens: 0,
+  cache_creation_input_tokens: 0,
+  cache_read_input_tokens: 0,
+  cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
+};
+
 describe('anthropicUsage', () => {
   it('counts cache reads beside input_tokens, not inside them, so nothing is counted twice', () => {
     expect(anthropicUsage({ inputTokens: 100, outputTokens: 7, cachedInputTokens: 60 })).toEqual({
@@ -18,8 +26,19 @@ describe('anthropicUsage', () => {
       output_tokens: 7,
       cache_creation_input_tokens: 0,
       cache_read_input_tokens: 60,
+      cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
     });
-    expect(anthropicUsage(undefined)).toEqual({ input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });
+    expect(anthropicUsage(undefined)).toEqual({ ...NO_USAGE });
+  });
+
+  it('moves cache writes out of input_tokens too, split into the 5-minute and 1-hour tiers', () => {
+    expect(anthropicUsage({ inputTokens: 1000, outputTokens: 3, cachedInputTokens: 600, cacheWriteInputTokens: 300, cacheWrite1hInputTokens: 100 })).toEqual({
+      input_tokens: 100,
+      output_tokens: 3,
+      cache_creation_input_tokens: 300,
+      cache_read_input_tokens: 600,
+      cache_creation: { ephemeral_5m_input_tokens: 200, ephemeral_1h_input_tokens: 100 },
+    });
   });
 });
 
@@ -42,7 +61,7 @@ describe('messageBody', () => {
       ],
       stop_reason: 'tool_use',
       stop_sequence: null,
-      usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+      usage: NO_USAGE,
     });
   });
 

@@ -32,20 +32,23 @@ export interface AnthropicUsage {
   output_tokens: number;
   cache_creation_input_tokens: number;
   cache_read_input_tokens: number;
+  cache_creation: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number };
 }
 
 /**
- * Anthropic counts cache reads beside `input_tokens`, the domain inside them: the cached part is moved out, so
- * a client adding the fields counts each token once. The domain carries no cache writes (nothing sent through
- * it asks for any), so `cache_creation_input_tokens` is 0.
+ * Anthropic counts cache reads and cache writes beside `input_tokens`, the domain inside them: both are moved
+ * out, so a client adding the fields counts each token once; the writes are split by tier as Anthropic does.
  */
 export function anthropicUsage(usage: TokenUsage | undefined): AnthropicUsage {
   const cached = usage?.cachedInputTokens ?? 0;
+  const written = usage?.cacheWriteInputTokens ?? 0;
+  const writtenForAnHour = Math.min(usage?.cacheWrite1hInputTokens ?? 0, written);
   return {
-    input_tokens: Math.max(0, (usage?.inputTokens ?? 0) - cached),
+    input_tokens: Math.max(0, (usage?.inputTokens ?? 0) - cached - written),
     output_tokens: usage?.outputTokens ?? 0,
-    cache_creation_input_tokens: 0,
+    cache_creation_input_tokens: written,
     cache_read_input_tokens: cached,
+    cache_creation: { ephemeral_5m_input_tokens: written - writtenForAnHour, ephemeral_1h_input_tokens: writtenForAnHour },
   };
 }
 

@@ -12,10 +12,14 @@
  * block, every later call of the same answer is held and sent whole (one `input_json_delta`) once the live one
  * has ended (at the next text or the end of the answer). A piece for a call already sent cannot occur with the
  * adapters of this gateway (a call's pieces never follow text); it would be held and sent as a call of its own.
+ *
+ * An Anthropic upstream's own events (the request went in its dialect, docs/decisions.md B16) are written as
+ * they arrived, event for event and byte for byte (thinking and signature deltas, cache usage, `ping`s), except
+ * that `message_start` names the model as the caller asked, like every answer of this surface.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { GenerateStreamEvent } from '../../client/ai-client';
-import type { ToolCallDelta } from '../../providers/ai-provider.interface';
+import type { NativeEvent, ToolCallDelta } from '../../providers/ai-provider.interface';
 import { type SseFormat, sseEvent, writeSse } from '../../../http/sse-writer';
 import { toAnthropicError } from './anthropic-errors';
 import { anthropicStopReason, anthropicUsage, messageId } from './anthropic-responses';
@@ -87,8 +91,7 @@ export function messageStreamFormat(model: string, inputTokens: number): SseForm
     return frames;
   };
 
-  return {
-    opening: () =>
+  const opening = (): string =>
       sseEvent('message_start', {
         type: 'message_start',
         message: {
@@ -99,32 +102,57 @@ export function messageStreamFormat(model: string, inputTokens: number): SseForm
           content: [],
           stop_reason: null,
           stop_sequence: null,
-          usage: { input_tokens: inputTokens, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+          usage: anthropicUsage({ inputTokens, outputTokens: 0 }),
         },
-      }) + sseEvent('ping', { type: 'ping' }),
+      }) + sseEvent('ping', { type: 'ping' });
+  const translated = (event: GenerateStreamEvent): string => {
+    if (event.type === 'done') {
+      return (
+        flushCalls() +
+        sseEvent('message_delta', {
+          type: 'message_delta',
+          delta: { stop_reason: anthropicStopReason(event.finishReason), stop_sequence: null },
+          usage: anthropicUsage(event.usage),
+        }) +
+        sseEvent('message_stop', { type: 'message_stop' })
+      );
+    }
+    let frames = text(event.text);
+    for (const delta of event.toolCalls ?? []) frames += toolPiece(delta);
+    return frames;
+  };
+  /** Decided by the first event: the upstream's own events, or the domain's translated. */
+  let native: boolean | undefined;
+
+  return {
+    opening: () => '',
     render(event) {
-      if (event.type === 'done') {
-        return (
-          flushCalls() +
-          sseEvent('message_delta', {
-            type: 'message_delta',
-            delta: { stop_reason: anthropicStopReason(event.finishReason), stop_sequence: null },
-            usage: anthropicUsage(event.usage),
-          }) +
-          sseEvent('message_stop', { type: 'message_stop' })
-        );
+      if (native === undefined) {
+        native = event.native !== undefined;
+        if (!native) return opening() + translated(event);
       }
-      let frames = text(event.text);
-      for (const delta of event.toolCalls ?? []) frames += toolPiece(delta);
-      return frames;
+      if (native) return event.native ? nativeFrames(event.native, model) : '';
+      return translated(event);
     },
     isLast: (event) => event.type === 'done',
-    closing: () => flushCalls() + sseEvent('message_stop', { type: 'message_stop' }),
+    closing: () => (native ? '' : (native === undefined ? opening() : '') + flushCalls() + sseEvent('message_stop', { type: 'message_stop' })),
     failure(error) {
       const mapped = toAnthropicError(error);
       return { frame: sseEvent('error', mapped.body), unexpected: mapped.unexpected };
     },
   };
+}
+
+function nativeFrames(events: readonly NativeEvent[], model: string): string {
+  let frames = '';
+  for (const { event, data } of events) frames += `event: ${event}\ndata: ${event === 'message_start' ? withModel(data, model) : data}\n\n`;
+  return frames;
+}
+
+function withModel(data: string, model: string): string {
+  const start = JSON.parse(data) as { message?: { model?: string } };
+  if (start.message) start.message.model = model;
+  return JSON.stringify(start);
 }
 
 function toolUseStart(id: string | undefined, name: string | undefined): object {

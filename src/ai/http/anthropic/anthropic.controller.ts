@@ -9,7 +9,7 @@ import { ApiAuthGuard } from '../../../http/api-auth.guard';
 import { disconnectSignal } from '../api-response';
 import { ApiAnthropicModelDocs, ApiAnthropicModelsDocs, ApiCountTokensDocs, ApiMessagesDocs } from './anthropic-docs';
 import { AnthropicExceptionFilter } from './anthropic-exception.filter';
-import { domainMessages, generationParameters, parseCountTokensRequest, parseMessagesRequest, toolDefinitions } from './anthropic-requests';
+import { domainMessages, generationParameters, nativeRequest, parseCountTokensRequest, parseMessagesRequest, toolDefinitions } from './anthropic-requests';
 import { messageBody, modelInfoBody, modelsListBody } from './anthropic-responses';
 import { writeMessageStream } from './anthropic-stream';
 
@@ -35,12 +35,19 @@ export class AnthropicController {
     reply.header('request-id', String(request.id));
     const parsed = parseMessagesRequest(body);
     const messages = domainMessages(parsed);
-    const options: GenerateOptions = { model: parsed.model, ...generationParameters(parsed), signal: disconnectSignal(reply) };
+    const options: GenerateOptions = {
+      model: parsed.model,
+      ...generationParameters(parsed),
+      native: nativeRequest(parsed, request.headers),
+      signal: disconnectSignal(reply),
+    };
     if (parsed.stream === true) {
       return writeMessageStream(request, reply, this.client.streamMessages(messages, options), parsed.model, estimatedInputTokens(messages, options));
     }
     const result = await this.client.generateMessages(messages, options);
-    reply.send(messageBody({ model: parsed.model, text: result.response, finishReason: result.finishReason, usage: result.usage, toolCalls: result.toolCalls }));
+    // An Anthropic upstream's own Message, naming the model as the caller asked, like every answer of the surface.
+    if (result.native) reply.send({ ...result.native, model: parsed.model });
+    else reply.send(messageBody({ model: parsed.model, text: result.response, finishReason: result.finishReason, usage: result.usage, toolCalls: result.toolCalls }));
   }
 
   /**

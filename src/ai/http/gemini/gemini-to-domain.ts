@@ -141,6 +141,8 @@ export function generationOptions(request: GenerateContentRequest): GeminiGenera
     maxTokens: config.maxOutputTokens,
     temperature: config.temperature,
     topP: config.topP,
+    // Gemini CLI sends topK: 64 on every turn: sent to the kinds that have top-k, left out by the others.
+    ...(config.topK !== undefined ? { topK: config.topK, topKOptional: true } : {}),
     stop: config.stopSequences,
     seed: config.seed,
     presencePenalty: config.presencePenalty,

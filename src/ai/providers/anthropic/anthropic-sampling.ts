@@ -12,6 +12,7 @@ export const ANTHROPIC_MAX_TEMPERATURE = 1;
 export interface AnthropicSamplingFields {
   temperature?: number;
   top_p?: number;
+  top_k?: number;
   stop_sequences?: string[];
 }
 
@@ -24,6 +25,7 @@ export function toAnthropicSampling(request: GenerateRequest, provider: string):
   return {
     ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
     ...(request.topP !== undefined ? { top_p: request.topP } : {}),
+    ...(request.topK !== undefined ? { top_k: request.topK } : {}),
     ...(request.stop !== undefined && request.stop.length > 0 ? { stop_sequences: request.stop } : {}),
   };
 }

@@ -181,6 +181,7 @@ describe('Anthropic sampling parameters', () => {
       stop_sequences: ['END'],
     });
     expect(toAnthropicSampling({ messages, stop: [] }, 'a')).toEqual({});
+    expect(toAnthropicSampling({ messages, topK: 5 }, 'a')).toEqual({ top_k: 5 });
   });
 
   it('refuses an OpenAI temperature above Anthropic\'s maximum of 1, naming it, instead of letting the API answer 400', () => {
@@ -220,6 +221,7 @@ describe('Anthropic results', () => {
       outputTokens: 85,
       totalTokens: 2245,
       cachedInputTokens: 2048,
+      cacheWriteInputTokens: 100,
     });
     expect(toTokenUsage({ input_tokens: 3, output_tokens: 4 })).toEqual({ inputTokens: 3, outputTokens: 4, totalTokens: 7 });
   });
@@ -229,7 +231,7 @@ describe('Anthropic results', () => {
       text: "I'll check the weather.",
       model: 'claude-sonnet-4-5-20250929',
       finishReason: 'tool_calls',
-      usage: { inputTokens: 2160, outputTokens: 85, totalTokens: 2245, cachedInputTokens: 2048 },
+      usage: { inputTokens: 2160, outputTokens: 85, totalTokens: 2245, cachedInputTokens: 2048, cacheWriteInputTokens: 100 },
       toolCalls: [
         { id: 'toolu_01A09q90qw90lq917835lq9', name: 'get_weather', arguments: '{"location":"San Francisco, CA","unit":"celsius"}' },
         { id: 'toolu_01B19q90qw90lq917835lq0', name: 'get_time', arguments: '{}' },

@@ -3,7 +3,8 @@ import type { TokenUsage } from '../ai-provider.interface';
 
 /**
  * Messages API usage -> TokenUsage. `input_tokens` counts only the uncached part: cache reads and cache writes
- * are reported beside it, so Tollgate's inputTokens is their sum and cachedInputTokens the cache reads.
+ * are reported beside it, so Tollgate's inputTokens is their sum, cachedInputTokens the cache reads and
+ * cacheWriteInputTokens the writes, of which `cache_creation.ephemeral_1h_input_tokens` were for an hour.
  */
 export function toTokenUsage(value: unknown): TokenUsage | undefined {
   if (!isObject(value)) return undefined;
@@ -16,10 +17,17 @@ export function toTokenUsage(value: unknown): TokenUsage | undefined {
       ? undefined
       : (uncached ?? 0) + (cacheRead ?? 0) + (cacheWrite ?? 0);
   if (inputTokens === undefined && outputTokens === undefined) return undefined;
+  const writes1h = cacheWrite ? oneHourWrites(value.cache_creation) : undefined;
   return {
     inputTokens,
     outputTokens,
     totalTokens: inputTokens !== undefined && outputTokens !== undefined ? inputTokens + outputTokens : undefined,
     ...(cacheRead ? { cachedInputTokens: cacheRead } : {}),
+    ...(cacheWrite ? { cacheWriteInputTokens: cacheWrite } : {}),
+    ...(writes1h ? { cacheWrite1hInputTokens: writes1h } : {}),
   };
+}
+
+function oneHourWrites(creation: unknown): number | undefined {
+  return isObject(creation) ? numberOrUndefined(creation.ephemeral_1h_input_tokens) : undefined;
 }

@@ -14,6 +14,7 @@ import type {
   HealthResult,
   ModelFeature,
   ModelInfo,
+  NativeRequest,
   ProviderCapabilities,
   ProviderSettings,
 } from '../ai-provider.interface';
@@ -24,6 +25,7 @@ import { mapAnthropicError } from './anthropic-errors';
 import { toAnthropicConversation, type AnthropicMessage } from './anthropic-messages';
 import { fromAnthropicMessage } from './anthropic-response';
 import { toAnthropicSampling, type AnthropicSamplingFields } from './anthropic-sampling';
+import { anthropicNative, callerRefusal, FORWARDED_HEADERS, nativeMessagesBody } from './anthropic-native';
 import { AnthropicStreamTranslator } from './anthropic-stream';
 import { jsonOutputTool, toAnthropicToolFields, type AnthropicToolFields } from './anthropic-tools';
 
@@ -107,29 +109,48 @@ export class AnthropicProvider implements AiProvider {
     };
   }
 
+  /** A request in Anthropic's own dialect goes as the caller wrote it (docs/decisions.md B16), its answer kept in `native`. */
   async generate(request: GenerateRequest): Promise<GenerateResult> {
     const model = request.model ?? this.chatModel;
-    const response = await this.http.postJson('/v1/messages', toAnthropicMessagesBody(request, model, this.name), {
-      signal: request.signal,
-      onSent: request.onSent,
-      model,
-    });
-    return fromAnthropicMessage(response.body, this.name, model, jsonOutputTool(request.responseFormat));
+    const native = anthropicNative(request);
+    const body = native ? nativeMessagesBody(native, request, model, false) : toAnthropicMessagesBody(request, model, this.name);
+    const response = await this.http
+      .postJson('/v1/messages', body, { signal: request.signal, onSent: request.onSent, model, ...(native ? { headers: forwardedHeaders(native) } : {}) })
+      .catch((error: unknown) => {
+        throw native ? callerRefusal(error) : error;
+      });
+    if (!native) return fromAnthropicMessage(response.body, this.name, model, jsonOutputTool(request.responseFormat));
+    return { ...fromAnthropicMessage(response.body, this.name, model), native: response.body as Record<string, unknown> };
   }
 
-  /** Streams the Messages API's SSE events: text and tool-call deltas, then one final chunk with stop reason and usage. */
+  /**
+   * Streams the Messages API's SSE events: text and tool-call deltas, then one final chunk with stop reason and
+   * usage. A native request's chunks carry every event as it arrived, one chunk per event at least.
+   */
   async *generateStream(request: GenerateRequest): AsyncIterable<GenerateStreamChunk> {
     const model = request.model ?? this.chatModel;
-    const body = { ...toAnthropicMessagesBody(request, model, this.name), stream: true };
-    const response = await this.http.stream('POST', '/v1/messages', body, {
-      signal: request.signal,
-      onSent: request.onSent,
-      model,
-      headers: { accept: 'text/event-stream' },
-    });
-    const translator = new AnthropicStreamTranslator(this.name, model, jsonOutputTool(request.responseFormat));
+    const native = anthropicNative(request);
+    const body = native ? nativeMessagesBody(native, request, model, true) : { ...toAnthropicMessagesBody(request, model, this.name), stream: true };
+    const response = await this.http
+      .stream('POST', '/v1/messages', body, {
+        signal: request.signal,
+        onSent: request.onSent,
+        model,
+        headers: { accept: 'text/event-stream', ...(native ? forwardedHeaders(native) : {}) },
+      })
+      .catch((error: unknown) => {
+        throw native ? callerRefusal(error) : error;
+      });
+    const translator = new AnthropicStreamTranslator(this.name, model, native ? undefined : jsonOutputTool(request.responseFormat));
     for await (const event of readSseEvents(response.body)) {
-      for (const chunk of translator.translate(parseEventObject(event.data, this.name))) {
+      const data = parseEventObject(event.data, this.name);
+      const chunks = translator.translate(data);
+      if (native) {
+        const arrived = [{ event: event.event ?? String(data.type), data: event.data }];
+        if (chunks.length === 0) chunks.push({ done: false, text: '' });
+        chunks[0].native = arrived;
+      }
+      for (const chunk of chunks) {
         yield chunk;
         if (chunk.done) return;
       }
@@ -174,4 +195,11 @@ export class AnthropicProvider implements AiProvider {
   close(): Promise<void> {
     return this.http.close();
   }
+}
+
+/** The dialect's headers the caller sent; `anthropic-version` replaces the pinned one, since the body is written for it. */
+function forwardedHeaders(native: NativeRequest): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const name of FORWARDED_HEADERS) if (native.headers[name] !== undefined) headers[name] = native.headers[name];
+  return headers;
 }

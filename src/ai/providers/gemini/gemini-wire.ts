@@ -26,6 +26,7 @@ export interface GeminiGenerationConfig {
   maxOutputTokens?: number;
   temperature?: number;
   topP?: number;
+  topK?: number;
   stopSequences?: string[];
   seed?: number;
   presencePenalty?: number;

@@ -68,6 +68,7 @@ export async function toGeminiGenerateBody(request: GenerateRequest, model: stri
   if (request.maxTokens !== undefined) config.maxOutputTokens = request.maxTokens;
   if (request.temperature !== undefined) config.temperature = request.temperature;
   if (request.topP !== undefined) config.topP = request.topP;
+  if (request.topK !== undefined) config.topK = request.topK;
   if (request.stop !== undefined && request.stop.length > 0) config.stopSequences = request.stop;
   if (request.seed !== undefined) config.seed = request.seed;
   if (request.presencePenalty !== undefined && request.presencePenalty !== 0) config.presencePenalty = request.presencePenalty;

@@ -15,6 +15,7 @@ export interface OllamaOptions {
   num_predict?: number;
   temperature?: number;
   top_p?: number;
+  top_k?: number;
   stop?: string[];
   seed?: number;
   frequency_penalty?: number;
@@ -57,6 +58,7 @@ export function toOllamaOptions(request: GenerateRequest): OllamaOptions | undef
   if (request.maxTokens !== undefined) options.num_predict = request.maxTokens;
   if (request.temperature !== undefined) options.temperature = request.temperature;
   if (request.topP !== undefined) options.top_p = request.topP;
+  if (request.topK !== undefined) options.top_k = request.topK;
   if (request.stop !== undefined && request.stop.length > 0) options.stop = request.stop;
   if (request.seed !== undefined) options.seed = request.seed;
   if (request.frequencyPenalty !== undefined) options.frequency_penalty = request.frequencyPenalty;

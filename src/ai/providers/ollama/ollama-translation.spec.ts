@@ -151,6 +151,7 @@ describe('Ollama request translation', () => {
       presence_penalty: 1.5,
     });
     expect(toOllamaOptions({ messages: [] })).toBeUndefined();
+    expect(toOllamaOptions({ messages: [], topK: 20 })).toEqual({ top_k: 20 });
   });
 
   it('knows the vision families by name, tag and namespace', () => {

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { CapabilityNotSupportedError, InvalidResponseError } from '../../errors';
+import { CapabilityNotSupportedError, InvalidRequestError, InvalidResponseError } from '../../errors';
 import type { ChatMessage, GenerateStreamChunk, ProviderSettings } from '../ai-provider.interface';
 import { DeepSeekProvider } from '../deepseek/deepseek.provider';
 import { MistralProvider } from '../mistral/mistral.provider';
@@ -252,6 +252,19 @@ describe('OpenAI-shaped adapters against a replayed upstream', () => {
     await expect(deepseek.generate({ messages: [image] })).rejects.toBeInstanceOf(CapabilityNotSupportedError);
     await deepseek.close();
     expect(upstream.received).toHaveLength(0);
+  });
+
+  it('refuses top_k naming it before any upstream call, and leaves out a top_k a client sends as a routine default', async () => {
+    upstream.answer = { status: 200, type: 'application/json', body: fixture('completion-tool-calls.json') };
+    const provider = new OpenAiProvider(settings(url));
+    const refused = await provider.generate({ messages: [{ role: 'user', content: 'x' }], topK: 40 }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(InvalidRequestError);
+    expect(refused).toMatchObject({ param: 'top_k', message: 'openai: openai does not support top_k' });
+    expect(upstream.received).toHaveLength(0);
+    await provider.generate({ messages: [{ role: 'user', content: 'x' }], topK: 64, topKOptional: true });
+    expect(upstream.received).toHaveLength(1);
+    expect(upstream.received[0]).not.toHaveProperty('top_k');
+    await provider.close();
   });
 
   it('answers vision per model family', async () => {

@@ -288,6 +288,9 @@ export class OpenAiCompatibleChatProvider implements AiProvider {
     if ((format === 'json_object' || format === 'json_schema') && !this.dialect.structuredOutput) throw refuse('response_format');
     if (format === 'json_schema' && !this.dialect.jsonSchema) throw refuse('response_format json_schema');
     if (hasImagePart(request.messages) && !this.dialect.vision(model)) throw refuse(`image input with model ${model}`);
+    if (request.topK !== undefined && !request.topKOptional) {
+      throw new InvalidRequestError(`${this.name}: ${this.kind} does not support top_k`, { provider: this.name, param: 'top_k' });
+    }
   }
 
   private ensureDeltaId(call: ToolCallDelta, idsSent: Set<number>): void {

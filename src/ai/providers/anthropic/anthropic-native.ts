@@ -1,0 +1,36 @@
+/**
+ * The Messages API request a caller wrote in Anthropic's own dialect, sent on as given (docs/decisions.md B16):
+ * thinking blocks and their signatures, `cache_control` wherever it was put, `context_management`,
+ * `output_config`, tool fields and whatever else the body holds reach the upstream untouched. Only what the
+ * gateway decides is set: the model routing chose, `max_tokens` (a budget may have bounded it) and `stream`.
+ */
+import { InvalidRequestError, ProviderError } from '../../errors';
+import type { GenerateRequest, NativeRequest } from '../ai-provider.interface';
+
+/** The caller's headers of the dialect that go upstream; the key is the registration's own. */
+export const FORWARDED_HEADERS = ['anthropic-version', 'anthropic-beta'] as const;
+
+export function nativeMessagesBody(native: NativeRequest, request: GenerateRequest, model: string, stream: boolean): Record<string, unknown> {
+  const { stream: _stream, ...body } = native.body;
+  return {
+    ...body,
+    model,
+    ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
+    ...(stream ? { stream: true } : {}),
+  };
+}
+
+/** The native request when it is in this adapter's dialect. */
+export function anthropicNative(request: GenerateRequest): NativeRequest | undefined {
+  return request.native?.dialect === 'anthropic-messages' ? request.native : undefined;
+}
+
+/**
+ * An upstream 4xx refusal of a native request refused the caller's own body, not one Tollgate built: it is the
+ * caller's error (400, no fallback to another provider), named by status and type only, since upstream text is
+ * never surfaced (docs/decisions.md B4).
+ */
+export function callerRefusal(error: unknown): unknown {
+  if (!(error instanceof ProviderError) || error.status === undefined || error.status < 400 || error.status >= 500) return error;
+  return new InvalidRequestError(`${error.message}: the upstream refused the request as the caller wrote it`, { provider: error.provider, cause: error });
+}
