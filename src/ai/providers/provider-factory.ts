@@ -6,6 +6,7 @@ import { TollgateError } from '../errors';
 import type { AiProvider, ProviderSettings } from './ai-provider.interface';
 import type { ImageInliner } from './image-downloads';
 import { AnthropicProvider } from './anthropic/anthropic.provider';
+import { AzureOpenAiProvider } from './azure-openai/azure-openai.provider';
 import { DeepSeekProvider } from './deepseek/deepseek.provider';
 import { GeminiProvider } from './gemini/gemini.provider';
 import { HuggingFaceProvider } from './huggingface/huggingface.provider';
@@ -35,6 +36,8 @@ export function createProvider(settings: ProviderSettings, images?: ImageInliner
       return new HuggingFaceProvider(settings);
     case 'openai_compatible':
       return new OpenAiCompatibleProvider(settings);
+    case 'azure_openai':
+      return new AzureOpenAiProvider(settings);
     default:
       throw new TollgateError(`${settings.name}: provider kind '${settings.kind}' is not available`);
   }
