@@ -1,6 +1,6 @@
 /**
  * The one registration point for provider kinds: a new kind is one adapter file plus one case here. The kinds
- * that download image URLs (Ollama, Gemini) share the process's image downloader.
+ * that download image URLs (Ollama, Gemini, Vertex) share the process's image downloader.
  */
 import { TollgateError } from '../errors';
 import type { AiProvider, ProviderSettings } from './ai-provider.interface';
@@ -14,6 +14,7 @@ import { MistralProvider } from './mistral/mistral.provider';
 import { OllamaProvider } from './ollama/ollama.provider';
 import { OpenAiCompatibleProvider } from './openai-compatible/openai-compatible.provider';
 import { OpenAiProvider } from './openai/openai.provider';
+import { VertexProvider } from './vertex/vertex.provider';
 import { XaiProvider } from './xai/xai.provider';
 
 export function createProvider(settings: ProviderSettings, images?: ImageInliner): AiProvider {
@@ -38,6 +39,8 @@ export function createProvider(settings: ProviderSettings, images?: ImageInliner
       return new OpenAiCompatibleProvider(settings);
     case 'azure_openai':
       return new AzureOpenAiProvider(settings);
+    case 'vertex':
+      return new VertexProvider(settings, images);
     default:
       throw new TollgateError(`${settings.name}: provider kind '${settings.kind}' is not available`);
   }
