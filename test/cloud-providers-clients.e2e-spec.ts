@@ -1,10 +1,11 @@
 /**
  * The cloud kinds behind the gateway, driven by the official `openai` client through /openai/v1: Azure OpenAI (both
- * APIs) and Vertex AI (Gemini and Claude) answer chat, streams, tool calls and embeddings as the vendor-direct kinds
+ * APIs), Vertex AI (Gemini and Claude) and Bedrock (Converse, with an API key) answer chat, streams, tool calls and embeddings as the vendor-direct kinds
  * do, and Azure's content filter reaches the client as a 400 `content_filter` naming the categories.
  */
 import OpenAI from 'openai';
 import { AzureOpenAiEmulator, FILTERED_PROMPT } from './emulators/azure-openai-emulator';
+import { BEDROCK_API_KEY, BEDROCK_REGION, BEDROCK_REPLY, BedrockEmulator } from './emulators/bedrock-emulator';
 import { UPSTREAM_MARKER } from './emulators/openai-emulator';
 import { VERTEX_LOCATION, VERTEX_PROJECT, VertexEmulator } from './emulators/vertex-emulator';
 import { TestApps } from './support/test-apps';
@@ -15,13 +16,15 @@ const VERTEX_TOKEN = 'ya29.static-for-clients';
 
 let azure: AzureOpenAiEmulator;
 let vertex: VertexEmulator;
+let bedrock: BedrockEmulator;
 let apps: TestApps;
 let baseURL: string;
 
 beforeAll(async () => {
-  [azure, vertex] = await Promise.all([
+  [azure, vertex, bedrock] = await Promise.all([
     AzureOpenAiEmulator.startAzure({ apiKey: AZURE_KEY, deployments: { 'prod-4o': 'gpt-4o', 'prod-embed': 'text-embedding-3-small' } }),
     VertexEmulator.start({ staticTokens: [VERTEX_TOKEN] }),
+    BedrockEmulator.start(),
   ]);
   apps = new TestApps('tollgate-cloud-clients-', { API_TOKEN: TOKEN });
   const vertexSection = `vertex: { project: ${VERTEX_PROJECT}, location: ${VERTEX_LOCATION}, access_token: "${VERTEX_TOKEN}" }`;
@@ -35,6 +38,7 @@ beforeAll(async () => {
       `  azure-classic: { kind: azure_openai, url: "${azure.url}", api_key: "${AZURE_KEY}", chat_model: gpt-4o, timeout: 5,`,
       '                   azure: { api_version: 2024-10-21, deployments: { gpt-4o: prod-4o } } }',
       `  vertex: { url: "${vertex.url}", chat_model: gemini-2.5-flash, models: [claude-sonnet-4-5], timeout: 5, ${vertexSection} }`,
+      `  bedrock: { url: "${bedrock.url}", api_key: "${BEDROCK_API_KEY}", timeout: 5, bedrock: { region: ${BEDROCK_REGION} } }`,
       '',
     ].join('\n'),
   );
@@ -43,12 +47,13 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await apps?.close();
-  await Promise.all([azure?.close(), vertex?.close()]);
+  await Promise.all([azure?.close(), vertex?.close(), bedrock?.close()]);
 });
 
 beforeEach(() => {
   azure.server.reset();
   vertex.server.reset();
+  bedrock.server.reset();
 });
 
 const client = () => new OpenAI({ apiKey: TOKEN, baseURL, maxRetries: 0 });
@@ -62,6 +67,12 @@ describe.each([
   { model: 'azure-classic/gpt-4o', answer: 'echo: Hello', upstream: () => azure.server.requests, path: '/openai/deployments/prod-4o/chat/completions' },
   { model: 'vertex/gemini-2.5-flash', answer: 'Hello from the Gemini emulator', upstream: () => vertex.server.requests, path: `/v1/projects/${VERTEX_PROJECT}/locations/${VERTEX_LOCATION}/publishers/google/models/gemini-2.5-flash:generateContent` },
   { model: 'vertex/claude-sonnet-4-5', answer: 'Hello from the Anthropic emulator', upstream: () => vertex.server.requests, path: `/v1/projects/${VERTEX_PROJECT}/locations/${VERTEX_LOCATION}/publishers/anthropic/models/claude-sonnet-4-5:rawPredict` },
+  {
+    model: 'bedrock/anthropic.claude-sonnet-4-5-20250929-v1:0',
+    answer: BEDROCK_REPLY,
+    upstream: () => bedrock.server.requests,
+    path: '/model/anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse',
+  },
 ])('the openai client on $model', ({ model, answer, upstream, path }) => {
   it('gets a chat completion with usage, sent to the cloud path', async () => {
     const completion = await client().chat.completions.create({ model, messages: [{ role: 'user', content: 'Hello' }] });
@@ -92,13 +103,16 @@ describe.each([
 });
 
 describe('embeddings through the openai client', () => {
-  it('embeds on Azure (v1, the embedding deployment) and on Vertex (:predict)', async () => {
+  it('embeds on Azure (v1, the embedding deployment), on Vertex (:predict) and on Bedrock (Titan through InvokeModel)', async () => {
     const onAzure = await client().embeddings.create({ model: 'azure/text-embedding-3-small', input: ['a', 'b'] });
     expect(onAzure.data.map((d) => d.embedding.length)).toEqual([4, 4]);
     expect((azure.server.lastRequest!.body as { model: string }).model).toBe('prod-embed');
     const onVertex = await client().embeddings.create({ model: 'vertex/text-embedding-005', input: 'c' });
     expect(onVertex.data[0].embedding).toHaveLength(4);
     expect(vertex.server.lastRequest!.path).toMatch(/\/publishers\/google\/models\/text-embedding-005:predict$/);
+    const onBedrock = await client().embeddings.create({ model: 'bedrock/amazon.titan-embed-text-v2:0', input: ['d', 'e'] });
+    expect(onBedrock.data.map((d) => d.embedding.length)).toEqual([4, 4]);
+    expect(bedrock.server.requests).toHaveLength(2);
   });
 });
 

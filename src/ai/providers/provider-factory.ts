@@ -1,12 +1,13 @@
 /**
  * The one registration point for provider kinds: a new kind is one adapter file plus one case here. The kinds
- * that download image URLs (Ollama, Gemini, Vertex) share the process's image downloader.
+ * that download image URLs (Ollama, Gemini, Vertex, Bedrock) share the process's image downloader.
  */
 import { TollgateError } from '../errors';
 import type { AiProvider, ProviderSettings } from './ai-provider.interface';
 import type { ImageInliner } from './image-downloads';
 import { AnthropicProvider } from './anthropic/anthropic.provider';
 import { AzureOpenAiProvider } from './azure-openai/azure-openai.provider';
+import { BedrockProvider } from './bedrock/bedrock.provider';
 import { DeepSeekProvider } from './deepseek/deepseek.provider';
 import { GeminiProvider } from './gemini/gemini.provider';
 import { HuggingFaceProvider } from './huggingface/huggingface.provider';
@@ -41,6 +42,8 @@ export function createProvider(settings: ProviderSettings, images?: ImageInliner
       return new AzureOpenAiProvider(settings);
     case 'vertex':
       return new VertexProvider(settings, images);
+    case 'bedrock':
+      return new BedrockProvider(settings, images);
     default:
       throw new TollgateError(`${settings.name}: provider kind '${settings.kind}' is not available`);
   }
