@@ -1,24 +1,28 @@
 /**
  * The cloud kinds behind the gateway, driven by the official `openai` client through /openai/v1: Azure OpenAI (both
  * APIs), Vertex AI (Gemini and Claude) and Bedrock (Converse, with an API key) answer chat, streams, tool calls and embeddings as the vendor-direct kinds
- * do, and Azure's content filter reaches the client as a 400 `content_filter` naming the categories.
+ * do, Azure's content filter reaches the client as a 400 `content_filter` naming the categories, and an API key's
+ * model allow-list holds in front of them.
  */
 import OpenAI from 'openai';
 import { AzureOpenAiEmulator, FILTERED_PROMPT } from './emulators/azure-openai-emulator';
 import { BEDROCK_API_KEY, BEDROCK_REGION, BEDROCK_REPLY, BedrockEmulator } from './emulators/bedrock-emulator';
 import { UPSTREAM_MARKER } from './emulators/openai-emulator';
 import { VERTEX_LOCATION, VERTEX_PROJECT, VertexEmulator } from './emulators/vertex-emulator';
+import { bearerCall } from './support/bearer-call';
 import { TestApps } from './support/test-apps';
 
 const TOKEN = 'api-token-for-cloud-providers';
 const AZURE_KEY = 'azure-key-for-clients';
 const VERTEX_TOKEN = 'ya29.static-for-clients';
+const ADMIN_TOKEN = 'admin-token-for-cloud-clients';
 
 let azure: AzureOpenAiEmulator;
 let vertex: VertexEmulator;
 let bedrock: BedrockEmulator;
 let apps: TestApps;
 let baseURL: string;
+let origin: string;
 
 beforeAll(async () => {
   [azure, vertex, bedrock] = await Promise.all([
@@ -28,10 +32,11 @@ beforeAll(async () => {
   ]);
   apps = new TestApps('tollgate-cloud-clients-', { API_TOKEN: TOKEN });
   const vertexSection = `vertex: { project: ${VERTEX_PROJECT}, location: ${VERTEX_LOCATION}, access_token: "${VERTEX_TOKEN}" }`;
-  const { origin } = await apps.listen(
+  ({ origin } = await apps.listen(
     [
       'version: 1',
       'ai: { retry_attempts: 0, enable_fallback: false, default_provider: azure }',
+      `governance: { keys: { store: memory }, admin_token: "${ADMIN_TOKEN}" }`,
       'providers:',
       `  azure: { kind: azure_openai, url: "${azure.url}", api_key: "${AZURE_KEY}", chat_model: gpt-4o, embedding_model: text-embedding-3-small, timeout: 5,`,
       '           azure: { deployments: { gpt-4o: prod-4o, text-embedding-3-small: prod-embed } } }',
@@ -41,7 +46,7 @@ beforeAll(async () => {
       `  bedrock: { url: "${bedrock.url}", api_key: "${BEDROCK_API_KEY}", timeout: 5, bedrock: { region: ${BEDROCK_REGION} } }`,
       '',
     ].join('\n'),
-  );
+  ));
   baseURL = `${origin}/openai/v1`;
 });
 
@@ -129,5 +134,18 @@ describe("Azure's content filter through the openai client", () => {
     expect(bad.message).toContain("azure: Azure's content filter refused the prompt (hate: high, jailbreak)");
     expect(JSON.stringify(bad.error)).not.toContain(UPSTREAM_MARKER);
     expect(azure.server.requests).toHaveLength(1);
+  });
+});
+
+describe('governance in front of the cloud kinds', () => {
+  it("holds a key to its model allow-list: a cloud model outside it is refused before any upstream call, one inside it answers", async () => {
+    const created = await bearerCall(origin, 'POST', '/v1/admin/keys', ADMIN_TOKEN, { tenant: 't-cloud', models: ['vertex/gemini-2.5-flash'] });
+    expect(created.status).toBe(201);
+    const keyed = new OpenAI({ apiKey: created.body.key as string, baseURL, maxRetries: 0 });
+    const refused = await keyed.chat.completions.create({ model: 'azure/gpt-4o', messages: [{ role: 'user', content: 'Hi' }] }).then(() => undefined, (e: unknown) => e);
+    expect(refused).toBeInstanceOf(OpenAI.PermissionDeniedError);
+    expect(azure.server.requests).toHaveLength(0);
+    const allowed = await keyed.chat.completions.create({ model: 'vertex/gemini-2.5-flash', messages: [{ role: 'user', content: 'Hi' }] });
+    expect(allowed.choices[0].message.content).toBe('Hello from the Gemini emulator');
   });
 });
