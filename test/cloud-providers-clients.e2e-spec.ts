@@ -1,8 +1,8 @@
 /**
  * The cloud kinds behind the gateway, driven by the official `openai` client through /openai/v1: Azure OpenAI (both
- * APIs), Vertex AI (Gemini and Claude) and Bedrock (Converse, with an API key) answer chat, streams, tool calls and embeddings as the vendor-direct kinds
- * do, Azure's content filter reaches the client as a 400 `content_filter` naming the categories, and an API key's
- * model allow-list holds in front of them.
+ * APIs), Vertex AI (Gemini and Claude) and Bedrock (Converse, with an API key) answer chat, streams, tool calls and
+ * embeddings as the vendor-direct kinds do, Azure's content filter reaches the client as a 400 `content_filter`
+ * naming the categories, and an API key's model allow-list holds in front of them.
  */
 import OpenAI from 'openai';
 import { AzureOpenAiEmulator, FILTERED_PROMPT } from './emulators/azure-openai-emulator';
