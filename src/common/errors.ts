@@ -81,6 +81,14 @@ export class InvalidRequestError extends TollgateError {
   }
 }
 
+/**
+ * The provider's content filter refused the prompt (Azure OpenAI's `content_filter` 400): the caller's request,
+ * so a 400, never retried or sent to a fallback. The message names the filter categories that fired.
+ */
+export class ContentFilterError extends InvalidRequestError {
+  override readonly type: string = 'content_filter';
+}
+
 export class UnknownProviderError extends TollgateError {
   override readonly type: string = 'unknown_provider';
 }

@@ -38,8 +38,9 @@ export function toAiSettings(document: ConfigDocument, context: ConfigSource): A
   const timeoutSeconds = ai.timeout ?? DEFAULT_AI_SETTINGS.timeoutSeconds;
 
   const providers: ProviderSettings[] = [];
+  const configDirectory = context.filePath ? dirname(context.filePath) : context.cwd;
   for (const [name, section] of Object.entries(document.providers ?? {})) {
-    const settings = toProviderSettings(name, section, timeoutSeconds, problems);
+    const settings = toProviderSettings(name, section, timeoutSeconds, configDirectory, problems);
     if (settings) providers.push(settings);
   }
   // Nothing configured: the local model server at its default address (docs/decisions.md B1).
@@ -116,14 +117,33 @@ function toResponseStoreSettings(section: AiSection['responses'], problems: stri
   };
 }
 
-function toProviderSettings(name: string, section: ProviderSection, timeoutSeconds: number, problems: string[]): ProviderSettings | undefined {
+/** Each cloud kind's own section, and the kind it belongs to. */
+const CLOUD_SECTIONS = { azure: 'azure_openai', vertex: 'vertex', bedrock: 'bedrock' } as const;
+
+function toProviderSettings(
+  name: string,
+  section: ProviderSection,
+  timeoutSeconds: number,
+  configDirectory: string,
+  problems: string[],
+): ProviderSettings | undefined {
   const kind = section.kind ?? (PROVIDER_KINDS.includes(name as ProviderKind) ? (name as ProviderKind) : undefined);
   if (!kind) {
     problems.push(`providers.${name}.kind: is required (the name '${name}' is not a provider kind: ${PROVIDER_KINDS.join(', ')})`);
     return undefined;
   }
-  if (kind === 'openai_compatible' && section.url === undefined) {
-    problems.push(`providers.${name}.url: is required for kind openai_compatible`);
+  if ((kind === 'openai_compatible' || kind === 'azure_openai') && section.url === undefined) {
+    problems.push(`providers.${name}.url: is required for kind ${kind}`);
+    return undefined;
+  }
+  for (const [key, owner] of Object.entries(CLOUD_SECTIONS)) {
+    if (section[key as keyof typeof CLOUD_SECTIONS] !== undefined && kind !== owner) {
+      problems.push(`providers.${name}.${key}: applies only to kind ${owner} (this entry is kind ${kind})`);
+      return undefined;
+    }
+  }
+  if ((kind === 'vertex' || kind === 'bedrock') && section[kind] === undefined) {
+    problems.push(`providers.${name}.${kind}: is required for kind ${kind} (${kind === 'vertex' ? 'project and location' : 'region'})`);
     return undefined;
   }
   const chatModel = section.chat_model ?? section.model;
@@ -137,7 +157,33 @@ function toProviderSettings(name: string, section: ProviderSection, timeoutSecon
     ...(section.embedding_model !== undefined ? { embeddingModel: section.embedding_model } : {}),
     ...(section.models !== undefined ? { models: section.models } : {}),
     ...(section.embedding_dimensions !== undefined ? { embeddingDimensions: section.embedding_dimensions } : {}),
+    ...cloudSettings(section, configDirectory),
   };
+}
+
+function cloudSettings(section: ProviderSection, configDirectory: string): Partial<ProviderSettings> {
+  const { azure, vertex, bedrock } = section;
+  if (azure) {
+    return {
+      azure: {
+        ...(azure.api_version !== undefined ? { apiVersion: azure.api_version } : {}),
+        ...(azure.deployments !== undefined ? { deployments: azure.deployments } : {}),
+        ...(azure.entra_token !== undefined ? { entraToken: azure.entra_token } : {}),
+      },
+    };
+  }
+  if (vertex) {
+    return {
+      vertex: {
+        project: vertex.project,
+        location: vertex.location,
+        ...(vertex.credentials_file !== undefined ? { credentialsFile: resolve(configDirectory, vertex.credentials_file) } : {}),
+        ...(vertex.access_token !== undefined ? { accessToken: vertex.access_token } : {}),
+      },
+    };
+  }
+  if (bedrock) return { bedrock: { region: bedrock.region, ...(bedrock.profile !== undefined ? { profile: bedrock.profile } : {}) } };
+  return {};
 }
 
 /** Built-in templates, then the file, then the inline keys (per provider likewise). */

@@ -195,13 +195,48 @@ describe('AI configuration (ai, providers, prompts, api)', () => {
       'prompts: { file: missing.yaml }',
     ].join('\n'));
     expect(problemsOf(() => loadConfig({ cwd: dir, env: {}, configPath: 'rules.yaml' }))).toEqual([
-      "rules.yaml: providers.mine.kind: is required (the name 'mine' is not a provider kind: ollama, openai, anthropic, gemini, mistral, huggingface, deepseek, xai, openai_compatible)",
+      "rules.yaml: providers.mine.kind: is required (the name 'mine' is not a provider kind: ollama, openai, anthropic, gemini, mistral, huggingface, deepseek, xai, openai_compatible, azure_openai, vertex, bedrock)",
       'rules.yaml: providers.compat.url: is required for kind openai_compatible',
       "rules.yaml: ai.default_provider: 'nope' is not a registered provider (registered: ollama)",
       "rules.yaml: ai.fallback_providers[1]: 'ghost' is not a registered provider",
       'rules.yaml: api.auth: jwt needs the AuthModule configured (an auth: section or JWT_SECRET)',
       'rules.yaml: prompts.file: missing.yaml: cannot read the file (ENOENT)',
     ]);
+  });
+
+  it('maps the cloud kinds\' own sections; a section of another kind, a missing resource url or region is refused naming the key', () => {
+    write('keys/vertex.json', '{}');
+    write('clouds.yaml', [
+      'version: 1',
+      'providers:',
+      '  azure: { kind: azure_openai, url: "https://res.openai.azure.com", api_key: k, azure: { api_version: 2024-10-21, deployments: { gpt-4o: prod } } }',
+      '  vertex: { vertex: { project: my-project, location: europe-west4, credentials_file: keys/vertex.json } }',
+      '  bedrock: { model: anthropic.claude-sonnet-4-5, bedrock: { region: eu-central-1, profile: prod } }',
+    ].join('\n'));
+    const { ai } = loadConfig({ cwd: dir, env: {}, configPath: 'clouds.yaml' });
+    expect(ai.providers).toEqual([
+      { name: 'azure', kind: 'azure_openai', timeoutMs: 30_000, url: 'https://res.openai.azure.com', apiKey: 'k', azure: { apiVersion: '2024-10-21', deployments: { 'gpt-4o': 'prod' } } },
+      { name: 'vertex', kind: 'vertex', timeoutMs: 30_000, vertex: { project: 'my-project', location: 'europe-west4', credentialsFile: join(dir, 'keys/vertex.json') } },
+      { name: 'bedrock', kind: 'bedrock', timeoutMs: 30_000, chatModel: 'anthropic.claude-sonnet-4-5', bedrock: { region: 'eu-central-1', profile: 'prod' } },
+    ]);
+    write('wrong.yaml', [
+      'version: 1',
+      'providers:',
+      '  azure: { kind: azure_openai, api_key: k }',
+      '  gpt: { kind: openai, azure: { api_version: 2024-10-21 } }',
+      '  vertex: { kind: vertex }',
+      '  bedrock: { kind: bedrock }',
+    ].join('\n'));
+    expect(problemsOf(() => loadConfig({ cwd: dir, env: {}, configPath: 'wrong.yaml' }))).toEqual([
+      'wrong.yaml: providers.azure.url: is required for kind azure_openai',
+      'wrong.yaml: providers.gpt.azure: applies only to kind azure_openai (this entry is kind openai)',
+      'wrong.yaml: providers.vertex.vertex: is required for kind vertex (project and location)',
+      'wrong.yaml: providers.bedrock.bedrock: is required for kind bedrock (region)',
+    ]);
+    write('schema.yaml', 'version: 1\nproviders:\n  bedrock: { bedrock: { region: Frankfurt } }\n  vertex: { vertex: { location: x } }\n');
+    expect(problemsOf(() => loadConfig({ cwd: dir, env: {}, configPath: 'schema.yaml' }))).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^schema\.yaml: providers\.bedrock\.bedrock\.region: /), expect.stringMatching(/^schema\.yaml: providers\.vertex\.vertex.*project/)]),
+    );
   });
 
   it('names the environment variable when its value is invalid', () => {

@@ -212,6 +212,9 @@ export interface ProviderSection {
   model?: string;
   timeout?: number;
   embedding_dimensions?: number;
+  azure?: { api_version?: string; deployments?: Record<string, string>; entra_token?: string };
+  vertex?: { project: string; location: string; credentials_file?: string; access_token?: string };
+  bedrock?: { region: string; profile?: string };
 }
 
 export interface PromptTemplatesSection {

@@ -71,6 +71,8 @@ export function providerEnvironment(
 function registers(kind: ProviderKind, variables: string[]): boolean {
   const prefix = providerVariablePrefix(kind);
   if (kind === 'ollama') return variables.length > 0;
+  // A project and location, or a region, are needed first: these kinds are registered in the YAML only.
+  if (kind === 'vertex' || kind === 'bedrock') return false;
   if (kind === 'openai_compatible') return variables.includes(`${prefix}_URL`);
   return variables.includes(`${prefix}_API_KEY`);
 }

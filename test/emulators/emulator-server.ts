@@ -24,8 +24,8 @@ export interface EmulatorReply {
   headers?: Record<string, string>;
   /** Objects are sent as JSON; strings are sent verbatim. */
   body?: unknown;
-  /** Streamed bodies: written one by one, `chunkDelayMs` apart. */
-  chunks?: string[];
+  /** Streamed bodies: written one by one, `chunkDelayMs` apart (bytes for binary framings such as AWS event streams). */
+  chunks?: Array<string | Buffer>;
   chunkDelayMs?: number;
 }
 

@@ -40,9 +40,9 @@ export class OpenAiEmulator {
   readonly flavour: OpenAiFlavour;
   private midStreamErrors = 0;
 
-  private constructor(
+  protected constructor(
     readonly server: EmulatorServer,
-    private readonly options: Required<Omit<OpenAiEmulatorOptions, 'apiKey'>> & { apiKey?: string },
+    protected readonly options: Required<Omit<OpenAiEmulatorOptions, 'apiKey'>> & { apiKey?: string },
   ) {
     this.flavour = options.flavour;
   }
@@ -104,7 +104,7 @@ export class OpenAiEmulator {
     return this.options.flavour === 'deepseek' ? '' : '/v1';
   }
 
-  private registerRoutes(): void {
+  protected registerRoutes(): void {
     const p = this.prefix;
     this.server.route('POST', `${p}/chat/completions`, (req) => this.guarded(req, () => this.chat(req)));
     this.server.route('GET', `${p}/models`, (req) => this.guarded(req, () => this.models()));
@@ -117,12 +117,12 @@ export class OpenAiEmulator {
     }
   }
 
-  private guarded(req: EmulatorRequest, next: () => EmulatorReply): EmulatorReply {
+  protected guarded(req: EmulatorRequest, next: () => EmulatorReply): EmulatorReply {
     const reply = this.authFailure(req) ?? next();
     return { ...reply, headers: { ...rateLimitHeaders(), ...reply.headers } };
   }
 
-  private authFailure(req: EmulatorRequest): EmulatorReply | undefined {
+  protected authFailure(req: EmulatorRequest): EmulatorReply | undefined {
     const { apiKey, flavour } = this.options;
     if (apiKey === undefined || req.headers.authorization === `Bearer ${apiKey}`) return undefined;
     switch (flavour) {
@@ -146,7 +146,7 @@ export class OpenAiEmulator {
     }
   }
 
-  private chat(req: EmulatorRequest): EmulatorReply {
+  protected chat(req: EmulatorRequest): EmulatorReply {
     const body = req.body as Record<string, unknown> | undefined;
     if (!body || typeof body !== 'object') return badRequest('We could not parse the JSON body of your request.', null);
     if (this.options.flavour === 'mistral') {
@@ -197,7 +197,7 @@ export class OpenAiEmulator {
     };
   }
 
-  private embeddings(req: EmulatorRequest): EmulatorReply {
+  protected embeddings(req: EmulatorRequest): EmulatorReply {
     const body = req.body as Record<string, unknown> | undefined;
     if (!body || typeof body !== 'object') return badRequest('We could not parse the JSON body of your request.', null);
     if (this.options.flavour === 'mistral') {
@@ -238,7 +238,7 @@ export class OpenAiEmulator {
     return { body: (inputs as string[]).map((text) => vectorFor(text, this.options.dimensions)) };
   }
 
-  private models(): EmulatorReply {
+  protected models(): EmulatorReply {
     const ids = this.options.flavour === 'huggingface'
       ? this.options.chatModels
       : [...this.options.chatModels, ...(this.hasEmbeddings ? this.options.embeddingModels : [])];

@@ -10,6 +10,9 @@ export const PROVIDER_KINDS = [
   'deepseek',
   'xai',
   'openai_compatible',
+  'azure_openai',
+  'vertex',
+  'bedrock',
 ] as const;
 export type ProviderKind = (typeof PROVIDER_KINDS)[number];
 
@@ -29,6 +32,36 @@ export interface ProviderSettings {
   timeoutMs: number;
   /** When set, every returned vector must have exactly this length. */
   embeddingDimensions?: number;
+  /** Kind azure_openai only. */
+  azure?: AzureOpenAiSettings;
+  /** Kind vertex only. */
+  vertex?: VertexSettings;
+  /** Kind bedrock only. */
+  bedrock?: BedrockSettings;
+}
+
+export interface AzureOpenAiSettings {
+  /** Set: the deployment-style API (`/openai/deployments/<d>/...?api-version=`); unset: the v1 API (`/openai/v1`). */
+  apiVersion?: string;
+  /** Model name -> deployment name; a model without an entry is its own deployment name. */
+  deployments?: Record<string, string>;
+  /** A Microsoft Entra access token, sent as `Authorization: Bearer` instead of the `api-key` header. */
+  entraToken?: string;
+}
+
+export interface VertexSettings {
+  project: string;
+  location: string;
+  /** A service-account (or authorized-user, external-account) key file; else Application Default Credentials. */
+  credentialsFile?: string;
+  /** A ready OAuth access token, used as is (never refreshed). */
+  accessToken?: string;
+}
+
+export interface BedrockSettings {
+  region: string;
+  /** AWS credentials profile; else the standard chain (variables, web identity, profile, instance role). */
+  profile?: string;
 }
 
 export interface ProviderCapabilities {

@@ -1,11 +1,13 @@
 /**
  * The one registration point for provider kinds: a new kind is one adapter file plus one case here. The kinds
- * that download image URLs (Ollama, Gemini) share the process's image downloader.
+ * that download image URLs (Ollama, Gemini, Vertex, Bedrock) share the process's image downloader.
  */
 import { TollgateError } from '../errors';
 import type { AiProvider, ProviderSettings } from './ai-provider.interface';
 import type { ImageInliner } from './image-downloads';
 import { AnthropicProvider } from './anthropic/anthropic.provider';
+import { AzureOpenAiProvider } from './azure-openai/azure-openai.provider';
+import { BedrockProvider } from './bedrock/bedrock.provider';
 import { DeepSeekProvider } from './deepseek/deepseek.provider';
 import { GeminiProvider } from './gemini/gemini.provider';
 import { HuggingFaceProvider } from './huggingface/huggingface.provider';
@@ -13,6 +15,7 @@ import { MistralProvider } from './mistral/mistral.provider';
 import { OllamaProvider } from './ollama/ollama.provider';
 import { OpenAiCompatibleProvider } from './openai-compatible/openai-compatible.provider';
 import { OpenAiProvider } from './openai/openai.provider';
+import { VertexProvider } from './vertex/vertex.provider';
 import { XaiProvider } from './xai/xai.provider';
 
 export function createProvider(settings: ProviderSettings, images?: ImageInliner): AiProvider {
@@ -35,6 +38,12 @@ export function createProvider(settings: ProviderSettings, images?: ImageInliner
       return new HuggingFaceProvider(settings);
     case 'openai_compatible':
       return new OpenAiCompatibleProvider(settings);
+    case 'azure_openai':
+      return new AzureOpenAiProvider(settings);
+    case 'vertex':
+      return new VertexProvider(settings, images);
+    case 'bedrock':
+      return new BedrockProvider(settings, images);
     default:
       throw new TollgateError(`${settings.name}: provider kind '${settings.kind}' is not available`);
   }

@@ -42,7 +42,7 @@ export const ANTHROPIC_DEFAULT_MAX_TOKENS = 1024;
 const MODELS_PAGE_SIZE = 1000;
 const MAX_MODEL_PAGES = 10;
 
-interface AnthropicMessagesBody extends AnthropicToolFields, AnthropicSamplingFields {
+export interface AnthropicMessagesBody extends AnthropicToolFields, AnthropicSamplingFields {
   model: string;
   max_tokens: number;
   messages: AnthropicMessage[];
@@ -51,7 +51,7 @@ interface AnthropicMessagesBody extends AnthropicToolFields, AnthropicSamplingFi
 }
 
 /** Maps Tollgate's request to the Messages API body; system messages move to the top-level `system` field. */
-function toAnthropicMessagesBody(request: GenerateRequest, model: string, provider: string): AnthropicMessagesBody {
+export function toAnthropicMessagesBody(request: GenerateRequest, model: string, provider: string): AnthropicMessagesBody {
   const sampling = toAnthropicSampling(request, provider);
   return {
     model,
@@ -63,7 +63,7 @@ function toAnthropicMessagesBody(request: GenerateRequest, model: string, provid
 }
 
 /** Claude 1, 2 and Instant ids predate tool use and image input; every Claude 3+ family has all three features. */
-const PRE_CLAUDE_3 = /^claude-(instant|1|2)(\b|[.-])/;
+export const PRE_CLAUDE_3 = /^claude-(instant|1|2)(\b|[.-])/;
 
 export class AnthropicProvider implements AiProvider {
   readonly kind = 'anthropic' as const;

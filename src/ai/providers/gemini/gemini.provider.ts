@@ -42,7 +42,7 @@ const MAX_MODEL_PAGES = 10;
  * Function calling, JSON output and image input came with Gemini 1.5 (the `-latest` aliases point at 2.5 and
  * later); Gemini 1.0 and Gemma lack them.
  */
-const FEATURED_MODEL = /^gemini-(1\.5|[2-9]|(flash|flash-lite|pro)-latest$)/;
+export const FEATURED_GEMINI_MODEL = /^gemini-(1\.5|[2-9]|(flash|flash-lite|pro)-latest$)/;
 
 /**
  * Models that validate thought signatures on replayed function calls: Gemini 3 and later, and the `-latest`
@@ -51,7 +51,7 @@ const FEATURED_MODEL = /^gemini-(1\.5|[2-9]|(flash|flash-lite|pro)-latest$)/;
 const SIGNATURE_CHECKING_MODEL = /^gemini-([3-9]|[1-9]\d|(flash|flash-lite|pro)-latest$)/;
 
 /** Accepts `gemini-x` or `models/gemini-x`; paths and bodies use the bare id. */
-function bareModel(model: string): string {
+export function bareModel(model: string): string {
   return model.startsWith('models/') ? model.slice('models/'.length) : model;
 }
 
@@ -120,7 +120,7 @@ export class GeminiProvider implements AiProvider {
   }
 
   supportsFeature(_feature: ModelFeature, model: string | undefined): boolean {
-    return FEATURED_MODEL.test(bareModel(model ?? this.chatModel));
+    return FEATURED_GEMINI_MODEL.test(bareModel(model ?? this.chatModel));
   }
 
   describe(): Record<string, unknown> {

@@ -65,6 +65,14 @@ export interface OpenAiDialect {
   jsonSchema: boolean;
   /** Whether a chat model takes image parts; vision differs by model family. */
   vision: (model: string) => boolean;
+  /** Headers carrying the credential; default `Authorization: Bearer <api key>`. */
+  authHeaders?: (settings: ProviderSettings) => Record<string, string> | undefined;
+}
+
+/** Where one operation is sent: a path under the base URL, and a query string when the API wants one. */
+export interface OperationRoute {
+  path: string;
+  query?: Record<string, string>;
 }
 
 /** Resolved settings every OpenAI-style adapter works from; the key is not kept (it lives in the auth header). */
@@ -112,7 +120,7 @@ export class OpenAiCompatibleChatProvider implements AiProvider {
       provider: settings.name,
       baseUrl: this.chatBaseUrl(url),
       timeoutMs: settings.timeoutMs,
-      headers: apiKey ? { authorization: `Bearer ${apiKey}` } : undefined,
+      headers: dialect.authHeaders ? dialect.authHeaders(settings) : apiKey ? { authorization: `Bearer ${apiKey}` } : undefined,
       mapError: (response) => dialect.refineError?.(response) ?? refineOpenAiError(response),
     });
   }
@@ -129,10 +137,12 @@ export class OpenAiCompatibleChatProvider implements AiProvider {
 
   async generate(request: GenerateRequest): Promise<GenerateResult> {
     const model = this.chatModel(request);
-    const response = await this.http.postJson<ChatCompletion>('/chat/completions', this.chatBody(request, model, false), {
+    const route = this.route('chat', model);
+    const response = await this.http.postJson<ChatCompletion>(route.path, this.chatBody(request, model, false), {
       signal: request.signal,
       onSent: request.onSent,
       model,
+      query: route.query,
     });
     return this.parseCompletion(response.body, model);
   }
@@ -141,10 +151,12 @@ export class OpenAiCompatibleChatProvider implements AiProvider {
     const model = this.chatModel(request);
     const body = this.chatBody(request, model, true);
     if (this.dialect.streamUsageOption) body.stream_options = { include_usage: true };
-    const response = await this.http.stream('POST', '/chat/completions', body, {
+    const route = this.route('chat', model);
+    const response = await this.http.stream('POST', route.path, body, {
       signal: request.signal,
       onSent: request.onSent,
       model,
+      query: route.query,
       headers: { accept: 'text/event-stream' },
     });
     let finishReason: string | undefined;
@@ -162,7 +174,8 @@ export class OpenAiCompatibleChatProvider implements AiProvider {
       if (chunk.error !== undefined && chunk.error !== null) {
         throw new ProviderError(`${this.name}: upstream reported an error mid-stream`, { provider: this.name });
       }
-      if (typeof chunk.model === 'string') answeredModel = chunk.model;
+      // Azure's first chunk (its prompt filter results) names no model: an empty one is not an answer.
+      if (typeof chunk.model === 'string' && chunk.model !== '') answeredModel = chunk.model;
       if (chunk.usage !== undefined && chunk.usage !== null) usage = parseUsage(chunk.usage);
       const choice = Array.isArray(chunk.choices) ? (chunk.choices[0] as Record<string, unknown> | undefined) : undefined;
       if (!choice) continue;
@@ -181,12 +194,14 @@ export class OpenAiCompatibleChatProvider implements AiProvider {
 
   async embed(request: EmbedRequest): Promise<EmbedResult> {
     const model = this.embeddingModel(request);
-    const body: Record<string, unknown> = { model, input: request.inputs };
+    const body: Record<string, unknown> = { model: this.upstreamModel(model), input: request.inputs };
     if (this.dialect.embeddingEncoding) body.encoding_format = this.dialect.embeddingEncoding;
-    const response = await this.http.postJson<{ data?: unknown; model?: unknown; usage?: unknown }>('/embeddings', body, {
+    const route = this.route('embeddings', model);
+    const response = await this.http.postJson<{ data?: unknown; model?: unknown; usage?: unknown }>(route.path, body, {
       signal: request.signal,
       onSent: request.onSent,
       model,
+      query: route.query,
     });
     const data = response.body?.data;
     if (!Array.isArray(data)) throw this.invalid('embeddings response has no data list');
@@ -201,7 +216,8 @@ export class OpenAiCompatibleChatProvider implements AiProvider {
   }
 
   async listModels(signal?: AbortSignal): Promise<ModelInfo[]> {
-    const response = await this.http.getJson<{ data?: unknown }>('/models', { signal });
+    const route = this.route('models');
+    const response = await this.http.getJson<{ data?: unknown }>(route.path, { signal, query: route.query });
     const data = response.body?.data;
     if (!Array.isArray(data)) throw this.invalid('model list has no data list');
     return data.map((item) => {
@@ -226,6 +242,16 @@ export class OpenAiCompatibleChatProvider implements AiProvider {
   /** Where /chat/completions and /models live; huggingface derives it from the router root. */
   protected chatBaseUrl(url: string): string {
     return url;
+  }
+
+  /** The path (and query) of an operation; `model` is the model the caller asked for. */
+  protected route(operation: 'chat' | 'embeddings' | 'models', _model?: string): OperationRoute {
+    return { path: operation === 'chat' ? '/chat/completions' : `/${operation}` };
+  }
+
+  /** The name the upstream knows `model` by in the request body (Azure's deployment names). */
+  protected upstreamModel(model: string): string {
+    return model;
   }
 
   protected chatModel(request: GenerateRequest): string {
@@ -257,7 +283,7 @@ export class OpenAiCompatibleChatProvider implements AiProvider {
     }
     this.refuseUnsupported(request, model);
     const body: Record<string, unknown> = {
-      model,
+      model: this.upstreamModel(model),
       messages: toOpenAiMessages(request.messages),
       stream,
     };
@@ -301,9 +327,11 @@ export class OpenAiCompatibleChatProvider implements AiProvider {
 
   private parseCompletion(body: ChatCompletion, model: string): GenerateResult {
     const choice = Array.isArray(body?.choices) ? (body.choices[0] as Record<string, unknown> | undefined) : undefined;
-    const message = choice?.message as { content?: unknown; tool_calls?: unknown } | undefined;
+    // A completion cut by a content filter may carry no message content at all (Azure OpenAI's documented answer).
+    const filtered = choice?.finish_reason === 'content_filter';
+    const message = (choice?.message ?? (filtered ? {} : undefined)) as { content?: unknown; tool_calls?: unknown } | undefined;
     if (!message || typeof message !== 'object') throw this.invalid('completion has no message');
-    const text = contentText(message.content);
+    const text = filtered && message.content === undefined ? '' : contentText(message.content);
     if (text === undefined) throw this.invalid('completion message has no text content');
     const toolCalls = parseToolCalls(message.tool_calls);
     if (toolCalls === 'invalid') throw this.invalid('completion message has a malformed tool_calls list');

@@ -1,0 +1,149 @@
+/**
+ * Tollgate's request as a Converse body, and Converse answers as Tollgate's results: `system` blocks, user and
+ * assistant `messages` of content blocks (`text`, `image` with its bytes, `toolUse`, `toolResult` in the user turn
+ * that follows), `inferenceConfig`, `toolConfig` (`toolSpec.inputSchema.json`, `toolChoice` auto/any/tool).
+ */
+import { isObject, numberOrUndefined } from '../../../common/json-values';
+import { CapabilityNotSupportedError, InvalidRequestError, InvalidResponseError } from '../../errors';
+import type { ChatMessage, FinishReason, GenerateRequest, GenerateResult, TokenUsage, ToolCall } from '../ai-provider.interface';
+import type { ImageInliner } from '../image-downloads';
+import { toolArgumentsObject } from '../provider-support';
+
+type Block = Record<string, unknown>;
+interface ConverseMessage {
+  role: 'user' | 'assistant';
+  content: Block[];
+}
+
+const IMAGE_FORMATS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpeg', 'image/gif': 'gif', 'image/webp': 'webp' };
+
+export async function toConverseBody(request: GenerateRequest, provider: string, images: ImageInliner): Promise<Record<string, unknown>> {
+  if (request.responseFormat !== undefined && request.responseFormat.type !== 'text') {
+    throw new CapabilityNotSupportedError(`${provider}: bedrock does not support response_format`, { provider });
+  }
+  const inlined = await images.inline(request.messages, request.signal);
+  const system: Block[] = [];
+  const messages: ConverseMessage[] = [];
+  const push = (role: ConverseMessage['role'], blocks: Block[]) => {
+    const last = messages.at(-1);
+    // Converse wants turns to alternate: tool results join the user turn, consecutive turns of a role merge.
+    if (last?.role === role) last.content.push(...blocks);
+    else messages.push({ role, content: blocks });
+  };
+  inlined.forEach((message, index) => {
+    if (message.role === 'system') system.push({ text: message.content });
+    else push(message.role === 'assistant' ? 'assistant' : 'user', blocksOf(message, index, provider));
+  });
+  if (messages.length === 0) throw new InvalidRequestError(`${provider}: at least one user message is required`, { provider });
+  const body: Record<string, unknown> = { messages };
+  if (system.length > 0) body.system = system;
+  const inference: Record<string, unknown> = {};
+  if (request.maxTokens !== undefined) inference.maxTokens = request.maxTokens;
+  if (request.temperature !== undefined) inference.temperature = request.temperature;
+  if (request.topP !== undefined) inference.topP = request.topP;
+  if (request.stop !== undefined && request.stop.length > 0) inference.stopSequences = request.stop;
+  if (Object.keys(inference).length > 0) body.inferenceConfig = inference;
+  const toolConfig = toToolConfig(request, messages);
+  if (toolConfig) body.toolConfig = toolConfig;
+  return body;
+}
+
+function blocksOf(message: ChatMessage, index: number, provider: string): Block[] {
+  switch (message.role) {
+    case 'user':
+      if (typeof message.content === 'string') return [{ text: message.content }];
+      return message.content.map((part, p) => {
+        if (part.type === 'text') return { text: part.text };
+        if (part.image.kind !== 'base64') throw new InvalidRequestError(`${provider}: messages[${index}].content[${p}] image was not downloaded`, { provider });
+        const format = IMAGE_FORMATS[part.image.mediaType];
+        if (!format) {
+          throw new InvalidRequestError(`${provider}: messages[${index}].content[${p}] image type ${part.image.mediaType} is not png, jpeg, gif or webp`, { provider, param: 'messages' });
+        }
+        return { image: { format, source: { bytes: part.image.data } } };
+      });
+    case 'assistant':
+      return [
+        ...(message.content ? [{ text: message.content }] : []),
+        ...(message.toolCalls ?? []).map((call, c) => ({
+          toolUse: { toolUseId: call.id, name: call.name, input: toolArgumentsObject(call.arguments, `messages[${index}].tool_calls[${c}].function.arguments`, provider) },
+        })),
+      ];
+    case 'tool':
+      return [{ toolResult: { toolUseId: message.toolCallId, content: [{ text: message.content }], ...(message.isError ? { status: 'error' } : {}) } }];
+    default:
+      return [];
+  }
+}
+
+/** Tools as toolSpecs; `none` sends no tools unless the history holds tool blocks (Converse then needs the specs). */
+function toToolConfig(request: GenerateRequest, messages: ConverseMessage[]): Record<string, unknown> | undefined {
+  const tools = request.tools ?? [];
+  if (tools.length === 0) return undefined;
+  const history = messages.some((m) => m.content.some((b) => 'toolUse' in b || 'toolResult' in b));
+  if (request.toolChoice === 'none' && !history) return undefined;
+  const config: Record<string, unknown> = {
+    tools: tools.map((tool) => ({
+      toolSpec: { name: tool.name, ...(tool.description ? { description: tool.description } : {}), inputSchema: { json: tool.parameters ?? { type: 'object', properties: {} } } },
+    })),
+  };
+  const choice = request.toolChoice;
+  if (choice === 'required') config.toolChoice = { any: {} };
+  else if (typeof choice === 'object') config.toolChoice = { tool: { name: choice.name } };
+  else if (choice === 'auto') config.toolChoice = { auto: {} };
+  return config;
+}
+
+const STOP_REASONS: Record<string, FinishReason> = {
+  end_turn: 'stop',
+  stop_sequence: 'stop',
+  max_tokens: 'length',
+  tool_use: 'tool_calls',
+  guardrail_intervened: 'content_filter',
+  content_filtered: 'content_filter',
+  model_context_window_exceeded: 'length',
+};
+
+export function mapBedrockStopReason(reason: unknown): FinishReason | undefined {
+  return typeof reason === 'string' && /^[a-z_]{1,64}$/.test(reason) ? (STOP_REASONS[reason] ?? reason) : undefined;
+}
+
+/** Converse usage: `inputTokens` excludes the cached part, which `cacheReadInputTokens` and `cacheWriteInputTokens` count. */
+export function toBedrockUsage(usage: unknown): TokenUsage | undefined {
+  if (!isObject(usage)) return undefined;
+  const uncached = numberOrUndefined(usage.inputTokens);
+  const read = numberOrUndefined(usage.cacheReadInputTokens) ?? 0;
+  const written = numberOrUndefined(usage.cacheWriteInputTokens) ?? 0;
+  const outputTokens = numberOrUndefined(usage.outputTokens);
+  const inputTokens = uncached === undefined ? undefined : uncached + read + written;
+  return {
+    inputTokens,
+    outputTokens,
+    totalTokens: numberOrUndefined(usage.totalTokens) ?? (inputTokens !== undefined && outputTokens !== undefined ? inputTokens + outputTokens : undefined),
+    ...(read > 0 ? { cachedInputTokens: read } : {}),
+  };
+}
+
+export function fromConverseResponse(body: unknown, provider: string, model: string): GenerateResult {
+  const message = isObject(body) && isObject(body.output) && isObject(body.output.message) ? body.output.message : undefined;
+  if (!message || !Array.isArray(message.content)) throw new InvalidResponseError(`${provider}: upstream answer has no output message`, { provider });
+  let text = '';
+  const toolCalls: ToolCall[] = [];
+  for (const block of message.content) {
+    if (!isObject(block)) continue;
+    if (typeof block.text === 'string') text += block.text;
+    else if (isObject(block.toolUse)) {
+      const { toolUseId, name, input } = block.toolUse;
+      if (typeof toolUseId !== 'string' || typeof name !== 'string') throw new InvalidResponseError(`${provider}: upstream toolUse lacks an id or name`, { provider });
+      toolCalls.push({ id: toolUseId, name, arguments: JSON.stringify(input ?? {}) });
+    }
+  }
+  const finishReason = mapBedrockStopReason((body as Record<string, unknown>).stopReason);
+  const usage = toBedrockUsage((body as Record<string, unknown>).usage);
+  return {
+    text,
+    model,
+    ...(finishReason ? { finishReason } : {}),
+    ...(usage ? { usage } : {}),
+    ...(toolCalls.length > 0 ? { toolCalls } : {}),
+  };
+}
