@@ -24,11 +24,14 @@ import { answeredBy, chatGate, type GateRequest } from './call-admission';
 import { configuredModel, hasFeature, requiredFeatures } from './call-features';
 import { CallPipeline } from './call-pipeline';
 import { CallRecorder } from './call-recording';
+import { DeploymentChooser } from './deployment-choice';
+import { DEFAULT_COOLDOWN_POLICY, DeploymentHealth, type DeploymentState } from './deployment-health';
 import { checkMessages } from './message-checks';
 import { estimateTokens, messageChars, type ModelCallSink, toolCallChars } from './model-call';
 import type { ModelCallGate } from './model-call-gate';
 import type { ProviderRegistry } from './provider-registry';
 import { type ModelRoute, ModelRouter } from './model-routing';
+import { RedisCooldowns } from './redis-cooldowns';
 import { RetriedAttempts, type RetrySeams } from './retried-attempt';
 import type { AttemptOptions } from './sent-attempts';
 import { type EventSink, ServiceRequestPublisher } from './service-request.events';
@@ -114,6 +117,22 @@ export interface ProviderCapabilityInfo {
   capabilities: ProviderCapabilities;
 }
 
+/** One deployment of an alias with deployments, as /readyz, `tollgate providers --health` and /metrics show it. */
+export interface DeploymentStatus {
+  alias: string;
+  strategy: string;
+  /** `registration/model`. */
+  deployment: string;
+  weight: number;
+  state: DeploymentState;
+  /** Seconds until a cooling deployment takes traffic again (its probe). */
+  retryAfterSeconds?: number;
+  recentFailures: number;
+  inFlight: number;
+  /** Moving average of the time to first token, ms, once measured. */
+  latencyMs?: number;
+}
+
 /** Test seams: the wait between retries and the jitter source. */
 export type AiClientHooks = RetrySeams;
 
@@ -125,6 +144,7 @@ export class AiClient {
   private readonly attempts: RetriedAttempts;
   /** Health results and model listings per provider, shared by every caller for `healthCacheMs`. */
   private readonly answers: SharedAnswers;
+  private readonly chooser?: DeploymentChooser;
 
   constructor(
     private readonly registry: ProviderRegistry,
@@ -137,7 +157,14 @@ export class AiClient {
     this.publisher = new ServiceRequestPublisher(events);
     this.router = new ModelRouter(registry, options.defaultProvider, options.modelAliases);
     this.attempts = new RetriedAttempts(this.publisher, options.retry, hooks);
-    this.pipeline = new CallPipeline(registry, this.router, options.fallback, this.attempts);
+    const groups = this.router.deploymentGroups();
+    if (groups.length > 0) {
+      const settings = options.deployments;
+      const keys = [...new Set(groups.flatMap((group) => group.deployments.map((deployment) => deployment.key)))];
+      const shared = settings?.redisUrl ? new RedisCooldowns(settings.redisUrl, settings.keyPrefix) : undefined;
+      this.chooser = new DeploymentChooser(new DeploymentHealth(settings?.cooldown ?? DEFAULT_COOLDOWN_POLICY, keys, shared), settings?.waitMs ?? 0);
+    }
+    this.pipeline = new CallPipeline(registry, this.router, options.fallback, this.attempts, this.chooser);
     this.answers = new SharedAnswers(options.healthCacheMs);
   }
 
@@ -251,7 +278,7 @@ export class AiClient {
   ): Promise<GenerateResponse> {
     let sent: GenerateRequest | undefined;
     const gated = this.gate ? chatGate('generate', options, messagesFor) : undefined;
-    const { result, provider, ticket, attempts } = await this.pipeline.run({
+    const { result, provider, ticket, attempts, deployment } = await this.pipeline.run({
       capability: 'generate',
       operation: 'generate',
       options,
@@ -262,6 +289,7 @@ export class AiClient {
       features: requiredFeatures(options, callerMessages),
       gated,
     });
+    if (deployment) this.pipeline.finished(deployment, totalTokens(result.usage), false);
     // The messages the answering candidate was sent: built once per attempt, not again for the settlement.
     if (ticket && attempts && sent) {
       ticket.close(attempts.outcome(answeredBy(provider, result.model, result.usage, messageChars(sent.messages), result.text.length + toolCallChars(result.toolCalls))));
@@ -388,8 +416,31 @@ export class AiClient {
     }));
   }
 
-  close(): Promise<void> {
-    return this.registry.close();
+  /** The deployments of every alias that has them: state, cool-down, calls in flight, latency (empty without such aliases). */
+  deploymentStatus(): DeploymentStatus[] {
+    const chooser = this.chooser;
+    if (!chooser) return [];
+    const now = Date.now();
+    return this.router.deploymentGroups().flatMap((group) =>
+      group.deployments.map((deployment) => {
+        const health = chooser.health.status(deployment.key);
+        return {
+          alias: group.alias,
+          strategy: group.strategy,
+          deployment: deployment.key,
+          weight: deployment.settings.weight,
+          state: health.state,
+          ...(health.state === 'cooling' ? { retryAfterSeconds: Math.max(1, Math.ceil((health.coolingUntil - now) / 1000)) } : {}),
+          recentFailures: health.recentFailures,
+          inFlight: deployment.inFlight,
+          ...(deployment.latencyMs !== undefined ? { latencyMs: Math.round(deployment.latencyMs * 10) / 10 } : {}),
+        };
+      }),
+    );
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.registry.close(), this.chooser?.health.close()]);
   }
 
   private async *streamWith(
@@ -409,20 +460,24 @@ export class AiClient {
       },
       features: requiredFeatures(options, callerMessages),
       gated,
+      holdsOpen: true,
     });
-    yield* relayStream({ opened: result, provider, sent, admission, sink: this.recorder.sink, signal: options.signal });
+    const { deployment } = admission;
+    const onEnd = deployment ? (usage: TokenUsage | undefined) => this.pipeline.finished(deployment, totalTokens(usage), true) : undefined;
+    yield* relayStream({ opened: result, provider, sent, admission, sink: this.recorder.sink, signal: options.signal, onEnd });
   }
 
   private async embed(texts: readonly string[], options: EmbeddingOptions): Promise<BatchEmbeddingResponse> {
     const sentChars = this.gate ? texts.reduce((sum, text) => sum + text.length, 0) : 0;
     const gated: GateRequest | undefined = this.gate ? { operation: 'embed', setting: 'embeddingModel', inputTokens: () => estimateTokens(sentChars) } : undefined;
-    const { result, provider, ticket, attempts } = await this.pipeline.run({
+    const { result, provider, ticket, attempts, deployment } = await this.pipeline.run({
       capability: 'embeddings',
       operation: 'embed',
       options,
       call: (candidate, model, attempt) => this.recorder.embed(candidate, { inputs: [...texts], model, signal: options.signal, onSent: attempt.onSent }),
       gated,
     });
+    if (deployment) this.pipeline.finished(deployment, totalTokens(result.usage), false);
     if (ticket && attempts) ticket.close(attempts.outcome(answeredBy(provider, result.model, result.usage, sentChars, 0)));
     return {
       embeddings: result.embeddings,
@@ -460,4 +515,10 @@ function generateRequest(options: GenerateOptions, messages: ChatMessage[], mode
     signal: options.signal,
     onSent: attempt.onSent,
   };
+}
+
+/** The tokens an upstream reported for a call, for a deployment's known TPM. */
+function totalTokens(usage: TokenUsage | undefined): number | undefined {
+  if (!usage) return undefined;
+  return usage.totalTokens ?? (usage.inputTokens ?? 0) + (usage.outputTokens ?? 0);
 }

@@ -6,6 +6,7 @@
 import { isFallbackEligible } from '../errors';
 import type { AiProvider, ModelFeature } from '../providers/ai-provider.interface';
 import { type Capability, canServe } from './call-features';
+import type { Deployment } from './deployment-choice';
 import type { ModelRoute, ModelTarget } from './model-routing';
 import type { ProviderRegistry } from './provider-registry';
 import { publishProviderFallback, type ServiceOperation } from './service-request.events';
@@ -20,11 +21,29 @@ export interface FallbackPolicy {
 export interface Candidate {
   provider: AiProvider;
   model?: string;
+  /** The deployment of an alias with deployments this candidate is. */
+  deployment?: Deployment;
 }
 
 /** Whether a failure of the routed provider may move the call on. */
 export function mayFallBack(policy: FallbackPolicy, enableFallback: boolean | undefined, error: unknown): boolean {
   return enableFallback !== false && policy.enabled && isFallbackEligible(error);
+}
+
+/** The deployments after the chosen one, in the chooser's order, that can take the call. */
+export function deploymentCandidates(
+  registry: ProviderRegistry,
+  order: readonly Deployment[],
+  capability: Capability,
+  features: readonly ModelFeature[],
+): Candidate[] {
+  const candidates: Candidate[] = [];
+  for (let index = 1; index < order.length; index++) {
+    const deployment = order[index];
+    const provider = registry.get(deployment.provider);
+    if (canServe(provider, capability, features, deployment.model)) candidates.push({ provider, model: deployment.model, deployment });
+  }
+  return candidates;
 }
 
 /**
@@ -58,13 +77,14 @@ export interface FallbackRun<T> {
 }
 
 /** The first candidate's answer, in order; rethrows `error` when none answers or the caller left. */
-export async function fallBack<T>(run: FallbackRun<T>): Promise<{ result: T; provider: AiProvider }> {
+export async function fallBack<T>(run: FallbackRun<T>): Promise<{ result: T; provider: AiProvider; deployment?: Deployment }> {
   for (const candidate of run.candidates) {
     if (run.signal?.aborted) break;
     if (!run.admits(candidate)) continue;
     publishProviderFallback(run.from.name, candidate.provider.name, run.operation);
     try {
-      return { result: await run.tryCandidate(candidate), provider: candidate.provider };
+      const result = await run.tryCandidate(candidate);
+      return candidate.deployment ? { result, provider: candidate.provider, deployment: candidate.deployment } : { result, provider: candidate.provider };
     } catch {
       // Any failure of a fallback candidate moves on to the next one (docs/decisions.md B2).
     }

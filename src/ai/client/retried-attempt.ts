@@ -19,12 +19,15 @@ export class RetriedAttempts {
     private readonly seams: RetrySeams = {},
   ) {}
 
-  /** `call` tried, then retried per the policy; every try is one `service.request` event. */
-  run<T>(provider: AiProvider, operation: ServiceOperation, signal: AbortSignal | undefined, call: () => Promise<T>): Promise<T> {
+  /**
+   * `call` tried, then retried per the policy unless `giveUp` says a failure ends the attempt; every try is one
+   * `service.request` event.
+   */
+  run<T>(provider: AiProvider, operation: ServiceOperation, signal: AbortSignal | undefined, call: () => Promise<T>, giveUp?: (error: unknown) => boolean): Promise<T> {
     return callWithRetry(
       (attempt) => this.publisher.track({ provider: provider.name, operation, attempt }, call),
       this.policy,
-      { sleep: this.seams.sleep, random: this.seams.random, signal },
+      { sleep: this.seams.sleep, random: this.seams.random, signal, giveUp },
     );
   }
 }

@@ -24,8 +24,8 @@ export interface RelayedStream {
   admission: Admission;
   sink: ModelCallSink | undefined;
   signal: AbortSignal | undefined;
-  /** Called once when the stream stops, however (the deployment's call in flight ends). */
-  onEnd?: () => void;
+  /** Called once when the stream stops, however, with the usage its end reported (the deployment's call in flight ends). */
+  onEnd?: (usage: TokenUsage | undefined) => void;
 }
 
 export async function* relayStream({ opened, provider, sent, admission, sink, signal, onEnd }: RelayedStream): AsyncGenerator<GenerateStreamEvent> {
@@ -63,7 +63,7 @@ export async function* relayStream({ opened, provider, sent, admission, sink, si
       // Ends the upstream request when the consumer stops early; a no-op once the adapter has finished.
       await rest.return?.();
     } finally {
-      onEnd?.();
+      onEnd?.(last?.done ? last.usage : undefined);
       if (sent && (sink || ticket)) {
         const request = sent;
         const model = last?.done ? last.model : configuredModel(provider, request.model, 'chatModel');
