@@ -54,6 +54,7 @@ export {
   type GenerateStreamEvent,
   type EmbeddingResponse,
   type BatchEmbeddingResponse,
+  type DeploymentStatus,
 } from './ai/client/ai-client';
 export {
   SERVICE_REQUEST_EVENT,
@@ -75,6 +76,7 @@ export {
   InvalidRequestError,
   UnknownProviderError,
   CapabilityNotSupportedError,
+  NoHealthyDeploymentError,
 } from './ai/errors';
 export { ApiExceptionFilter } from './http/api-exception.filter';
 export { installRequestIdHeader, requestIdAdapterOptions } from './http/request-id';

@@ -7,6 +7,8 @@ export interface ReadinessReport {
   ready: boolean;
   /** Check name -> 'ok' | 'failing'; reasons go to the log, never to the response. */
   checks: Record<string, 'ok' | 'failing'>;
+  /** What registered detail sources show beside the checks (the deployments' states), when any has something. */
+  details?: Record<string, unknown>;
 }
 
 const CHECK_TIMEOUT_MS = 2000;
@@ -16,16 +18,27 @@ const CHECK_TIMEOUT_MS = 2000;
 export class ReadinessService {
   private readonly logger = new Logger('Readiness');
   private readonly checks = new Map<string, ReadinessCheck>();
+  private readonly details = new Map<string, () => unknown>();
 
   register(name: string, check: ReadinessCheck): void {
     this.checks.set(name, check);
+  }
+
+  /** A state shown in the report without deciding readiness; `show` answers undefined when it has nothing. */
+  registerDetails(name: string, show: () => unknown): void {
+    this.details.set(name, show);
   }
 
   async report(): Promise<ReadinessReport> {
     const entries = await Promise.all(
       [...this.checks].map(async ([name, check]) => [name, await this.run(name, check)] as const),
     );
-    return { ready: entries.every(([, status]) => status === 'ok'), checks: Object.fromEntries(entries) };
+    const shown = [...this.details].map(([name, show]) => [name, show()] as const).filter(([, value]) => value !== undefined);
+    return {
+      ready: entries.every(([, status]) => status === 'ok'),
+      checks: Object.fromEntries(entries),
+      ...(shown.length > 0 ? { details: Object.fromEntries(shown) } : {}),
+    };
   }
 
   private async run(name: string, check: ReadinessCheck): Promise<'ok' | 'failing'> {

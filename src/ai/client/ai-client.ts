@@ -416,6 +416,12 @@ export class AiClient {
     }));
   }
 
+  /** {@link deploymentStatus} once the cool-downs other processes shared were read (for a process that just started). */
+  async sharedDeploymentStatus(): Promise<DeploymentStatus[]> {
+    await this.chooser?.health.loaded;
+    return this.deploymentStatus();
+  }
+
   /** The deployments of every alias that has them: state, cool-down, calls in flight, latency (empty without such aliases). */
   deploymentStatus(): DeploymentStatus[] {
     const chooser = this.chooser;

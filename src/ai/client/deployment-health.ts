@@ -29,8 +29,11 @@ export interface SharedCooldowns {
   claimProbe(key: string): Promise<boolean>;
   /** The probe came back (answered or failed): another process may probe after the next cool-down. */
   releaseProbe(key: string): void;
-  /** Starts following the others' cool-downs, calling `seen` with each (key, until) it learns. */
-  follow(keys: readonly string[], seen: (key: string, until: number) => void): void;
+  /**
+   * Starts following the others' cool-downs, calling `seen` with each (key, until) it learns; resolves once the
+   * first reading is in (or failed).
+   */
+  follow(keys: readonly string[], seen: (key: string, until: number) => void): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -49,6 +52,8 @@ class Breaker {
 
 export class DeploymentHealth {
   private readonly breakers = new Map<string, Breaker>();
+  /** Resolves once the shared cool-downs were read the first time (at once without a shared store). */
+  readonly loaded: Promise<void>;
 
   constructor(
     readonly policy: CooldownPolicy,
@@ -57,7 +62,7 @@ export class DeploymentHealth {
     private readonly now: () => number = Date.now,
   ) {
     for (const key of keys) this.breakers.set(key, new Breaker());
-    shared?.follow(keys, (key, until) => this.cooledElsewhere(key, until));
+    this.loaded = shared ? shared.follow(keys, (key, until) => this.cooledElsewhere(key, until)) : Promise.resolve();
   }
 
   /** healthy: takes traffic; cooling: skipped until {@link coolingUntil}; probing: a probe is out. */

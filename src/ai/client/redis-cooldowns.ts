@@ -16,13 +16,15 @@ const ignore = () => undefined;
 export class RedisCooldowns implements SharedCooldowns {
   private readonly redis: Redis;
   private timer?: NodeJS.Timeout;
+  private readonly connected: Promise<void>;
 
   constructor(
     url: string,
     private readonly prefix = DEFAULT_COOLDOWN_KEY_PREFIX,
   ) {
     this.redis = failFastRedis(url);
-    this.redis.connect().catch(ignore);
+    this.connected = this.redis.connect();
+    this.connected.catch(ignore);
   }
 
   publish(key: string, until: number): void {
@@ -38,19 +40,19 @@ export class RedisCooldowns implements SharedCooldowns {
     this.redis.del(this.probeKey(key)).catch(ignore);
   }
 
-  follow(keys: readonly string[], seen: (key: string, until: number) => void): void {
-    if (keys.length === 0) return;
+  follow(keys: readonly string[], seen: (key: string, until: number) => void): Promise<void> {
+    if (keys.length === 0) return Promise.resolve();
     const names = keys.map((key) => this.cooldownKey(key));
-    const poll = () => {
+    const poll = () =>
       this.redis.mget(names).then((values) => {
         values.forEach((value, index) => {
           if (value !== null) seen(keys[index], Number(value));
         });
       }, ignore);
-    };
-    poll();
     this.timer = setInterval(poll, POLL_MS);
     this.timer.unref();
+    // The first reading waits for the connection (commands fail at once before it, with the offline queue off).
+    return this.connected.then(poll, ignore);
   }
 
   async close(): Promise<void> {
