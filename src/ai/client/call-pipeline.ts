@@ -59,7 +59,8 @@ export class CallPipeline {
     const features = call.features ?? NO_FEATURES;
     const route = this.router.route(options.provider, options.model);
     const chooser = this.chooser;
-    const order = route.deployments && chooser ? await chooser.choose(route.deployments, options.signal) : undefined;
+    const choice = route.deployments && chooser ? chooser.choose(route.deployments, options.signal) : undefined;
+    const order = choice instanceof Promise ? await choice : choice;
     const chosen = order?.[0];
     const model = chosen ? chosen.model : route.target.model;
     const primary = this.registry.get(chosen ? chosen.provider : route.target.provider);

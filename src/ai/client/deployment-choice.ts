@@ -114,40 +114,69 @@ export class DeploymentChooser {
   /**
    * The deployments to try, in order: the one the strategy picks (or the one due a probe), then the others that
    * take traffic in configured order, those near their limits last. Refuses with 503 `no_healthy_deployment` when
-   * every one cools down (after waiting for the first to come back, when allowed).
+   * every one cools down (after waiting for the first to come back, when allowed). Synchronous unless a probe is
+   * claimed or a wait is needed, so the usual call awaits no promise here.
    */
-  async choose(group: DeploymentGroup, signal?: AbortSignal): Promise<Deployment[]> {
-    for (;;) {
-      const now = this.now();
-      const open: Deployment[] = [];
-      const near: Deployment[] = [];
-      let probe: Deployment | undefined;
-      let earliest = Infinity;
-      for (const deployment of group.deployments) {
-        const until = this.health.coolingUntil(deployment.key);
-        if (until === 0) {
-          (deployment.nearLimit(now) ? near : open).push(deployment);
-        } else if (until > now) {
-          earliest = Math.min(earliest, until);
-        } else if (probe === undefined && (await this.health.claimProbe(deployment.key))) {
-          probe = deployment;
-        } else {
-          earliest = Math.min(earliest, Math.max(this.health.coolingUntil(deployment.key), now + 1000));
-        }
+  choose(group: DeploymentGroup, signal?: AbortSignal): Deployment[] | Promise<Deployment[]> {
+    const now = this.now();
+    let open: Deployment[] | undefined;
+    let near: Deployment[] | undefined;
+    let pastCooldown = false;
+    for (const deployment of group.deployments) {
+      const until = this.health.coolingUntil(deployment.key);
+      if (until === 0) {
+        if (deployment.nearLimit(now)) (near ??= []).push(deployment);
+        else (open ??= []).push(deployment);
+      } else if (until <= now) {
+        pastCooldown = true;
       }
-      if (open.length > 0) pickFirst(open, group, this.random);
-      else if (near.length > 0) pickFirst(near, group, this.random);
-      const order = probe ? [probe, ...open, ...near] : open.length === 0 ? near : near.length === 0 ? open : [...open, ...near];
-      if (order.length > 0) return order;
-      const waitMs = earliest - now;
-      if (waitMs > this.waitMs) {
-        throw new NoHealthyDeploymentError(
-          `every deployment of '${group.alias}' is cooling down after failures; the first takes traffic again in ${Math.ceil(waitMs / 1000)} s`,
-          { retryAfterMs: waitMs },
-        );
-      }
-      await this.sleep(waitMs, signal);
     }
+    if (pastCooldown) return this.chooseWithProbe(group, signal);
+    if (open) {
+      pickFirst(open, group, this.random);
+      return near ? [...open, ...near] : open;
+    }
+    if (near) {
+      pickFirst(near, group, this.random);
+      return near;
+    }
+    return this.waitOrRefuse(group, now, signal);
+  }
+
+  /** As {@link choose}, when a deployment is past its cool-down: the call that claims its probe sends it first. */
+  private async chooseWithProbe(group: DeploymentGroup, signal?: AbortSignal): Promise<Deployment[]> {
+    const now = this.now();
+    const open: Deployment[] = [];
+    const near: Deployment[] = [];
+    let probe: Deployment | undefined;
+    for (const deployment of group.deployments) {
+      const until = this.health.coolingUntil(deployment.key);
+      if (until === 0) (deployment.nearLimit(now) ? near : open).push(deployment);
+      else if (until <= now && probe === undefined && (await this.health.claimProbe(deployment.key))) probe = deployment;
+    }
+    if (open.length > 0) pickFirst(open, group, this.random);
+    else if (near.length > 0) pickFirst(near, group, this.random);
+    const order = probe ? [probe, ...open, ...near] : [...open, ...near];
+    return order.length > 0 ? order : this.waitOrRefuse(group, now, signal);
+  }
+
+  /** Every deployment cools down (or another call probes it): wait for the first when allowed, else 503. */
+  private async waitOrRefuse(group: DeploymentGroup, now: number, signal?: AbortSignal): Promise<Deployment[]> {
+    let earliest = Infinity;
+    for (const deployment of group.deployments) {
+      const until = this.health.coolingUntil(deployment.key);
+      // A deployment whose probe is out (here or in another process) is due back within about a second.
+      earliest = Math.min(earliest, until > now ? until : now + 1000);
+    }
+    const waitMs = earliest - now;
+    if (waitMs > this.waitMs) {
+      throw new NoHealthyDeploymentError(
+        `every deployment of '${group.alias}' is cooling down after failures; the first takes traffic again in ${Math.ceil(waitMs / 1000)} s`,
+        { retryAfterMs: waitMs },
+      );
+    }
+    await this.sleep(waitMs, signal);
+    return this.choose(group, signal);
   }
 
   /**
