@@ -4,13 +4,21 @@
 // answers at once, so the client's own path is all that runs: (1) a plain model, (2) an alias of one target,
 // (3) an alias with two deployments under each strategy. Prints CPU µs per call (process.cpuUsage, user + system)
 // as the median over rounds, and each variant's difference to the plain model in the same round.
-// Usage: npm run build && node bench/deployments/choose.js   (env: ROUNDS=9 CALLS=20000)
+// BASELINE_DIST=<another checkout's dist/> adds its plain model and one-target alias to the same rounds, so the
+// single-deployment path of this build is compared with an earlier build's.
+// Usage: npm run build && node bench/deployments/choose.js   (env: ROUNDS=9 CALLS=20000 BASELINE_DIST=)
 const path = require('node:path');
 
-const dist = path.join(__dirname, '..', '..', 'dist', 'src', 'ai');
-const { AiClient } = require(path.join(dist, 'client', 'ai-client'));
-const { ProviderRegistry } = require(path.join(dist, 'client', 'provider-registry'));
-const { DEFAULT_PROMPT_TEMPLATES } = require(path.join(dist, 'prompts', 'prompt-templates'));
+function load(dist) {
+  const ai = path.join(path.resolve(dist), 'src', 'ai');
+  return {
+    AiClient: require(path.join(ai, 'client', 'ai-client')).AiClient,
+    ProviderRegistry: require(path.join(ai, 'client', 'provider-registry')).ProviderRegistry,
+    DEFAULT_PROMPT_TEMPLATES: require(path.join(ai, 'prompts', 'prompt-templates')).DEFAULT_PROMPT_TEMPLATES,
+  };
+}
+const current = load(path.join(__dirname, '..', '..', 'dist'));
+const baseline = process.env.BASELINE_DIST ? load(process.env.BASELINE_DIST) : undefined;
 
 const ROUNDS = Number(process.env.ROUNDS || 9);
 const CALLS = Number(process.env.CALLS || 20000);
@@ -32,7 +40,8 @@ function instantProvider(name) {
   };
 }
 
-function client(aliases) {
+function client(aliases, build = current) {
+  const { AiClient, ProviderRegistry, DEFAULT_PROMPT_TEMPLATES } = build;
   return new AiClient(new ProviderRegistry([instantProvider('a'), instantProvider('b')]), {
     defaultProvider: 'a',
     retry: { retries: 0, baseDelayMs: 1 },
@@ -50,6 +59,12 @@ const strategies = ['ordered', 'weighted', 'least-busy', 'lowest-latency'];
 const variants = [
   { name: 'plain model (a/m)', model: 'a/m', client: client({}) },
   { name: 'alias, one target', model: 'one', client: client({ one: ['a/m'] }) },
+  ...(baseline
+    ? [
+        { name: 'baseline: plain model', model: 'a/m', client: client({}, baseline) },
+        { name: 'baseline: alias, one target', model: 'one', client: client({ one: ['a/m'] }, baseline) },
+      ]
+    : []),
   ...strategies.map((strategy) => ({
     name: `2 deployments, ${strategy}`,
     model: 'spread',
@@ -72,12 +87,16 @@ async function main() {
   for (const variant of variants) await cpuPerCall(variant); // warm-up
   const figures = new Map(variants.map((variant) => [variant.name, { cpu: [], added: [] }]));
   for (let round = 0; round < ROUNDS; round++) {
-    let plain;
-    for (const variant of variants) {
-      const cpu = await cpuPerCall(variant);
-      plain ??= cpu;
-      figures.get(variant.name).cpu.push(cpu);
-      figures.get(variant.name).added.push(cpu - plain);
+    // Each round starts at another variant, so none always runs first (after the previous round's last).
+    const measured = new Map();
+    for (let step = 0; step < variants.length; step++) {
+      const variant = variants[(round + step) % variants.length];
+      measured.set(variant.name, await cpuPerCall(variant));
+    }
+    const plain = measured.get(variants[0].name);
+    for (const [name, cpu] of measured) {
+      figures.get(name).cpu.push(cpu);
+      figures.get(name).added.push(cpu - plain);
     }
   }
   console.log(`node ${process.version}, ${ROUNDS} rounds of ${CALLS} calls per variant, load ${require('node:os').loadavg()[0].toFixed(1)}`);
