@@ -1,4 +1,6 @@
 import type { AgentModuleOptions } from './agent/agent-module-options.interface';
+import type { DeploymentHealthSettings } from './client/ai-client.options';
+import type { ModelAliases } from './client/model-routing';
 import type { DocumentBounds } from './documents/document-source.interface';
 import type { ApiAuthHook } from '../http/api-auth.guard';
 import type { PromptTemplateSet } from './prompts/prompt-templates';
@@ -23,8 +25,10 @@ export interface AiModuleOptions {
   enableFallback?: boolean;
   /** Ordered fallback candidates of a call that names no model; default every registration in order. */
   fallbackProviders?: string[];
-  /** Alias -> `provider/model` targets in fallback order (docs/decisions.md B13). */
-  modelAliases?: Record<string, string[]>;
+  /** Alias -> `provider/model` targets in fallback order (docs/decisions.md B13), or its deployments and strategy (B18). */
+  modelAliases?: ModelAliases;
+  /** Cool-downs of the deployments of aliases that have them (docs/decisions.md B18); defaults: 3 failures of the last 10 calls, 30 s, no wait. */
+  deployments?: DeploymentHealthSettings;
   /** Added to api_key, password, token and secret. */
   sensitiveKeys?: string[];
   excludedContextFields?: string[];

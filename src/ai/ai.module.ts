@@ -38,6 +38,7 @@ export function toClientOptions(options: AiModuleOptions): AiClientOptions {
     },
     fallback: { enabled: options.enableFallback ?? AI_DEFAULTS.enableFallback, providers: options.fallbackProviders },
     ...(options.modelAliases ? { modelAliases: options.modelAliases } : {}),
+    ...(options.deployments ? { deployments: options.deployments } : {}),
     prompts: { ...DEFAULT_PROMPT_TEMPLATES, providers: {}, ...options.prompts },
     context: {
       excludedFields: options.excludedContextFields ?? DEFAULT_EXCLUDED_CONTEXT_FIELDS,

@@ -98,6 +98,22 @@ export class CapabilityNotSupportedError extends TollgateError {
   override readonly type: string = 'capability_not_supported';
 }
 
+/**
+ * Every deployment of the model cools down after failures (docs/decisions.md B18): refused before any upstream
+ * call, with the time until the first of them takes traffic again.
+ */
+export class NoHealthyDeploymentError extends TollgateError {
+  override readonly type: string = 'no_healthy_deployment';
+  constructor(
+    message: string,
+    options: { retryAfterMs: number },
+  ) {
+    super(message);
+    this.retryAfterMs = options.retryAfterMs;
+  }
+  readonly retryAfterMs: number;
+}
+
 /** Retries apply to these only (docs/decisions.md B2). */
 export function isRetryable(error: unknown): boolean {
   return error instanceof ConnectionError || error instanceof RateLimitError;

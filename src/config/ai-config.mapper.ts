@@ -15,6 +15,9 @@ import {
   PromptTemplatesFileError,
 } from '../ai/prompts/prompt-templates';
 import { ConfigError } from './config.error';
+import type { DeploymentHealthSettings } from '../ai/client/ai-client.options';
+import { DEFAULT_COOLDOWN_POLICY } from '../ai/client/deployment-health';
+import type { DeploymentAliasSettings } from '../ai/client/model-routing';
 import type { AiSection, AiSettings, ConfigDocument, ConfigSource, PromptTemplatesSection, ProviderSection, ResponseStoreSettings } from './config.types';
 import { toDocumentBounds, toSearchSettings } from './search-config.mapper';
 import { toAgentSettings } from './agent-config.mapper';
@@ -57,14 +60,18 @@ export function toAiSettings(document: ConfigDocument, context: ConfigSource): A
   (ai.fallback_providers ?? []).forEach((name, index) => {
     if (!names.includes(name)) problems.push(`ai.fallback_providers[${index}]: '${name}' is not a registered provider`);
   });
-  for (const [alias, targets] of Object.entries(ai.model_aliases ?? {})) {
+  for (const [alias, setting] of Object.entries(ai.model_aliases ?? {})) {
+    const [path, targets]: [string, readonly string[]] = isTargetList(setting)
+      ? [`ai.model_aliases.${alias}`, setting]
+      : [`ai.model_aliases.${alias}.deployments`, setting.deployments.map((entry) => (typeof entry === 'string' ? entry : entry.target))];
     targets.forEach((target, index) => {
       const provider = target.slice(0, target.indexOf('/'));
       if (!names.includes(provider)) {
-        problems.push(`ai.model_aliases.${alias}[${index}]: '${provider}' in '${target}' is not a registered provider (registered: ${names.join(', ') || 'none'})`);
+        problems.push(`${path}[${index}]: '${provider}' in '${target}' is not a registered provider (registered: ${names.join(', ') || 'none'})`);
       }
     });
   }
+  const deployments = toDeploymentHealthSettings(ai.deployment_health, problems);
 
   const apiAuth = document.api?.auth ?? 'token';
   if (apiAuth === 'jwt' && !document.auth) {
@@ -84,6 +91,7 @@ export function toAiSettings(document: ConfigDocument, context: ConfigSource): A
     enableFallback: ai.enable_fallback ?? AI_DEFAULTS.enableFallback,
     ...(ai.fallback_providers ? { fallbackProviders: ai.fallback_providers } : {}),
     ...(ai.model_aliases ? { modelAliases: ai.model_aliases } : {}),
+    ...(deployments ? { deployments } : {}),
     sensitiveKeys: ai.sensitive_keys ?? [],
     excludedContextFields: ai.excluded_context_fields ?? [...DEFAULT_EXCLUDED_CONTEXT_FIELDS],
     healthCacheMs: Math.round((ai.health_cache_ttl ?? DEFAULT_AI_SETTINGS.healthCacheSeconds) * 1000),
@@ -95,6 +103,27 @@ export function toAiSettings(document: ConfigDocument, context: ConfigSource): A
     search,
     documents: toDocumentBounds(document),
     agent: toAgentSettings(document, context),
+  };
+}
+
+function isTargetList(setting: readonly string[] | DeploymentAliasSettings): setting is readonly string[] {
+  return Array.isArray(setting);
+}
+
+/** `ai.deployment_health` in milliseconds; undefined when the section is absent (the client's defaults). */
+function toDeploymentHealthSettings(section: AiSection['deployment_health'], problems: string[]): DeploymentHealthSettings | undefined {
+  if (section === undefined) return undefined;
+  if (section.store === 'redis' && section.url === undefined) problems.push('ai.deployment_health.url: required with store: redis');
+  return {
+    cooldown: {
+      failures: section.failures ?? DEFAULT_COOLDOWN_POLICY.failures,
+      window: section.window ?? DEFAULT_COOLDOWN_POLICY.window,
+      cooldownMs: section.cooldown !== undefined ? Math.round(section.cooldown * 1000) : DEFAULT_COOLDOWN_POLICY.cooldownMs,
+      honourRetryAfter: section.retry_after ?? DEFAULT_COOLDOWN_POLICY.honourRetryAfter,
+    },
+    waitMs: Math.round((section.wait ?? 0) * 1000),
+    ...(section.store === 'redis' && section.url !== undefined ? { redisUrl: section.url } : {}),
+    ...(section.key_prefix !== undefined ? { keyPrefix: section.key_prefix } : {}),
   };
 }
 

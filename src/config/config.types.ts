@@ -1,4 +1,6 @@
 import type { AuthModuleOptions } from '../auth/auth-module-options.interface';
+import type { DeploymentHealthSettings } from '../ai/client/ai-client.options';
+import type { ModelAliases } from '../ai/client/model-routing';
 import type { ProviderKind, ProviderSettings } from '../ai/providers/ai-provider.interface';
 import type { PromptTemplateSet } from '../ai/prompts/prompt-templates';
 import type { ImageDownloadLimits } from '../ai/providers/image-downloads';
@@ -182,7 +184,17 @@ export interface AiSection {
   retry_delay?: number;
   enable_fallback?: boolean;
   fallback_providers?: string[];
-  model_aliases?: Record<string, string[]>;
+  model_aliases?: ModelAliases;
+  deployment_health?: {
+    failures?: number;
+    window?: number;
+    cooldown?: number;
+    retry_after?: boolean;
+    wait?: number;
+    store?: 'memory' | 'redis';
+    url?: string;
+    key_prefix?: string;
+  };
   sensitive_keys?: string[];
   excluded_context_fields?: string[];
   health_cache_ttl?: number;
@@ -333,7 +345,8 @@ export interface AiSettings {
   retryDelayMs: number;
   enableFallback: boolean;
   fallbackProviders?: string[];
-  modelAliases?: Record<string, string[]>;
+  modelAliases?: ModelAliases;
+  deployments?: DeploymentHealthSettings;
   sensitiveKeys: string[];
   excludedContextFields: string[];
   healthCacheMs: number;

@@ -7,6 +7,7 @@ import {
   InvalidResponseError,
   ModelNotAvailableError,
   ProviderError,
+  NoHealthyDeploymentError,
   RateLimitError,
   TimeoutError,
   TollgateError,
@@ -105,6 +106,11 @@ describe('toApiError', () => {
       expect(toApiError(rate)).toMatchObject({ status: 429, type: 'rate_limited', headers: { 'retry-after': '60' } });
       expect(rate.message).toContain('the per-minute requests limit of key k-1 (60 requests)');
       expect(toApiError(new BudgetStoreUnavailableError())).toMatchObject({ status: 503, type: 'budget_store_unavailable' });
+      expect(toApiError(new NoHealthyDeploymentError("every deployment of 'gpt' is cooling down", { retryAfterMs: 1200 }))).toMatchObject({
+        status: 503,
+        type: 'no_healthy_deployment',
+        headers: { 'retry-after': '2' },
+      });
       expect(toApiError(new InvalidBudgetError(['usd: must be a number']))).toMatchObject({ status: 400, type: 'invalid_request', message: 'usd: must be a number' });
     });
   });

@@ -7,6 +7,7 @@ import {
   InvalidResponseError,
   ModelNotAvailableError,
   ModelNotFoundError,
+  NoHealthyDeploymentError,
   ProviderError,
   RateLimitError,
   TimeoutError,
@@ -45,7 +46,7 @@ function tollgateErrorStatus(error: TollgateError): number {
   if (error instanceof ModelNotAllowedError || error instanceof ModelNotPricedError || error instanceof AdminRequiredError) return 403;
   if (error instanceof KeyNotFoundError) return 404;
   if (error instanceof RateLimitError || error instanceof BudgetExceededError || error instanceof RateLimitExceededError) return 429;
-  if (error instanceof BudgetStoreUnavailableError) return 503;
+  if (error instanceof BudgetStoreUnavailableError || error instanceof NoHealthyDeploymentError) return 503;
   if (error instanceof ModelNotAvailableError) return 422;
   if (error instanceof ModelNotFoundError) return 404;
   if (error instanceof AuthenticationError) return 502;
@@ -59,7 +60,7 @@ export function toApiError(error: unknown): ApiErrorResponse {
   if (error instanceof TollgateError) {
     const status = tollgateErrorStatus(error);
     const headers: Record<string, string> = {};
-    if (error instanceof RateLimitError && error.retryAfterMs !== undefined) {
+    if ((error instanceof RateLimitError || error instanceof NoHealthyDeploymentError) && error.retryAfterMs !== undefined) {
       headers['retry-after'] = String(Math.max(1, Math.ceil(error.retryAfterMs / 1000)));
     }
     if (status === 401) headers['www-authenticate'] = 'Bearer';

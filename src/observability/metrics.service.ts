@@ -1,6 +1,7 @@
 import { Inject, Injectable, type OnModuleDestroy, Optional } from '@nestjs/common';
 import diagnosticsChannel from 'node:diagnostics_channel';
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { DeploymentStatus } from '../ai/client/ai-client';
 
 interface LabelledSeries {
   requests: { inc(): void };
@@ -246,6 +247,35 @@ export class MetricsService implements OnModuleDestroy {
 
   get contentType(): string {
     return this.registry.contentType;
+  }
+
+  /**
+   * Gauges per deployment of the aliases that have them (docs/operations.md#metrics), read from `source` when
+   * scraped: calls in flight, whether it cools down, and its moving average of time to first token.
+   */
+  observeDeployments(source: () => DeploymentStatus[]): void {
+    const labelNames = ['alias', 'deployment'] as const;
+    const gauge = (name: string, help: string, value: (status: DeploymentStatus) => number | undefined) =>
+      new Gauge({
+        name,
+        help,
+        labelNames,
+        registers: [this.registry],
+        collect() {
+          this.reset();
+          for (const status of source()) {
+            const measured = value(status);
+            if (measured !== undefined) this.set({ alias: status.alias, deployment: status.deployment }, measured);
+          }
+        },
+      });
+    gauge('tollgate_deployment_in_flight', 'Calls in flight on a deployment of an alias with deployments (this process).', (status) => status.inFlight);
+    gauge('tollgate_deployment_cooling_down', '1 while a deployment is skipped after failures (cooling down, or its probe out), else 0.', (status) =>
+      status.state === 'healthy' ? 0 : 1,
+    );
+    gauge('tollgate_deployment_latency_seconds', "Moving average of a deployment's time to first token (a whole answer when not streamed), this process.", (status) =>
+      status.latencyMs === undefined ? undefined : status.latencyMs / 1000,
+    );
   }
 
   onModuleDestroy(): void {

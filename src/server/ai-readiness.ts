@@ -21,5 +21,17 @@ export class AiReadiness implements OnModuleInit {
         throw Object.assign(new Error('no provider ready'), { code: states });
       }
     });
+    // The deployments of aliases that have them, by state: what a cooling one waits for, never why it failed.
+    this.readiness.registerDetails('deployments', () => {
+      const deployments = this.client.deploymentStatus();
+      if (deployments.length === 0) return undefined;
+      return deployments.map(({ alias, deployment, state, retryAfterSeconds, inFlight }) => ({
+        alias,
+        deployment,
+        state,
+        ...(retryAfterSeconds !== undefined ? { retry_after_seconds: retryAfterSeconds } : {}),
+        in_flight: inFlight,
+      }));
+    });
   }
 }

@@ -27,9 +27,9 @@ export class HealthController {
   @SkipAuth()
   @ApiOperation({ summary: 'Readiness: 200 when every registered check passes, else 503', security: [] })
   @Get('readyz')
-  async readyz(@Res({ passthrough: true }) reply: FastifyReply): Promise<{ status: string; checks: Record<string, string> }> {
+  async readyz(@Res({ passthrough: true }) reply: FastifyReply): Promise<{ status: string; checks: Record<string, string>; details?: Record<string, unknown> }> {
     const report = await this.readiness.report();
     reply.status(report.ready ? 200 : 503);
-    return { status: report.ready ? 'ready' : 'not_ready', checks: report.checks };
+    return { status: report.ready ? 'ready' : 'not_ready', checks: report.checks, ...(report.details ? { details: report.details } : {}) };
   }
 }

@@ -53,7 +53,11 @@ export async function createHttpApp(config: TollgateConfig, logs: LogOutput = {}
   useBoundedJsonParser(app, config.server.bodyLimit, config.server.jsonValueLimit);
   useChatBodyLimit(app, config.server.chatBodyLimit);
   installApiPreAuth(app, config);
-  if (metrics.enabled) installHttpMetrics(fastify, app.get(MetricsService));
+  if (metrics.enabled) {
+    installHttpMetrics(fastify, app.get(MetricsService));
+    const client = app.get(AiClient);
+    app.get(MetricsService).observeDeployments(() => client.deploymentStatus());
+  }
   app.useGlobalFilters(new ApiExceptionFilter(DIALECT_ERROR_SHAPES));
   if (config.server.basePath) app.setGlobalPrefix(config.server.basePath);
   installOpenApi(app, config.server.basePath);

@@ -7,6 +7,8 @@ export interface ReadinessReport {
   ready: boolean;
   /** Check name -> 'ok' | 'failing' (or `shutdown: 'draining'`); reasons go to the log, never to the response. */
   checks: Record<string, 'ok' | 'failing' | 'draining'>;
+  /** What registered detail sources show beside the checks (the deployments' states), when any has something. */
+  details?: Record<string, unknown>;
 }
 
 const CHECK_TIMEOUT_MS = 2000;
@@ -20,6 +22,7 @@ export class ReadinessService {
   private readonly logger = new Logger('Readiness');
   private readonly checks = new Map<string, ReadinessCheck>();
   private draining = false;
+  private readonly details = new Map<string, () => unknown>();
 
   register(name: string, check: ReadinessCheck): void {
     this.checks.set(name, check);
@@ -30,13 +33,23 @@ export class ReadinessService {
     this.draining = true;
   }
 
+  /** A state shown in the report without deciding readiness; `show` answers undefined when it has nothing. */
+  registerDetails(name: string, show: () => unknown): void {
+    this.details.set(name, show);
+  }
+
   async report(): Promise<ReadinessReport> {
     // No check is run: their answers no longer matter, and a draining process should not call its providers.
     if (this.draining) return { ready: false, checks: { shutdown: 'draining' } };
     const entries = await Promise.all(
       [...this.checks].map(async ([name, check]) => [name, await this.run(name, check)] as const),
     );
-    return { ready: entries.every(([, status]) => status === 'ok'), checks: Object.fromEntries(entries) };
+    const shown = [...this.details].map(([name, show]) => [name, show()] as const).filter(([, value]) => value !== undefined);
+    return {
+      ready: entries.every(([, status]) => status === 'ok'),
+      checks: Object.fromEntries(entries),
+      ...(shown.length > 0 ? { details: Object.fromEntries(shown) } : {}),
+    };
   }
 
   private async run(name: string, check: ReadinessCheck): Promise<'ok' | 'failing'> {

@@ -1,6 +1,7 @@
 import type { ContextRenderingOptions } from '../prompts/context-rendering';
 import type { PromptTemplateSet } from '../prompts/prompt-templates';
 import type { ModelAliases } from './model-routing';
+import type { CooldownPolicy } from './deployment-health';
 import type { RetryPolicy } from './retry';
 
 /** Everything the client needs besides the providers themselves. */
@@ -26,4 +27,16 @@ export interface AiClientOptions {
   };
   /** How long health results answer /readyz before providers are asked again. */
   healthCacheMs: number;
+  /** Cool-downs of the deployments of aliases that have them (docs/decisions.md B18); defaults when unset. */
+  deployments?: DeploymentHealthSettings;
+}
+
+/** `ai.deployment_health`, times in milliseconds. */
+export interface DeploymentHealthSettings {
+  cooldown: CooldownPolicy;
+  /** How long a call whose every deployment cools down may wait for the first to come back; 0 refuses at once. */
+  waitMs: number;
+  /** Shares cool-downs with every process on this Redis; this process only when unset. */
+  redisUrl?: string;
+  keyPrefix?: string;
 }

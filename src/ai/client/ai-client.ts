@@ -1,46 +1,45 @@
 /**
  * The one client over every registered provider: generation, embeddings, models, capabilities and
- * health. Retries, fallback and `service.request` events live here, once, for every adapter
- * (docs/decisions.md B2, B6); adapters only speak their wire format.
+ * health. A model call runs through the stages of call-pipeline.ts (route, gate, attempt with retry, fall
+ * back, measure and record: docs/architecture.md#the-call-path), once for every adapter (docs/decisions.md B2,
+ * B6); adapters only speak their wire format. This class builds each call's request and composes the stages.
  */
-import { AsyncResource } from 'node:async_hooks';
-import {
-  CapabilityNotSupportedError,
-  ConnectionError,
-  InvalidRequestError,
-  InvalidResponseError,
-  isFallbackEligible,
-  TollgateError,
-} from '../errors';
+import { InvalidRequestError, TollgateError } from '../errors';
 import type {
   AiProvider,
   ChatMessage,
-  EmbedRequest,
-  EmbedResult,
   GenerateRequest,
-  GenerateResult,
-  GenerateStreamChunk,
   HealthResult,
   ModelFeature,
   ModelInfo,
-  NativeEvent,
   ProviderCapabilities,
   ProviderKind,
   TokenUsage,
   ToolCall,
-  ToolCallDelta,
 } from '../providers/ai-provider.interface';
 import { BUILT_IN_SENSITIVE_KEYS, type ContextItem, redactSensitive, renderContextItems } from '../prompts/context-rendering';
 import { buildMessages, templatesFor } from '../prompts/prompt-templates';
 import type { AiClientOptions } from './ai-client.options';
+import { answeredBy, chatGate, type GateRequest } from './call-admission';
+import { configuredModel, hasFeature, requiredFeatures } from './call-features';
+import { CallPipeline } from './call-pipeline';
+import { CallRecorder } from './call-recording';
+import { DeploymentChooser } from './deployment-choice';
+import { DEFAULT_COOLDOWN_POLICY, DeploymentHealth, type DeploymentState } from './deployment-health';
+import { checkMessages } from './message-checks';
+import { estimateTokens, messageChars, type ModelCallSink, toolCallChars } from './model-call';
 import type { ClientInstrumentation } from './client-instrumentation';
-import { estimateTokens, measuredUsage, messageChars, type ModelCallOperation, type ModelCallSink, type ModelCallStatus, requestInputTokens, toolCallChars } from './model-call';
-import type { GatedCall, GateOutcome, GateTicket, ModelCallGate } from './model-call-gate';
+import type { ModelCallGate } from './model-call-gate';
 import type { ProviderRegistry } from './provider-registry';
-import { type ModelRoute, ModelRouter, type ModelTarget } from './model-routing';
-import { callWithRetry, type Sleep } from './retry';
-import { type AttemptOptions, SentAttempts } from './sent-attempts';
-import { type EventSink, publishProviderFallback, type ServiceOperation, ServiceRequestPublisher } from './service-request.events';
+import { type ModelRoute, ModelRouter } from './model-routing';
+import { RedisCooldowns } from './redis-cooldowns';
+import { RetriedAttempts, type RetrySeams } from './retried-attempt';
+import type { AttemptOptions } from './sent-attempts';
+import { type EventSink, ServiceRequestPublisher } from './service-request.events';
+import { abortable, SharedAnswers } from './shared-answers';
+import { type GenerateStreamEvent, relayStream } from './stream-relay';
+
+export type { GenerateStreamEvent } from './stream-relay';
 
 export interface CallOptions {
   /** Registration name; the default provider when omitted. */
@@ -96,14 +95,6 @@ export interface GenerateResponse {
   native?: Record<string, unknown>;
 }
 
-/**
- * What a streamed generation yields: text and tool-call deltas, then exactly one `done` naming who answered;
- * `native` carries the upstream's own events when the call went in its dialect.
- */
-export type GenerateStreamEvent =
-  | { type: 'delta'; text: string; toolCalls?: ToolCallDelta[]; native?: NativeEvent[] }
-  | { type: 'done'; provider: string; model: string; finishReason?: string; usage?: TokenUsage; native?: NativeEvent[] };
-
 export interface EmbeddingResponse {
   embedding: number[];
   provider: string;
@@ -132,38 +123,59 @@ export interface ProviderCapabilityInfo {
   capabilities: ProviderCapabilities;
 }
 
+/** One deployment of an alias with deployments, as /readyz, `tollgate providers --health` and /metrics show it. */
+export interface DeploymentStatus {
+  alias: string;
+  strategy: string;
+  /** `registration/model`. */
+  deployment: string;
+  weight: number;
+  state: DeploymentState;
+  /** Seconds until a cooling deployment takes traffic again (its probe). */
+  retryAfterSeconds?: number;
+  recentFailures: number;
+  inFlight: number;
+  /** Moving average of the time to first token, ms, once measured. */
+  latencyMs?: number;
+}
+
 /** Test seams: the wait between retries and the jitter source. */
-export interface AiClientHooks {
-  sleep?: Sleep;
-  random?: () => number;
-}
-
-type Capability = 'generate' | 'embeddings' | 'streaming';
-
-/** A provider stream whose first chunk has arrived: the point after which no retry or fallback happens. */
-interface OpenedStream {
-  first: GenerateStreamChunk;
-  rest: AsyncIterator<GenerateStreamChunk>;
-}
+export type AiClientHooks = RetrySeams;
 
 export class AiClient {
   private readonly publisher: ServiceRequestPublisher;
   private readonly router: ModelRouter;
-  /** Health results and model listings per provider, shared by every caller for `healthCacheMs` (see {@link remembered}). */
-  private readonly answers = new Map<string, { at: number; answer: Promise<unknown> }>();
-  private modelCallSink?: ModelCallSink;
-  private gate?: ModelCallGate;
+  private readonly pipeline: CallPipeline;
+  private readonly recorder = new CallRecorder();
+  private readonly attempts: RetriedAttempts;
+  /** Health results and model listings per provider, shared by every caller for `healthCacheMs`. */
+  private readonly answers: SharedAnswers;
+  private readonly chooser?: DeploymentChooser;
 
   constructor(
     private readonly registry: ProviderRegistry,
     private readonly options: AiClientOptions,
     events?: EventSink,
-    private readonly hooks: AiClientHooks = {},
+    hooks: AiClientHooks = {},
   ) {
     if (registry.names().length > 0) registry.get(options.defaultProvider);
     for (const name of options.fallback.providers ?? []) registry.get(name);
     this.publisher = new ServiceRequestPublisher(events);
     this.router = new ModelRouter(registry, options.defaultProvider, options.modelAliases);
+    this.attempts = new RetriedAttempts(this.publisher, options.retry, hooks);
+    const groups = this.router.deploymentGroups();
+    if (groups.length > 0) {
+      const settings = options.deployments;
+      const keys = [...new Set(groups.flatMap((group) => group.deployments.map((deployment) => deployment.key)))];
+      const shared = settings?.redisUrl ? new RedisCooldowns(settings.redisUrl, settings.keyPrefix) : undefined;
+      this.chooser = new DeploymentChooser(new DeploymentHealth(settings?.cooldown ?? DEFAULT_COOLDOWN_POLICY, keys, shared), settings?.waitMs ?? 0);
+    }
+    this.pipeline = new CallPipeline(registry, this.router, options.fallback, this.attempts, this.chooser);
+    this.answers = new SharedAnswers(options.healthCacheMs);
+  }
+
+  private get gate(): ModelCallGate | undefined {
+    return this.pipeline.gate;
   }
 
   /** Which provider and model a call with these options goes to, and its fallback equivalents; throws `model_not_found`. */
@@ -221,18 +233,18 @@ export class AiClient {
    * AsyncLocalStorage call context set around the request reaches the sink even after a disconnect.
    */
   setModelCallSink(sink: ModelCallSink | undefined): void {
-    this.modelCallSink = sink;
-  }
-
-  /** Governance's allow-list and budget check before every call (docs/governance.md#enforcement). */
-  setModelCallGate(gate: ModelCallGate | undefined): void {
-    this.gate = gate;
+    this.recorder.sink = sink;
   }
 
   /** Puts `instrumentation` around every provider and the gate set so far (tracing: docs/operations.md#traces). */
   instrument(instrumentation: ClientInstrumentation): void {
     this.registry.decorate((provider) => instrumentation.provider(provider));
-    if (this.gate) this.gate = instrumentation.gate(this.gate);
+    if (this.pipeline.gate) this.pipeline.gate = instrumentation.gate(this.pipeline.gate);
+  }
+
+  /** Governance's allow-list and budget check before every call (docs/governance.md#enforcement). */
+  setModelCallGate(gate: ModelCallGate | undefined): void {
+    this.pipeline.gate = gate;
   }
 
   get defaultProvider(): string {
@@ -278,10 +290,18 @@ export class AiClient {
   ): Promise<GenerateResponse> {
     let sent: GenerateRequest | undefined;
     const gated = this.gate ? chatGate('generate', options, messagesFor) : undefined;
-    const { result, provider, ticket, attempts } = await this.withFallback('generate', 'generate', options, (candidate, model, attempt) => {
-      sent = generateRequest(options, messagesFor(candidate), model, attempt);
-      return this.measuredGenerate(candidate, sent);
-    }, requiredFeatures(options, callerMessages), gated);
+    const { result, provider, ticket, attempts, deployment } = await this.pipeline.run({
+      capability: 'generate',
+      operation: 'generate',
+      options,
+      call: (candidate, model, attempt) => {
+        sent = generateRequest(options, messagesFor(candidate), model, attempt);
+        return this.recorder.generate(candidate, sent);
+      },
+      features: requiredFeatures(options, callerMessages),
+      gated,
+    });
+    if (deployment) this.pipeline.finished(deployment, totalTokens(result.usage), false);
     // The messages the answering candidate was sent: built once per attempt, not again for the settlement.
     if (ticket && attempts && sent) {
       ticket.close(attempts.outcome(answeredBy(provider, result.model, result.usage, messageChars(sent.messages), result.text.length + toolCallChars(result.toolCalls))));
@@ -359,7 +379,7 @@ export class AiClient {
   }
 
   private providerHealth(provider: AiProvider): Promise<HealthResult> {
-    return this.remembered(`health:${provider.name}`, () =>
+    return this.answers.remembered(`health:${provider.name}`, () =>
       this.publisher.track({ provider: provider.name, operation: 'health', attempt: 1 }, () => provider.healthCheck()),
     );
   }
@@ -409,8 +429,37 @@ export class AiClient {
     }));
   }
 
-  close(): Promise<void> {
-    return this.registry.close();
+  /** {@link deploymentStatus} once the cool-downs other processes shared were read (for a process that just started). */
+  async sharedDeploymentStatus(): Promise<DeploymentStatus[]> {
+    await this.chooser?.health.loaded;
+    return this.deploymentStatus();
+  }
+
+  /** The deployments of every alias that has them: state, cool-down, calls in flight, latency (empty without such aliases). */
+  deploymentStatus(): DeploymentStatus[] {
+    const chooser = this.chooser;
+    if (!chooser) return [];
+    const now = Date.now();
+    return this.router.deploymentGroups().flatMap((group) =>
+      group.deployments.map((deployment) => {
+        const health = chooser.health.status(deployment.key);
+        return {
+          alias: group.alias,
+          strategy: group.strategy,
+          deployment: deployment.key,
+          weight: deployment.settings.weight,
+          state: health.state,
+          ...(health.state === 'cooling' ? { retryAfterSeconds: Math.max(1, Math.ceil((health.coolingUntil - now) / 1000)) } : {}),
+          recentFailures: health.recentFailures,
+          inFlight: deployment.inFlight,
+          ...(deployment.latencyMs !== undefined ? { latencyMs: Math.round(deployment.latencyMs * 10) / 10 } : {}),
+        };
+      }),
+    );
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.registry.close(), this.chooser?.health.close()]);
   }
 
   private async *streamWith(
@@ -420,149 +469,34 @@ export class AiClient {
   ): AsyncGenerator<GenerateStreamEvent> {
     let sent: GenerateRequest | undefined;
     const gated = this.gate ? chatGate('stream', options, messagesFor) : undefined;
-    const { result, provider, ticket, attempts } = await this.withFallback('streaming', 'generate', options, (candidate, model, attempt) => {
-      sent = generateRequest(options, messagesFor(candidate), model, attempt);
-      return this.measuredOpen(candidate, sent);
-    }, requiredFeatures(options, callerMessages), gated);
-    const { rest } = result;
-    const sink = this.modelCallSink;
-    // Taken at the first read, so the record reaches the sink in the caller's context even from a disconnect.
-    // An async scope of its own rather than AsyncLocalStorage.snapshot(), whose bind costs a deprecation wrapper per call on Node 20.
-    const callerScope = sink ? new AsyncResource('TollgateModelStream') : undefined;
-    let status: ModelCallStatus = 'aborted';
-    let receivedChars = 0;
-    let last: GenerateStreamChunk | undefined;
-    try {
-      let chunk = result.first;
-      while (!chunk.done) {
-        if (sink || ticket) receivedChars += chunk.text.length + toolCallChars(chunk.toolCalls);
-        const delta: GenerateStreamEvent = chunk.toolCalls?.length ? { type: 'delta', text: chunk.text, toolCalls: chunk.toolCalls } : { type: 'delta', text: chunk.text };
-        if (chunk.native) delta.native = chunk.native;
-        yield delta;
-        const next = await rest.next();
-        if (next.done) throw new InvalidResponseError(`${provider.name}: upstream stream ended without a completion marker`, { provider: provider.name });
-        chunk = next.value;
-      }
-      last = chunk;
-      status = 'ok';
-      yield {
-        type: 'done',
-        provider: provider.name,
-        model: chunk.model,
-        ...(chunk.finishReason !== undefined ? { finishReason: chunk.finishReason } : {}),
-        ...(chunk.usage !== undefined ? { usage: chunk.usage } : {}),
-        ...(chunk.native ? { native: chunk.native } : {}),
-      };
-    } catch (error) {
-      if (!options.signal?.aborted) status = 'error';
-      throw error;
-    } finally {
-      try {
-        // Ends the upstream request when the consumer stops early; a no-op once the adapter has finished.
-        await rest.return?.();
-      } finally {
-        if (sent && (sink || ticket)) {
-          const request = sent;
-          const model = last?.done ? last.model : configuredModel(provider, request.model, 'chatModel');
-          const usage = last?.done ? last.usage : undefined;
-          if (sink && callerScope) callerScope.runInAsyncScope(() => this.recordCall(sink, provider, model, 'stream', status, usage, messageChars(request.messages), receivedChars));
-          // A stream stopped before its end still cost what the upstream read and wrote: at least the estimate.
-          if (ticket && attempts) {
-            const answered = answeredBy(provider, model, usage, messageChars(request.messages), receivedChars);
-            ticket.close(last?.done ? attempts.outcome(answered) : attempts.outcome(undefined, { provider: provider.name, providerKind: provider.kind, model, measured: answered.usage }));
-          }
-        }
-      }
-    }
-  }
-
-  /** One generation attempt, recorded when a sink is set. */
-  private async measuredGenerate(provider: AiProvider, request: GenerateRequest): Promise<GenerateResult> {
-    const sink = this.modelCallSink;
-    if (!sink) return provider.generate(request);
-    try {
-      const result = await provider.generate(request);
-      const received = result.text.length + toolCallChars(result.toolCalls);
-      this.recordCall(sink, provider, result.model, 'generate', 'ok', result.usage, messageChars(request.messages), received);
-      return result;
-    } catch (error) {
-      this.recordFailure(sink, provider, configuredModel(provider, request.model, 'chatModel'), 'generate', error, request.signal, messageChars(request.messages));
-      throw error;
-    }
-  }
-
-  /** Opening one stream attempt: only a failure is recorded here; a stream that opened is recorded when it ends. */
-  private async measuredOpen(provider: AiProvider, request: GenerateRequest): Promise<OpenedStream> {
-    const sink = this.modelCallSink;
-    if (!sink) return openStream(provider, request);
-    try {
-      return await openStream(provider, request);
-    } catch (error) {
-      this.recordFailure(sink, provider, configuredModel(provider, request.model, 'chatModel'), 'stream', error, request.signal, messageChars(request.messages));
-      throw error;
-    }
-  }
-
-  private async measuredEmbed(provider: AiProvider, request: EmbedRequest): Promise<EmbedResult> {
-    const sink = this.modelCallSink;
-    if (!sink) return provider.embed(request);
-    const sentChars = request.inputs.reduce((sum, text) => sum + text.length, 0);
-    try {
-      const result = await provider.embed(request);
-      this.recordCall(sink, provider, result.model, 'embed', 'ok', result.usage, sentChars, 0);
-      return result;
-    } catch (error) {
-      this.recordFailure(sink, provider, configuredModel(provider, request.model, 'embeddingModel'), 'embed', error, request.signal, sentChars);
-      throw error;
-    }
-  }
-
-  /**
-   * A failed attempt: aborted by the caller (input estimated: the upstream may have read it), or an error the
-   * upstream answered with (no tokens). A connection failure or a capability refusal never reached a model.
-   */
-  private recordFailure(
-    sink: ModelCallSink,
-    provider: AiProvider,
-    model: string,
-    operation: ModelCallOperation,
-    error: unknown,
-    signal: AbortSignal | undefined,
-    sentChars: number,
-  ): void {
-    if (signal?.aborted) {
-      this.recordCall(sink, provider, model, operation, 'aborted', undefined, sentChars, 0);
-      return;
-    }
-    if (error instanceof ConnectionError || error instanceof CapabilityNotSupportedError) return;
-    this.recordCall(sink, provider, model, operation, 'error', { inputTokens: 0, outputTokens: 0 }, 0, 0);
-  }
-
-  private recordCall(
-    sink: ModelCallSink,
-    provider: AiProvider,
-    model: string,
-    operation: ModelCallOperation,
-    status: ModelCallStatus,
-    reported: TokenUsage | undefined,
-    sentChars: number,
-    receivedChars: number,
-  ): void {
-    const { usage, estimated } = measuredUsage(reported, sentChars, receivedChars);
-    // A failing sink must not turn a model call into a failure.
-    try {
-      sink({ provider: provider.name, providerKind: provider.kind, model, operation, status, usage, estimated });
-    } catch {
-      // The sink owns its errors.
-    }
+    const { result, provider, ...admission } = await this.pipeline.run({
+      capability: 'streaming',
+      operation: 'generate',
+      options,
+      call: (candidate, model, attempt) => {
+        sent = generateRequest(options, messagesFor(candidate), model, attempt);
+        return this.recorder.open(candidate, sent);
+      },
+      features: requiredFeatures(options, callerMessages),
+      gated,
+      holdsOpen: true,
+    });
+    const { deployment } = admission;
+    const onEnd = deployment ? (usage: TokenUsage | undefined) => this.pipeline.finished(deployment, totalTokens(usage), true) : undefined;
+    yield* relayStream({ opened: result, provider, sent, admission, sink: this.recorder.sink, signal: options.signal, onEnd });
   }
 
   private async embed(texts: readonly string[], options: EmbeddingOptions): Promise<BatchEmbeddingResponse> {
     const sentChars = this.gate ? texts.reduce((sum, text) => sum + text.length, 0) : 0;
     const gated: GateRequest | undefined = this.gate ? { operation: 'embed', setting: 'embeddingModel', inputTokens: () => estimateTokens(sentChars) } : undefined;
-    const { result, provider, ticket, attempts } = await this.withFallback('embeddings', 'embed', options, (candidate, model, attempt) =>
-      this.measuredEmbed(candidate, { inputs: [...texts], model, signal: options.signal, onSent: attempt.onSent }),
-    [], gated);
+    const { result, provider, ticket, attempts, deployment } = await this.pipeline.run({
+      capability: 'embeddings',
+      operation: 'embed',
+      options,
+      call: (candidate, model, attempt) => this.recorder.embed(candidate, { inputs: [...texts], model, signal: options.signal, onSent: attempt.onSent }),
+      gated,
+    });
+    if (deployment) this.pipeline.finished(deployment, totalTokens(result.usage), false);
     if (ticket && attempts) ticket.close(attempts.outcome(answeredBy(provider, result.model, result.usage, sentChars, 0)));
     return {
       embeddings: result.embeddings,
@@ -573,258 +507,9 @@ export class AiClient {
     };
   }
 
-  /**
-   * Tries the routed provider (with retries), then, on a fallback-eligible error, each candidate that has
-   * the capability: the route's equivalents, or the configured fallback providers when the caller named no
-   * model. A candidate's own failure of any kind moves on to the next; when every one fails, the first
-   * provider's error is the one reported. A gated call's attempts are watched for going upstream
-   * (SentAttempts), and sent the max_tokens its budget bounds it to.
-   */
-  private async withFallback<T>(
-    capability: Capability,
-    operation: ServiceOperation,
-    options: CallOptions & { model?: string },
-    call: (provider: AiProvider, model: string | undefined, attempt: AttemptOptions) => Promise<T>,
-    features: readonly ModelFeature[] = [],
-    gated?: GateRequest,
-  ): Promise<{ result: T; provider: AiProvider; ticket?: GateTicket; attempts?: SentAttempts }> {
-    const route = this.router.route(options.provider, options.model);
-    const primary = this.registry.get(route.target.provider);
-    const requestedModel = route.target.model;
-    if (!primary.capabilities[capability]) {
-      throw new CapabilityNotSupportedError(`${primary.name}: ${primary.kind} does not support ${capabilityLabel(capability)}`, {
-        provider: primary.name,
-      });
-    }
-    const missing = features.find((feature) => !hasFeature(primary, feature, requestedModel));
-    if (missing !== undefined) {
-      const model = requestedModel ?? primary.describe().chatModel;
-      throw new CapabilityNotSupportedError(
-        `${primary.name}: ${primary.kind}${typeof model === 'string' ? ` model ${model}` : ''} does not support ${FEATURE_LABELS[missing]}`,
-        { provider: primary.name },
-      );
-    }
-    const gate = this.gate;
-    const opened = gate && gated ? gate.open(gatedCall(primary, requestedModel, gated)) : undefined;
-    const ticket = opened instanceof Promise ? await opened : opened;
-    const attempts = ticket && gated ? new SentAttempts(ticket.maxOutputTokens, (provider, model) => configuredModel(provider, model, gated.setting)) : undefined;
-    const attempt = (provider: AiProvider, model: string | undefined): Promise<T> =>
-      attempts ? attempts.run(provider, model, options.signal, (sending) => call(provider, model, sending)) : call(provider, model, UNGATED_ATTEMPT);
-    try {
-      return { result: await this.retrying(primary, operation, options.signal, () => attempt(primary, requestedModel)), provider: primary, ticket, attempts };
-    } catch (error) {
-      if (options.enableFallback === false || !this.options.fallback.enabled || !isFallbackEligible(error)) {
-        if (ticket && attempts) ticket.close(attempts.outcome());
-        throw error;
-      }
-      for (const { provider: candidate, model } of this.fallbackCandidates(route, capability, features)) {
-        if (options.signal?.aborted) break;
-        if (gate && gated && !gate.admits(candidate.name, configuredModel(candidate, model, gated.setting), candidate.kind)) continue;
-        publishProviderFallback(primary.name, candidate.name, operation);
-        try {
-          return { result: await this.retrying(candidate, operation, options.signal, () => attempt(candidate, model)), provider: candidate, ticket, attempts };
-        } catch {
-          // Any failure of a fallback candidate moves on to the next one (docs/decisions.md B2).
-        }
-      }
-      if (ticket && attempts) ticket.close(attempts.outcome());
-      throw error;
-    }
-  }
-
-  /** Candidates with the capability and every feature the request needs, judged on the model each would be asked for. */
-  private fallbackCandidates(route: ModelRoute, capability: Capability, features: readonly ModelFeature[]): Array<{ provider: AiProvider; model?: string }> {
-    const targets: ModelTarget[] =
-      route.equivalents ??
-      (this.options.fallback.providers ?? this.registry.names()).filter((name) => name !== route.target.provider).map((name) => ({ provider: name }));
-    return targets
-      .map((target) => ({ provider: this.registry.get(target.provider), model: target.model }))
-      .filter(({ provider, model }) => provider.capabilities[capability] && features.every((feature) => hasFeature(provider, feature, model)));
-  }
-
   private providerModels(provider: AiProvider): Promise<ModelInfo[]> {
-    return this.remembered(`models:${provider.name}`, () => this.retrying(provider, 'list_models', undefined, () => provider.listModels()));
+    return this.answers.remembered(`models:${provider.name}`, () => this.attempts.run(provider, 'list_models', undefined, () => provider.listModels()));
   }
-
-  /**
-   * One answer per key for `healthCacheMs`, shared by every caller from the moment it is asked (concurrent
-   * callers wait for the same upstream call): listings and health reports call every provider, and a caller
-   * must not turn its requests into that many upstream calls. A failure is reused too, for the same time.
-   */
-  private remembered<T>(key: string, fetch: () => Promise<T>): Promise<T> {
-    const now = Date.now();
-    const known = this.answers.get(key);
-    if (known && now - known.at < this.options.healthCacheMs) return known.answer as Promise<T>;
-    const answer = fetch();
-    // The reuse must not leave an unhandled rejection when no caller is waiting any more.
-    answer.catch(() => undefined);
-    this.answers.set(key, { at: now, answer });
-    return answer;
-  }
-
-  private retrying<T>(provider: AiProvider, operation: ServiceOperation, signal: AbortSignal | undefined, call: () => Promise<T>): Promise<T> {
-    return callWithRetry(
-      (attempt) => this.publisher.track({ provider: provider.name, operation, attempt }, call),
-      this.options.retry,
-      { sleep: this.hooks.sleep, random: this.hooks.random, signal },
-    );
-  }
-}
-
-const FEATURE_LABELS: Readonly<Record<ModelFeature, string>> = {
-  tools: 'tool calling',
-  structuredOutput: 'structured output (response_format)',
-  vision: 'image input',
-};
-
-/** `answer`, or the signal's reason once the caller aborts: the caller stops waiting, the shared work goes on. */
-function abortable<T>(answer: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return answer;
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    answer.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
-}
-
-function hasFeature(provider: AiProvider, feature: ModelFeature, model: string | undefined): boolean {
-  return provider.supportsFeature ? provider.supportsFeature(feature, model) : provider.capabilities[feature];
-}
-
-/**
- * What the request needs beyond text: a provider without it is refused (or skipped by fallback), never sent
- * the request with the field dropped. `messages` are the caller's own (templated prompts are text only).
- */
-function requiredFeatures(options: GenerateOptions, messages: readonly ChatMessage[]): ModelFeature[] {
-  const features: ModelFeature[] = [];
-  const toolTurns = messages.some((message) => message.role === 'tool' || (message.role === 'assistant' && message.toolCalls?.length));
-  if (options.tools?.length || options.toolChoice !== undefined || toolTurns) features.push('tools');
-  if (options.responseFormat !== undefined && options.responseFormat.type !== 'text') features.push('structuredOutput');
-  const images = messages.some(
-    (message) => message.role === 'user' && Array.isArray(message.content) && message.content.some((part) => part.type === 'image'),
-  );
-  if (images) features.push('vision');
-  return features;
-}
-
-function capabilityLabel(capability: Capability): string {
-  if (capability === 'streaming') return 'streaming generation';
-  return capability === 'embeddings' ? 'embeddings' : 'text generation';
-}
-
-function checkMessages(messages: unknown): asserts messages is ChatMessage[] {
-  if (!Array.isArray(messages) || messages.length === 0) throw new InvalidRequestError('messages must be a non-empty array');
-  messages.forEach((message: unknown, index) => {
-    if (!message || typeof message !== 'object') throw new InvalidRequestError(`messages[${index}] must be an object`);
-    const problem = messageProblem(message as Record<string, unknown>);
-    if (problem !== undefined) throw new InvalidRequestError(`messages[${index}]${problem}`);
-  });
-}
-
-const nonEmptyString = (value: unknown): value is string => typeof value === 'string' && value !== '';
-
-/** What is wrong with one message, as a path suffix and a phrase (`.content must be a string`). */
-function messageProblem(message: Record<string, unknown>): string | undefined {
-  const { role, content } = message;
-  switch (role) {
-    case 'system':
-      return typeof content === 'string' ? undefined : '.content must be a string';
-    case 'user':
-      if (typeof content === 'string') return undefined;
-      if (!Array.isArray(content) || content.length === 0) return '.content must be a string or a non-empty array of parts';
-      for (const [index, part] of content.entries()) {
-        const problem = partProblem(part);
-        if (problem !== undefined) return `.content[${index}]${problem}`;
-      }
-      return undefined;
-    case 'assistant': {
-      const calls = message.toolCalls;
-      if (calls !== undefined) {
-        if (!Array.isArray(calls)) return '.toolCalls must be an array';
-        for (const [index, call] of calls.entries()) {
-          const { id, name, arguments: args } = (call ?? {}) as Record<string, unknown>;
-          if (!nonEmptyString(id) || !nonEmptyString(name) || typeof args !== 'string') {
-            return `.toolCalls[${index}] must have a non-empty id and name and arguments as JSON text`;
-          }
-        }
-      }
-      if (typeof content === 'string') return undefined;
-      return content === null && Array.isArray(calls) && calls.length > 0 ? undefined : '.content must be a string (null only beside toolCalls)';
-    }
-    case 'tool':
-      if (!nonEmptyString(message.toolCallId)) return '.toolCallId must name the tool call this message answers';
-      return typeof content === 'string' ? undefined : '.content must be a string';
-    default:
-      return '.role must be one of system, user, assistant, tool';
-  }
-}
-
-function partProblem(part: unknown): string | undefined {
-  const { type, text, image } = (part ?? {}) as Record<string, unknown>;
-  if (type === 'text') return typeof text === 'string' ? undefined : '.text must be a string';
-  if (type !== 'image') return '.type must be text or image';
-  const source = (image ?? {}) as Record<string, unknown>;
-  if (source.kind === 'url') {
-    return typeof source.url === 'string' && /^https?:\/\//i.test(source.url) ? undefined : '.image.url must be an http(s) URL';
-  }
-  if (source.kind === 'base64') {
-    if (typeof source.mediaType !== 'string' || !/^image\/[\w.+-]+$/.test(source.mediaType)) return '.image.mediaType must be an image/* type';
-    return nonEmptyString(source.data) ? undefined : '.image.data must be non-empty base64 text';
-  }
-  return ".image.kind must be 'url' or 'base64'";
-}
-
-/** The model a request names, else the registration's configured one. */
-function configuredModel(provider: AiProvider, requested: string | undefined, setting: 'chatModel' | 'embeddingModel'): string {
-  if (requested !== undefined) return requested;
-  const configured = provider.describe()[setting];
-  return typeof configured === 'string' ? configured : 'unknown';
-}
-
-/** What the gate is told about a call before it is made; `inputTokens` estimates what a provider would be sent. */
-interface GateRequest {
-  operation: ModelCallOperation;
-  setting: 'chatModel' | 'embeddingModel';
-  inputTokens: (provider: AiProvider) => number;
-  maxOutputTokens?: number;
-}
-
-function chatGate(operation: ModelCallOperation, options: GenerateOptions, messagesFor: (provider: AiProvider) => ChatMessage[]): GateRequest {
-  return { operation, setting: 'chatModel', inputTokens: (provider) => requestInputTokens(messagesFor(provider), options), maxOutputTokens: options.maxTokens };
-}
-
-/** An ungated call's attempts: nothing watches them go out, and the caller's max_tokens stands. */
-const UNGATED_ATTEMPT: AttemptOptions = Object.freeze({});
-
-function gatedCall(provider: AiProvider, model: string | undefined, gated: GateRequest): GatedCall {
-  return {
-    provider: provider.name,
-    providerKind: provider.kind,
-    model: configuredModel(provider, model, gated.setting),
-    operation: gated.operation,
-    estimateInputTokens: () => gated.inputTokens(provider),
-    ...(gated.maxOutputTokens !== undefined ? { maxOutputTokens: gated.maxOutputTokens } : {}),
-  };
-}
-
-/** What answered and what it cost: the upstream's figures, or (`estimated`) an estimate from the text. */
-function answeredBy(provider: AiProvider, model: string, usage: TokenUsage | undefined, sentChars: number, receivedChars: number): NonNullable<GateOutcome['answered']> {
-  const measured = measuredUsage(usage, sentChars, receivedChars);
-  return { provider: provider.name, providerKind: provider.kind, model, usage: measured.usage, estimated: measured.estimated };
-}
-
-/** Reads up to the first chunk, so a failure to connect, a refusal or an empty stream counts as the attempt failing. */
-async function openStream(provider: AiProvider, request: GenerateRequest): Promise<OpenedStream> {
-  if (!provider.generateStream) {
-    throw new CapabilityNotSupportedError(`${provider.name}: ${provider.kind} does not support streaming generation`, {
-      provider: provider.name,
-    });
-  }
-  const rest = provider.generateStream(request)[Symbol.asyncIterator]();
-  const first = await rest.next();
-  if (first.done) throw new InvalidResponseError(`${provider.name}: upstream stream ended without any chunk`, { provider: provider.name });
-  return { first: first.value, rest };
 }
 
 /**
@@ -852,4 +537,10 @@ function generateRequest(options: GenerateOptions, messages: ChatMessage[], mode
     signal: options.signal,
     onSent: attempt.onSent,
   };
+}
+
+/** The tokens an upstream reported for a call, for a deployment's known TPM. */
+function totalTokens(usage: TokenUsage | undefined): number | undefined {
+  if (!usage) return undefined;
+  return usage.totalTokens ?? (usage.inputTokens ?? 0) + (usage.outputTokens ?? 0);
 }

@@ -87,4 +87,26 @@ describe('ModelRouter', () => {
     expect(router.servesModel('local', 'gpt-4o-mini')).toBe(true);
     expect(router.servesModel('anthropic', 'gpt-4o-mini')).toBe(false);
   });
+
+  it('an alias with deployments: its targets in order, with the group its strategy chooses from', () => {
+    const withDeployments = new ModelRouter(registry, 'openai', {
+      spread: { strategy: 'weighted', deployments: ['openai/gpt-4o-mini', { target: 'local/gpt-4o-mini', weight: 3, rpm: 100 }] },
+    });
+    const route = withDeployments.route(undefined, 'spread');
+    expect(route.target).toEqual({ provider: 'openai', model: 'gpt-4o-mini' });
+    expect(route.equivalents).toEqual([{ provider: 'local', model: 'gpt-4o-mini' }]);
+    expect(route.deployments?.strategy).toBe('weighted');
+    expect(route.deployments?.deployments.map((deployment) => deployment.settings)).toEqual([
+      { provider: 'openai', model: 'gpt-4o-mini', weight: 1 },
+      { provider: 'local', model: 'gpt-4o-mini', weight: 3, rpm: 100 },
+    ]);
+    expect(withDeployments.deploymentGroups()).toHaveLength(1);
+    // A plain alias has no group: ordered fallback as before.
+    expect(router.route(undefined, 'chat').deployments).toBeUndefined();
+  });
+
+  it('a deployment on an unregistered provider fails at construction, naming the entry', () => {
+    const error = thrown(() => new ModelRouter(registry, 'openai', { spread: { deployments: ['openai/gpt-4o', { target: 'azure/gpt-4o' }] } }));
+    expect((error as Error).message).toMatch(/^ai\.model_aliases\.spread\.deployments\[1\]: 'azure\/gpt-4o'/);
+  });
 });

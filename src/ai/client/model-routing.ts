@@ -4,6 +4,7 @@
  */
 import { InvalidRequestError, ModelNotFoundError, TollgateError } from '../errors';
 import type { AiProvider } from '../providers/ai-provider.interface';
+import { Deployment, DeploymentGroup, type DeploymentStrategy } from './deployment-choice';
 import type { ProviderRegistry } from './provider-registry';
 
 /** One provider and the model to ask it for; no model means the provider's configured one. */
@@ -19,13 +20,34 @@ export interface ModelRoute {
    * fallback providers, each with its own model.
    */
   equivalents?: ModelTarget[];
+  /** Set for an alias configured with deployments: the call goes to the one its strategy chooses. */
+  deployments?: DeploymentGroup;
 }
 
-/** `ai.model_aliases`: an alias and the `registration/model` targets it stands for, in fallback order. */
-export type ModelAliases = Readonly<Record<string, readonly string[]>>;
+/** One deployment of an alias: a `registration/model` target, with an optional weight (default 1) and known limits. */
+export interface DeploymentTargetSettings {
+  target: string;
+  weight?: number;
+  rpm?: number;
+  tpm?: number;
+}
+
+/** An alias served by several deployments of one model (docs/decisions.md B18). */
+export interface DeploymentAliasSettings {
+  /** Default `ordered`. */
+  strategy?: DeploymentStrategy;
+  deployments: ReadonlyArray<string | DeploymentTargetSettings>;
+}
+
+/**
+ * `ai.model_aliases`: an alias and the `registration/model` targets it stands for, in fallback order, or its
+ * deployments and strategy.
+ */
+export type ModelAliases = Readonly<Record<string, readonly string[] | DeploymentAliasSettings>>;
 
 export class ModelRouter {
   private readonly aliases = new Map<string, ModelTarget[]>();
+  private readonly groups = new Map<string, DeploymentGroup>();
   /** Model name -> the registrations whose configuration names it, default provider first. */
   private readonly servedBy = new Map<string, string[]>();
 
@@ -34,11 +56,21 @@ export class ModelRouter {
     private readonly defaultProvider: string,
     aliases: ModelAliases = {},
   ) {
-    for (const [alias, targets] of Object.entries(aliases)) {
-      this.aliases.set(
-        alias,
-        targets.map((target, index) => this.aliasTarget(alias, index, target)),
-      );
+    for (const [alias, setting] of Object.entries(aliases)) {
+      if (isDeploymentAlias(setting)) {
+        const deployments = setting.deployments.map((entry, index) => {
+          const { target, weight, rpm, tpm } = typeof entry === 'string' ? { target: entry } : entry;
+          const qualified = this.aliasTarget(`ai.model_aliases.${alias}.deployments[${index}]`, target);
+          return new Deployment({ ...qualified, weight: weight ?? 1, ...(rpm !== undefined ? { rpm } : {}), ...(tpm !== undefined ? { tpm } : {}) });
+        });
+        this.aliases.set(alias, deployments.map(({ provider, model }) => ({ provider, model })));
+        this.groups.set(alias, new DeploymentGroup(alias, setting.strategy ?? 'ordered', deployments));
+      } else {
+        this.aliases.set(
+          alias,
+          setting.map((target, index) => this.aliasTarget(`ai.model_aliases.${alias}[${index}]`, target)),
+        );
+      }
     }
     const ordered = [...registry.list()].sort((a, b) => Number(b.name === defaultProvider) - Number(a.name === defaultProvider));
     for (const provider of ordered) {
@@ -62,6 +94,11 @@ export class ModelRouter {
     return this.aliases.get(alias);
   }
 
+  /** The aliases configured with deployments. */
+  deploymentGroups(): DeploymentGroup[] {
+    return [...this.groups.values()];
+  }
+
   /**
    * `provider` is an explicit registration (the REST body's `provider`); `model` may be an alias, a
    * `registration/model`, or a model some registration's configuration names.
@@ -73,7 +110,10 @@ export class ModelRouter {
     }
     if (model === undefined) return { target: { provider: this.defaultProvider } };
     const alias = this.aliases.get(model);
-    if (alias) return { target: alias[0], equivalents: alias.slice(1) };
+    if (alias) {
+      const group = this.groups.get(model);
+      return group ? { target: alias[0], equivalents: alias.slice(1), deployments: group } : { target: alias[0], equivalents: alias.slice(1) };
+    }
     const qualified = this.qualified(model);
     if (qualified) return { target: qualified, equivalents: this.equivalentsOf(qualified.provider, qualified.model) };
     const servers = this.servedBy.get(model);
@@ -103,15 +143,19 @@ export class ModelRouter {
     return distinct(listing.flat().filter((target) => !sameTarget(target, self)));
   }
 
-  private aliasTarget(alias: string, index: number, target: string): Required<ModelTarget> {
+  private aliasTarget(path: string, target: string): Required<ModelTarget> {
     const qualified = this.qualified(target);
     if (!qualified) {
       throw new TollgateError(
-        `ai.model_aliases.${alias}[${index}]: '${target}' must be '<provider>/<model>' with a registered provider (${this.registry.names().join(', ') || 'none'})`,
+        `${path}: '${target}' must be '<provider>/<model>' with a registered provider (${this.registry.names().join(', ') || 'none'})`,
       );
     }
     return qualified;
   }
+}
+
+function isDeploymentAlias(setting: readonly string[] | DeploymentAliasSettings): setting is DeploymentAliasSettings {
+  return !Array.isArray(setting);
 }
 
 /** The models a registration's configuration names: its chat and embedding models and its `models` list. */

@@ -24,6 +24,8 @@ export interface RetryHooks {
   /** Returns a number in [0, 1); injectable so tests can pin the jitter. */
   random?: () => number;
   signal?: AbortSignal;
+  /** True for a failure after which no retry is worth making (the deployment it came from now cools down). */
+  giveUp?: (error: unknown) => boolean;
 }
 
 /** Nominal delay `baseDelayMs * 2^(retry-1)` plus up to 25% jitter, capped at {@link MAX_RETRY_WAIT_MS}. */
@@ -56,7 +58,7 @@ export async function callWithRetry<T>(
     try {
       return await attempt(retry + 1);
     } catch (error) {
-      if (retry >= policy.retries || hooks.signal?.aborted) throw error;
+      if (retry >= policy.retries || hooks.signal?.aborted || hooks.giveUp?.(error)) throw error;
       const wait = retryWaitMs(error, retry + 1, policy.baseDelayMs, hooks.random);
       if (wait === undefined) throw error;
       await sleep(wait, hooks.signal);

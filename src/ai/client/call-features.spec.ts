@@ -1,0 +1,50 @@
+import { CapabilityNotSupportedError } from '../errors';
+import { ProviderRegistry } from './provider-registry';
+import { assertServes, canServe, configuredModel, requiredFeatures } from './call-features';
+
+const registry = ProviderRegistry.fromSettings([
+  { name: 'openai', kind: 'openai', apiKey: 'k', chatModel: 'gpt-4o', embeddingModel: 'text-embedding-3-small', timeoutMs: 1000 },
+  { name: 'deepseek', kind: 'deepseek', apiKey: 'k', chatModel: 'deepseek-chat', timeoutMs: 1000 },
+]);
+const openai = registry.get('openai');
+const deepseek = registry.get('deepseek');
+
+afterAll(() => registry.close());
+
+describe('requiredFeatures', () => {
+  it('names tools, structured output and image input only when the request uses them', () => {
+    expect(requiredFeatures({}, [{ role: 'user', content: 'hi' }])).toEqual([]);
+    expect(requiredFeatures({ responseFormat: { type: 'text' } }, [])).toEqual([]);
+    expect(
+      requiredFeatures({ toolChoice: 'auto', responseFormat: { type: 'json_object' } }, [
+        { role: 'user', content: [{ type: 'image', image: { kind: 'url', url: 'https://x/a.png' } }] },
+      ]),
+    ).toEqual(['tools', 'structuredOutput', 'vision']);
+    expect(requiredFeatures({}, [{ role: 'tool', toolCallId: 'c1', content: 'ok' }])).toEqual(['tools']);
+  });
+});
+
+describe('assertServes and canServe', () => {
+  it('refuses a provider without the capability, naming provider, kind and capability', () => {
+    expect(() => assertServes(deepseek, 'embeddings', [], undefined)).toThrow(new CapabilityNotSupportedError('deepseek: deepseek does not support embeddings'));
+    expect(canServe(deepseek, 'embeddings', [], undefined)).toBe(false);
+  });
+
+  it('refuses a model without a needed feature, naming the model and feature', () => {
+    expect(() => assertServes(deepseek, 'generate', ['vision'], undefined)).toThrow('deepseek: deepseek model deepseek-chat does not support image input');
+    expect(canServe(deepseek, 'generate', ['vision'], undefined)).toBe(false);
+  });
+
+  it('lets a capable provider through', () => {
+    expect(() => assertServes(openai, 'streaming', ['tools', 'vision'], 'gpt-4o')).not.toThrow();
+    expect(canServe(openai, 'embeddings', [], undefined)).toBe(true);
+  });
+});
+
+describe('configuredModel', () => {
+  it('is the requested model, else the registration setting', () => {
+    expect(configuredModel(openai, 'gpt-4o-mini', 'chatModel')).toBe('gpt-4o-mini');
+    expect(configuredModel(openai, undefined, 'embeddingModel')).toBe('text-embedding-3-small');
+    expect(configuredModel(deepseek, undefined, 'embeddingModel')).toBe('unknown');
+  });
+});

@@ -1,0 +1,71 @@
+/**
+ * What a call needs of a provider before it is sent: the capability (generation, streaming, embeddings) and the
+ * features beyond text its request uses. A provider without them is refused (or skipped by fallback), never sent
+ * the request with a field dropped.
+ */
+import { CapabilityNotSupportedError } from '../errors';
+import type { AiProvider, ChatMessage, GenerateRequest, ModelFeature } from '../providers/ai-provider.interface';
+
+export type Capability = 'generate' | 'embeddings' | 'streaming';
+
+const FEATURE_LABELS: Readonly<Record<ModelFeature, string>> = {
+  tools: 'tool calling',
+  structuredOutput: 'structured output (response_format)',
+  vision: 'image input',
+};
+
+export function hasFeature(provider: AiProvider, feature: ModelFeature, model: string | undefined): boolean {
+  return provider.supportsFeature ? provider.supportsFeature(feature, model) : provider.capabilities[feature];
+}
+
+/** Whether `provider` can take the call as a fallback candidate (judged on the model it would be asked for). */
+export function canServe(provider: AiProvider, capability: Capability, features: readonly ModelFeature[], model: string | undefined): boolean {
+  return provider.capabilities[capability] && features.every((feature) => hasFeature(provider, feature, model));
+}
+
+/** Refuses a call the routed provider cannot take: 400 `capability_not_supported` naming what is missing. */
+export function assertServes(provider: AiProvider, capability: Capability, features: readonly ModelFeature[], model: string | undefined): void {
+  if (!provider.capabilities[capability]) {
+    throw new CapabilityNotSupportedError(`${provider.name}: ${provider.kind} does not support ${capabilityLabel(capability)}`, {
+      provider: provider.name,
+    });
+  }
+  const missing = features.find((feature) => !hasFeature(provider, feature, model));
+  if (missing !== undefined) {
+    const named = model ?? provider.describe().chatModel;
+    throw new CapabilityNotSupportedError(
+      `${provider.name}: ${provider.kind}${typeof named === 'string' ? ` model ${named}` : ''} does not support ${FEATURE_LABELS[missing]}`,
+      { provider: provider.name },
+    );
+  }
+}
+
+/**
+ * What the request needs beyond text. `messages` are the caller's own (templated prompts are text only).
+ */
+export function requiredFeatures(
+  request: Pick<GenerateRequest, 'tools' | 'toolChoice' | 'responseFormat'>,
+  messages: readonly ChatMessage[],
+): ModelFeature[] {
+  const features: ModelFeature[] = [];
+  const toolTurns = messages.some((message) => message.role === 'tool' || (message.role === 'assistant' && message.toolCalls?.length));
+  if (request.tools?.length || request.toolChoice !== undefined || toolTurns) features.push('tools');
+  if (request.responseFormat !== undefined && request.responseFormat.type !== 'text') features.push('structuredOutput');
+  const images = messages.some(
+    (message) => message.role === 'user' && Array.isArray(message.content) && message.content.some((part) => part.type === 'image'),
+  );
+  if (images) features.push('vision');
+  return features;
+}
+
+function capabilityLabel(capability: Capability): string {
+  if (capability === 'streaming') return 'streaming generation';
+  return capability === 'embeddings' ? 'embeddings' : 'text generation';
+}
+
+/** The model a request names, else the registration's configured one. */
+export function configuredModel(provider: AiProvider, requested: string | undefined, setting: 'chatModel' | 'embeddingModel'): string {
+  if (requested !== undefined) return requested;
+  const configured = provider.describe()[setting];
+  return typeof configured === 'string' ? configured : 'unknown';
+}

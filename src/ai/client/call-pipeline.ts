@@ -1,0 +1,116 @@
+/**
+ * One model call as a pipeline of stages, in order (docs/architecture.md#the-call-path):
+ * route (model-routing.ts) -> choose a deployment (deployment-choice.ts, for an alias with deployments) ->
+ * gate (call-features.ts, call-admission.ts) -> attempt with retry (retried-attempt.ts, retry.ts) -> fall back
+ * (fallback.ts); measuring and recording (call-recording.ts, stream-relay.ts) wrap each attempt's upstream call,
+ * which the caller of {@link CallPipeline.run} supplies.
+ */
+import type { AiProvider, ModelFeature } from '../providers/ai-provider.interface';
+import { type Admission, admit, closeUnanswered, type GateRequest, UNGATED_ATTEMPT } from './call-admission';
+import { assertServes, type Capability, configuredModel } from './call-features';
+import type { Deployment, DeploymentChooser } from './deployment-choice';
+import { type Candidate, deploymentCandidates, fallBack, fallbackCandidates, type FallbackPolicy, mayFallBack } from './fallback';
+import type { ModelCallGate } from './model-call-gate';
+import type { ModelRouter } from './model-routing';
+import type { ProviderRegistry } from './provider-registry';
+import type { RetriedAttempts } from './retried-attempt';
+import type { AttemptOptions } from './sent-attempts';
+import type { ServiceOperation } from './service-request.events';
+
+/** One call to run: what it needs of a provider, and the upstream call of one attempt. */
+export interface PipelineCall<T> {
+  capability: Capability;
+  operation: ServiceOperation;
+  options: { provider?: string; model?: string; enableFallback?: boolean; signal?: AbortSignal };
+  /** One attempt's upstream call on `provider` for `model` (undefined: the provider's configured one). */
+  call: (provider: AiProvider, model: string | undefined, attempt: AttemptOptions) => Promise<T>;
+  features?: readonly ModelFeature[];
+  /** Set when the call passes the gate. */
+  gated?: GateRequest;
+  /** An answered attempt stays in flight on its deployment until {@link CallPipeline.finished} (a stream). */
+  holdsOpen?: boolean;
+}
+
+/** The answer, who gave it, and the admission whose ticket the caller closes with what the call cost. */
+export interface Answered<T> extends Admission {
+  result: T;
+  provider: AiProvider;
+  /** The deployment that answered, for a call to an alias with deployments. */
+  deployment?: Deployment;
+}
+
+const NO_FEATURES: readonly ModelFeature[] = [];
+
+export class CallPipeline {
+  /** Governance's allow-list and budget check before every call (docs/governance.md#enforcement). */
+  gate?: ModelCallGate;
+
+  constructor(
+    private readonly registry: ProviderRegistry,
+    private readonly router: ModelRouter,
+    private readonly fallback: FallbackPolicy,
+    private readonly attempts: RetriedAttempts,
+    /** Set when some alias has deployments. */
+    private readonly chooser?: DeploymentChooser,
+  ) {}
+
+  async run<T>(call: PipelineCall<T>): Promise<Answered<T>> {
+    const { options, capability, operation, gated } = call;
+    const features = call.features ?? NO_FEATURES;
+    const route = this.router.route(options.provider, options.model);
+    const chooser = this.chooser;
+    const choice = route.deployments && chooser ? chooser.choose(route.deployments, options.signal) : undefined;
+    const order = choice instanceof Promise ? await choice : choice;
+    const chosen = order?.[0];
+    const model = chosen ? chosen.model : route.target.model;
+    const primary = this.registry.get(chosen ? chosen.provider : route.target.provider);
+    assertServes(primary, capability, features, model);
+    const gate = this.gate;
+    const admitted = admit(gate, primary, model, gated);
+    const admission = admitted instanceof Promise ? await admitted : admitted;
+    const { attempts } = admission;
+    const tryOn = (provider: AiProvider, model: string | undefined, deployment?: Deployment): Promise<T> => {
+      const upstream = () =>
+        attempts ? attempts.run(provider, model, options.signal, (sending) => call.call(provider, model, sending)) : call.call(provider, model, UNGATED_ATTEMPT);
+      if (!deployment || !chooser) return this.attempts.run(provider, operation, options.signal, upstream);
+      return this.attempts.run(
+        provider,
+        operation,
+        options.signal,
+        () => chooser.track(deployment, upstream, call.holdsOpen === true),
+        () => chooser.cooling(deployment),
+      );
+    };
+    try {
+      const result = await tryOn(primary, model, chosen);
+      return chosen ? { result, provider: primary, deployment: chosen, ...admission } : { result, provider: primary, ...admission };
+    } catch (error) {
+      if (!mayFallBack(this.fallback, options.enableFallback, error)) {
+        closeUnanswered(admission);
+        throw error;
+      }
+      try {
+        const answered = await fallBack({
+          error,
+          from: primary,
+          candidates: order ? deploymentCandidates(this.registry, order, capability, features) : fallbackCandidates(this.registry, this.fallback, route, capability, features),
+          operation,
+          signal: options.signal,
+          admits: ({ provider, model }: Candidate) => !gate || !gated || gate.admits(provider.name, configuredModel(provider, model, gated.setting), provider.kind),
+          tryCandidate: ({ provider, model, deployment }: Candidate) => tryOn(provider, model, deployment),
+        });
+        return { ...answered, ...admission };
+      } catch (failure) {
+        closeUnanswered(admission);
+        throw failure;
+      }
+    }
+  }
+
+  /** A call to a deployment ended: its tokens count toward the known TPM, and a held stream leaves the in-flight count. */
+  finished(deployment: Deployment | undefined, tokens: number | undefined, held: boolean): void {
+    if (!deployment || !this.chooser) return;
+    if (tokens !== undefined) deployment.countTokens(tokens, Date.now());
+    if (held) this.chooser.release(deployment);
+  }
+}

@@ -1,0 +1,61 @@
+/** The recording stage against a real adapter and the OpenAI emulator. */
+import { OpenAiEmulator } from '../../../test/emulators/openai-emulator';
+import { CallRecorder, openStream } from './call-recording';
+import type { ModelCallRecord } from './model-call';
+import { ProviderRegistry } from './provider-registry';
+
+let emulator: OpenAiEmulator;
+let registry: ProviderRegistry;
+
+beforeAll(async () => {
+  emulator = await OpenAiEmulator.start({ apiKey: 'k' });
+  registry = ProviderRegistry.fromSettings([
+    { name: 'openai', kind: 'openai', url: emulator.url, apiKey: 'k', chatModel: 'gpt-test', embeddingModel: 'embed-test', timeoutMs: 2000 },
+  ]);
+});
+afterAll(async () => {
+  await registry.close();
+  await emulator.close();
+});
+beforeEach(() => emulator.server.reset());
+
+function recorder(): { recorder: CallRecorder; records: ModelCallRecord[] } {
+  const records: ModelCallRecord[] = [];
+  const recording = new CallRecorder();
+  recording.sink = (record) => records.push(record);
+  return { recorder: recording, records };
+}
+
+describe('CallRecorder', () => {
+  it('records a generation with the upstream usage', async () => {
+    const { recorder: recording, records } = recorder();
+    const result = await recording.generate(registry.get('openai'), { messages: [{ role: 'user', content: 'hi' }] });
+    expect(result.text).toBe('echo: hi');
+    expect(records).toEqual([{ provider: 'openai', providerKind: 'openai', model: 'gpt-test', operation: 'generate', status: 'ok', usage: { inputTokens: 7, outputTokens: 3, cachedTokens: 0 }, estimated: false }]);
+  });
+
+  it('records an answered error with no tokens, and no record for a refused connection', async () => {
+    const { recorder: recording, records } = recorder();
+    emulator.serverErrorNext(500);
+    await expect(recording.generate(registry.get('openai'), { messages: [{ role: 'user', content: 'hi' }] })).rejects.toMatchObject({ type: 'provider_error' });
+    expect(records).toEqual([expect.objectContaining({ status: 'error', model: 'gpt-test', usage: { inputTokens: 0, outputTokens: 0, cachedTokens: 0 } })]);
+    emulator.server.resetNext();
+    await expect(recording.embed(registry.get('openai'), { inputs: ['a'] })).rejects.toMatchObject({ type: 'connection_error' });
+    expect(records).toHaveLength(1);
+  });
+
+  it('builds no record without a sink', async () => {
+    const recording = new CallRecorder();
+    await expect(recording.embed(registry.get('openai'), { inputs: ['abc'] })).resolves.toMatchObject({ model: 'embed-test' });
+  });
+});
+
+describe('openStream', () => {
+  it('resolves at the first chunk, so a refusal fails the attempt before anything is relayed', async () => {
+    const opened = await openStream(registry.get('openai'), { messages: [{ role: 'user', content: 'hi' }] });
+    expect(opened.first.done).toBe(false);
+    await opened.rest.return?.();
+    emulator.serverErrorNext(503);
+    await expect(openStream(registry.get('openai'), { messages: [{ role: 'user', content: 'hi' }] })).rejects.toMatchObject({ type: 'provider_error' });
+  });
+});
