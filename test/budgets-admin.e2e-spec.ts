@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Redis from 'ioredis';
 import { ApiExceptionFilter } from '../src/http/api-exception.filter';
+import { DIALECT_ERROR_SHAPES } from '../src/ai/http/dialect-error-shapes';
 import { GOVERNANCE_REQUEST_KEY, type GovernanceRequestState } from '../src/governance/governance-identity';
 import { BudgetsModule } from '../src/governance/budgets/budgets.module';
 import { GovernanceModule } from '../src/governance/governance.module';
@@ -37,9 +38,12 @@ const settings: BudgetsSettings = {
   rules: { budgets: [{ scope: 'tenant', id: '*', period: 'month', micros: 1_000_000_000 }], limits: [] },
 };
 
-/** A model route in miniature: reserves one cent for the caller, settles it, answers what it spent. */
+/**
+ * A model route in miniature: reserves one cent for the caller, settles it, answers what it spent. Its filter has
+ * the dialects' error shapes, as a host app passes them (docs/decisions.md C10), so /openai/v1 answers in OpenAI's.
+ */
 @Controller()
-@UseFilters(ApiExceptionFilter)
+@UseFilters(new ApiExceptionFilter(DIALECT_ERROR_SHAPES))
 class CallController {
   constructor(private readonly budgets: BudgetsService) {}
 

@@ -18,7 +18,7 @@ const MiB = 2 ** 20;
 const IDLE_RSS_BOUND = 165 * MiB;
 const IDLE_HEAP_BOUND = 45 * MiB;
 /** Packages the default configuration (memory stores, MCP off, no auth section) must not load. */
-const UNUSED_BY_DEFAULT = ['@modelcontextprotocol/sdk', 'zod', 'hono', 'ioredis', '@nest-lab/throttler-storage-redis', '@electric-sql/pglite'];
+const UNUSED_BY_DEFAULT = ['@modelcontextprotocol/sdk', 'zod', 'hono', 'ioredis', '@nest-lab/throttler-storage-redis', '@electric-sql/pglite', 'pg', 'google-auth-library', '@aws-sdk/credential-provider-node', '@smithy/signature-v4', '@smithy/core'];
 
 interface Footprint {
   rss: number;

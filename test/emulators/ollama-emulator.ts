@@ -202,7 +202,10 @@ function withinNumPredict(text: string, options: unknown): { text: string; trunc
 }
 
 function isBase64(value: unknown): boolean {
-  return typeof value === 'string' && value.length > 0 && /^[A-Za-z0-9+/]+={0,2}$/.test(value);
+  // A search for a character outside the alphabet, not a quantified pattern, which a 15 MiB image can overflow.
+  if (typeof value !== 'string' || value.length === 0 || /[^A-Za-z0-9+/=]/.test(value)) return false;
+  const padding = value.indexOf('=');
+  return padding === -1 || (padding > 0 && value.length - padding <= 2 && /^=+$/.test(value.slice(padding)));
 }
 
 function validTools(tools: unknown): boolean {

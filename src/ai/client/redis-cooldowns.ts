@@ -27,9 +27,14 @@ export class RedisCooldowns implements SharedCooldowns {
     this.connected.catch(ignore);
   }
 
+  /** Written once the client is connected: with the offline queue off, a write before that would be dropped. */
   publish(key: string, until: number): void {
-    const ms = Math.ceil(until - Date.now());
-    if (ms > 0) this.redis.set(this.cooldownKey(key), String(until), 'PX', ms).catch(ignore);
+    const write = () => {
+      const ms = Math.ceil(until - Date.now());
+      if (ms > 0) this.redis.set(this.cooldownKey(key), String(until), 'PX', ms).catch(ignore);
+    };
+    if (this.redis.status === 'ready') write();
+    else this.redis.once('ready', write);
   }
 
   async claimProbe(key: string): Promise<boolean> {

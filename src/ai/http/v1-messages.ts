@@ -2,6 +2,7 @@
  * The /v1 body's messages, tools, tool choice and response format (snake_case) in the domain's terms. Each
  * mistake is an InvalidRequestError naming the field's path, e.g. `messages[2].tool_calls[0].function.name`.
  */
+import { base64ImageDataUrl } from '../../common/base64-data-url';
 import { InvalidRequestError } from '../errors';
 import type { ChatMessage, ContentPart, ResponseFormat, ToolCall, ToolChoice, ToolDefinition } from '../providers/ai-provider.interface';
 
@@ -72,11 +73,11 @@ function userContent(value: unknown, field: string): string | ContentPart[] {
 /** An image given as an http(s) URL or a base64 `data:image/...` URL; `field` names it in the error. */
 export function imagePart(value: unknown, field: string): Extract<ContentPart, { type: 'image' }> {
   const url = text(value, field);
-  const data = /^data:(image\/[a-z0-9.+-]+);base64,([A-Za-z0-9+/]+={0,2})$/i.exec(url);
+  const data = base64ImageDataUrl(url, 2);
   if (!data && !/^https?:\/\//i.test(url)) {
     throw new InvalidRequestError(`${field} must be an http(s) URL or a base64 data: URL`);
   }
-  return { type: 'image', image: data ? { kind: 'base64', mediaType: data[1].toLowerCase(), data: data[2] } : { kind: 'url', url } };
+  return { type: 'image', image: data ? { kind: 'base64', ...data } : { kind: 'url', url } };
 }
 
 function toolCall(value: unknown, field: string): ToolCall {

@@ -3,6 +3,7 @@
  * copy of a valid body) and messages that name the offending parameter the way OpenAI does.
  */
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
+import { base64ImageDataUrl } from '../../../common/base64-data-url';
 import type { ChatMessage, ContentPart, ResponseFormat, ToolChoice, ToolDefinition } from '../../providers/ai-provider.interface';
 
 /**
@@ -288,14 +289,12 @@ export function chatMessages(messages: ChatCompletionRequest['messages']): ChatM
   });
 }
 
-const DATA_URL = /^data:(image\/[a-z0-9.+-]+);base64,([A-Za-z0-9+/]+=*)$/i;
-
 /** One content part as the domain's: an image_url must be an http(s) URL or a base64 data: URL. */
 export function contentPart(part: RequestPart, at: string): ContentPart {
   if (part.type === 'text') return { type: 'text', text: part.text };
   const { url, detail } = part.image_url;
-  const data = DATA_URL.exec(url);
-  if (data) return { type: 'image', image: { kind: 'base64', mediaType: data[1].toLowerCase(), data: data[2] }, ...(detail ? { detail } : {}) };
+  const data = base64ImageDataUrl(url);
+  if (data) return { type: 'image', image: { kind: 'base64', ...data }, ...(detail ? { detail } : {}) };
   if (!/^https?:\/\//i.test(url)) {
     throw new OpenAiRequestError(`Invalid value for '${at}.content': an image_url must be an http(s) URL or a base64 data: URL.`, `${at}.content`, 'invalid_image_url');
   }

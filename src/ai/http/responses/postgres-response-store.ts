@@ -1,5 +1,5 @@
 import { Logger, type OnModuleDestroy } from '@nestjs/common';
-import { Pool, type PoolClient } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import type { ResponseItem } from './responses-input';
 import type { ResponseStore, ResponseStoreBounds, StoredResponse } from './responses-store';
 
@@ -31,7 +31,9 @@ export class PostgresResponseStore implements ResponseStore, OnModuleDestroy {
   ) {
     if (!RESPONSES_TABLE_PATTERN.test(table)) throw new Error(`invalid responses table name ${JSON.stringify(table)}`);
     this.items = `${table}_items`;
-    this.pool = new Pool({ connectionString: url, max: 4, connectionTimeoutMillis: 2000, idleTimeoutMillis: 30_000 });
+    // Required here: a configuration without this store loads no PostgreSQL client (decision C13).
+    const { Pool: PgPool } = require('pg') as typeof import('pg');
+    this.pool = new PgPool({ connectionString: url, max: 4, connectionTimeoutMillis: 2000, idleTimeoutMillis: 30_000 });
     // An idle client that loses its connection must not crash the process; the next query reports it.
     this.pool.on('error', () => undefined);
   }

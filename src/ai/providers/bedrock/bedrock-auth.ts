@@ -4,9 +4,7 @@
  * shared files and `profile`, container and instance roles; cached and refreshed by the chain). The chain's and the
  * signer's errors are never surfaced: they can name files, roles and endpoints.
  */
-import { Sha256 } from '@aws-crypto/sha256-js';
-import { defaultProvider } from '@aws-sdk/credential-provider-node';
-import { SignatureV4 } from '@smithy/signature-v4';
+import type { SignatureV4 } from '@smithy/signature-v4';
 import { AuthenticationError } from '../../errors';
 import type { BedrockSettings } from '../ai-provider.interface';
 
@@ -22,8 +20,12 @@ export class BedrockAuth {
   ) {
     this.#apiKey = apiKey;
     if (apiKey !== undefined) return;
+    // Required here: a configuration without a Bedrock provider loads none of the AWS SDK (decision C13).
+    const { Sha256 } = require('@aws-crypto/sha256-js') as typeof import('@aws-crypto/sha256-js');
+    const { defaultProvider } = require('@aws-sdk/credential-provider-node') as typeof import('@aws-sdk/credential-provider-node');
+    const { SignatureV4: Signer } = require('@smithy/signature-v4') as typeof import('@smithy/signature-v4');
     const credentials = defaultProvider(settings.profile !== undefined ? { profile: settings.profile } : {});
-    this.signer = new SignatureV4({ service: 'bedrock', region: settings.region, credentials, sha256: Sha256 });
+    this.signer = new Signer({ service: 'bedrock', region: settings.region, credentials, sha256: Sha256 });
   }
 
   get mode(): 'api_key' | 'sigv4' {

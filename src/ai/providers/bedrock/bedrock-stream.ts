@@ -5,7 +5,7 @@
  * pieces of JSON text), contentBlockStop, messageStop (stopReason), metadata (usage). An `exception` message after
  * the 200 (throttlingException, modelStreamErrorException, ...) is mapped like a status answer.
  */
-import { EventStreamCodec, type Message } from '@smithy/core/event-streams';
+import type { EventStreamCodec, Message } from '@smithy/core/event-streams';
 import { isObject } from '../../../common/json-values';
 import { InvalidResponseError, type TollgateError } from '../../errors';
 import type { GenerateStreamChunk, TokenUsage } from '../ai-provider.interface';
@@ -14,10 +14,19 @@ import { mapBedrockStopReason, toBedrockUsage } from './bedrock-converse';
 /** A message larger than this is refused rather than buffered (Bedrock's chunks are a few kilobytes). */
 const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 
-const codec = new EventStreamCodec(
-  (bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'),
-  (text) => Buffer.from(text, 'utf8'),
-);
+let sharedCodec: EventStreamCodec | undefined;
+
+/** Made at the first Bedrock stream: a configuration without Bedrock loads none of Smithy (decision C13). */
+function eventStreamCodec(): EventStreamCodec {
+  if (!sharedCodec) {
+    const { EventStreamCodec: Codec } = require('@smithy/core/event-streams') as typeof import('@smithy/core/event-streams');
+    sharedCodec = new Codec(
+      (bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'),
+      (text) => Buffer.from(text, 'utf8'),
+    );
+  }
+  return sharedCodec;
+}
 
 /** Whole event-stream messages from a byte stream; a message split across chunks is joined first. */
 export async function* readEventStream(body: AsyncIterable<Buffer>, provider: string): AsyncGenerator<Message> {
@@ -30,7 +39,7 @@ export async function* readEventStream(body: AsyncIterable<Buffer>, provider: st
       if (pending.length < length) break;
       let message: Message;
       try {
-        message = codec.decode(pending.subarray(0, length));
+        message = eventStreamCodec().decode(pending.subarray(0, length));
       } catch {
         throw malformed(provider);
       }

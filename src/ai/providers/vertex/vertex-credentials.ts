@@ -7,7 +7,7 @@
  * The library's errors are never surfaced: they can carry token endpoints and upstream bodies.
  */
 import { readFileSync } from 'node:fs';
-import { type AuthClient, GoogleAuth } from 'google-auth-library';
+import type { AuthClient, GoogleAuth } from 'google-auth-library';
 import { AuthenticationError, TollgateError } from '../../errors';
 import { mapNetworkError } from '../../../upstream/upstream-errors';
 import type { VertexSettings } from '../ai-provider.interface';
@@ -31,7 +31,9 @@ export class VertexCredentials {
       return;
     }
     if (settings.credentialsFile !== undefined) readableJson(provider, settings.credentialsFile);
-    this.auth = new GoogleAuth({ keyFile: settings.credentialsFile, scopes: [VERTEX_SCOPE] });
+    // Required here: a configuration without a Vertex provider loads no Google auth library (decision C13).
+    const { GoogleAuth: GoogleAuthClass } = require('google-auth-library') as typeof import('google-auth-library');
+    this.auth = new GoogleAuthClass({ keyFile: settings.credentialsFile, scopes: [VERTEX_SCOPE] });
     this.auth.useJWTAccessWithScope = true;
   }
 
