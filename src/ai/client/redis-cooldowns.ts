@@ -17,24 +17,34 @@ export class RedisCooldowns implements SharedCooldowns {
   private readonly redis: Redis;
   private timer?: NodeJS.Timeout;
   private readonly connected: Promise<void>;
+  /** Cool-downs seen while Redis was not connected, by deployment: each one's latest end. */
+  private readonly unpublished = new Map<string, number>();
 
   constructor(
     url: string,
     private readonly prefix = DEFAULT_COOLDOWN_KEY_PREFIX,
   ) {
     this.redis = failFastRedis(url);
+    this.redis.on('ready', () => {
+      for (const [key, until] of this.unpublished) this.write(key, until);
+      this.unpublished.clear();
+    });
     this.connected = this.redis.connect();
     this.connected.catch(ignore);
   }
 
-  /** Written once the client is connected: with the offline queue off, a write before that would be dropped. */
+  /**
+   * Written at once when connected; otherwise kept (the latest end per deployment) and written when the client
+   * connects: with the offline queue off, a write before that would be dropped.
+   */
   publish(key: string, until: number): void {
-    const write = () => {
-      const ms = Math.ceil(until - Date.now());
-      if (ms > 0) this.redis.set(this.cooldownKey(key), String(until), 'PX', ms).catch(ignore);
-    };
-    if (this.redis.status === 'ready') write();
-    else this.redis.once('ready', write);
+    if (this.redis.status === 'ready') this.write(key, until);
+    else this.unpublished.set(key, Math.max(until, this.unpublished.get(key) ?? 0));
+  }
+
+  private write(key: string, until: number): void {
+    const ms = Math.ceil(until - Date.now());
+    if (ms > 0) this.redis.set(this.cooldownKey(key), String(until), 'PX', ms).catch(ignore);
   }
 
   async claimProbe(key: string): Promise<boolean> {
