@@ -198,6 +198,30 @@ describe('budget engine on Redis', () => {
     }
   });
 
+  it('sends what is made while a script call is on its way as the next single call, in the order made', async () => {
+    const store = new RedisCounterStore(REDIS_URL);
+    await store.connect();
+    const engine = new CountingBudgetEngine(store, `${prefix}group:`);
+    try {
+      const scopes = [{ kind: 'key', id: 'k', period: 'day', limit: { tokens: 1_000 } }] as const;
+      await engine.release(await engine.reserve(scopes, { micros: 0, tokens: 1 }));
+      await new Promise((turnEnded) => setImmediate(turnEnded));
+      const before = await scriptCalls();
+      // Redis holds every client's commands for 300 ms, so the first call stays on its way while five more turns pass.
+      await redis.client('PAUSE', 300, 'ALL');
+      const outcome = (reserved: Promise<unknown>) => reserved.then(() => 'granted', (error: Error) => error.constructor.name);
+      const outcomes = [outcome(Promise.resolve(engine.reserve(scopes, { micros: 0, tokens: 600 })))];
+      for (let turn = 0; turn < 5; turn++) {
+        await new Promise((turnEnded) => setImmediate(turnEnded));
+        outcomes.push(outcome(Promise.resolve(engine.reserve(scopes, { micros: 0, tokens: 100 }))));
+      }
+      expect(await Promise.all(outcomes)).toEqual(['granted', 'granted', 'granted', 'granted', 'granted', 'BudgetExceededError']);
+      expect((await scriptCalls()) - before).toBe(2);
+    } finally {
+      await engine.close();
+    }
+  });
+
   it('fails closed on a counter it cannot read, without charging that reserve or failing the others of its turn', async () => {
     const logged = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
     const store = new RedisCounterStore(REDIS_URL);

@@ -105,8 +105,9 @@ type ScriptedRedis = Redis & {
 
 /**
  * Counters in Redis, shared by every process on it. The reserves and settles made in one turn of the event
- * loop go to Redis together, in one script call when the turn ends (decision D10: exact, since the script
- * runs them one after the other as separate calls would run, and one round trip instead of one per call).
+ * loop, and in the turns while the previous script call is on its way, go to Redis together in one script call
+ * (decision D10: exact, since the script runs them one after the other as separate calls would run, and one
+ * round trip instead of one per call).
  * A reserve that cannot reach Redis fails closed (BudgetStoreUnavailableError, 503): an unenforced budget is
  * the failure issue 19 exists to end. A settle that cannot reach it is logged and dropped, since the call has
  * been made.
@@ -118,10 +119,10 @@ export class RedisCounterStore implements CounterStore {
   private pendingDeltas = new Map<string, Delta>();
   /** Reserves not yet sent, in the order they were made. */
   private pendingReserves: PendingReserve[] = [];
-  /** Resolves once the current turn's script call has been answered (or has failed). */
-  private turnEnd?: Promise<void>;
-  /** Script calls sent and not yet answered. */
-  private readonly writing = new Set<Promise<void>>();
+  /** Resolves once the script call carrying the pending settles and reserves has been answered (or has failed). */
+  private nextCall?: Promise<void>;
+  /** The script call sent and not yet answered: at most one at a time. */
+  private inFlight?: Promise<void>;
   private closed = false;
   private readonly failures = new StoreFailureLog((message) => this.logger.error(message), (summary) => `budget store unavailable (${summary}); model calls with a budget or rate limit are refused until it answers`);
 
@@ -142,22 +143,22 @@ export class RedisCounterStore implements CounterStore {
   }
 
   /**
-   * Answers when the turn's script call has been answered. The wait is the rest of the current turn: requests
-   * read from the sockets in one poll of the event loop share a round trip, which is what makes Redis-backed
-   * budgets cost little more than counters in memory (bench/RESULTS.md, 2026-11-28).
+   * Answers when the script call carrying it has been answered. The wait is the rest of the current turn, and
+   * the previous call's round trip if one is on its way: requests read from the sockets meanwhile share a round
+   * trip, which is what makes Redis-backed budgets cost little more than counters in memory (bench/RESULTS.md).
    */
   tryCharge(plans: readonly CounterPlan[], estimate: Usage, output: OutputAllowance): Promise<Refusal | number> {
     if (this.closed) return Promise.reject(new BudgetStoreUnavailableError());
     return new Promise((resolve, reject) => {
       this.pendingReserves.push({ plans, estimate, output, resolve, reject });
-      void this.endOfTurn();
+      void this.pendingCall();
     });
   }
 
   /**
-   * Adds the delta to the counters' pending sums, written with the turn's script call (the promise resolves
-   * then). Settles are made after the answer has gone out, so deferring them a turn changes no refusal by more
-   * than that turn.
+   * Adds the delta to the counters' pending sums, written with the next script call (the promise resolves
+   * then). Settles are made after the answer has gone out, so deferring them a round trip changes no refusal by
+   * more than that round trip.
    */
   adjust(keys: readonly string[], delta: Delta): Promise<void> {
     // After close the client is gone: the counters keep the estimate until their window ends.
@@ -170,30 +171,42 @@ export class RedisCounterStore implements CounterStore {
         sum.requests += delta.requests;
       } else this.pendingDeltas.set(key, { micros: delta.micros, tokens: delta.tokens, requests: delta.requests });
     }
-    return this.endOfTurn();
+    return this.pendingCall();
   }
 
   /** Writes every settle already made and answers every reserve already made, then disconnects. */
   async close(): Promise<void> {
     this.closed = true;
-    while (this.turnEnd || this.writing.size > 0) await Promise.all([this.turnEnd, ...this.writing]);
+    while (this.nextCall || this.inFlight) await Promise.all([this.nextCall, this.inFlight]);
     this.redis.disconnect();
   }
 
-  private endOfTurn(): Promise<void> {
-    this.turnEnd ??= new Promise((resolve) =>
-      setImmediate(() => {
-        this.turnEnd = undefined;
-        const writing = this.writeTurn().finally(() => this.writing.delete(writing));
-        this.writing.add(writing);
-        resolve(writing);
-      }),
-    );
-    return this.turnEnd;
+  private pendingCall(): Promise<void> {
+    this.nextCall ??= this.sendPending();
+    return this.nextCall;
   }
 
-  /** Sends the turn's settles and reserves as one script call and answers each reserve. Never rejects. */
-  private async writeTurn(): Promise<void> {
+  /**
+   * Sends what is pending once the current turn has ended and no script call is on its way: what is made while
+   * one is on its way joins the next (group commit), so under load a call carries the reserves of several turns
+   * and each request costs a fraction of a round trip. One call at a time also keeps Redis's order the order
+   * the reserves were made in.
+   */
+  private async sendPending(): Promise<void> {
+    await new Promise<void>((turnEnded) => setImmediate(turnEnded));
+    while (this.inFlight) await this.inFlight;
+    this.nextCall = undefined;
+    const call = this.writePending();
+    this.inFlight = call;
+    try {
+      await call;
+    } finally {
+      if (this.inFlight === call) this.inFlight = undefined;
+    }
+  }
+
+  /** Sends the pending settles and reserves as one script call and answers each reserve. Never rejects. */
+  private async writePending(): Promise<void> {
     const deltas = this.pendingDeltas;
     const reserves = this.pendingReserves;
     this.pendingDeltas = new Map();
