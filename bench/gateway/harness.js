@@ -1,6 +1,7 @@
 'use strict';
 // Shared by the benches: the OpenAI emulator and the built Tollgate server as child processes, the request
-// pairs (direct to the emulator / through the gateway), per-process CPU readings and a load run measuring them.
+// pairs (direct to the emulator / through the gateway), per-process CPU readings, a load run measuring them, and
+// the chat path's CPU per request compared across configurations (bench/governance, bench/tracing).
 const autocannon = require('autocannon');
 const { execFileSync, spawn } = require('node:child_process');
 const fs = require('node:fs');
@@ -141,4 +142,94 @@ async function throughput(request, { duration, connections, watched = {} }) {
   return { rps: result.requests.average, total: result.requests.total, cpu };
 }
 
-module.exports = { ROOT, cpuMicros, openAiScenarios, scenarios, start, startServers, stop, throughput };
+/** The knobs of compareChatCpu, from the environment: CONNECTIONS=10 DURATION=5 ROUNDS=5 WARMUP=2 ROUTE=chat|stream. */
+function chatCpuSettings() {
+  return {
+    connections: Number(process.env.CONNECTIONS || 10),
+    duration: Number(process.env.DURATION || 5),
+    rounds: Number(process.env.ROUNDS || 5),
+    warmup: Number(process.env.WARMUP || 2),
+    stream: process.env.ROUTE === 'stream',
+  };
+}
+
+/** The median of the figures there are (no CPU figure where /proc is missing). */
+function median(values) {
+  const sorted = values.filter((value) => value !== undefined).sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+/**
+ * The chat path's CPU per request under each configuration of `configs` (variant name -> Tollgate YAML; the
+ * first is the baseline): one Tollgate process per variant on the OpenAI emulator, loaded on
+ * /openai/v1/chat/completions in interleaved rounds whose order rotates, every variant in a fresh process each
+ * round. Prints each round, then each variant's median req/s and CPU per request and the median of its per-round
+ * ratios to the baseline of the same round. `heading` starts the first line; `bearerOf(name, origin)`, where
+ * given, resolves to the credential a variant is called with (undefined: the shared API token).
+ */
+async function compareChatCpu({ heading, configs, settings, bearerOf }) {
+  const { connections, duration, rounds, warmup, stream } = settings;
+  const names = Object.keys(configs);
+  const baseline = names[0];
+  const emulator = await start([path.join(__dirname, 'emulator-process.js')], { BENCH_API_KEY: API_KEY }, /ready (\S+)/);
+  const configDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tollgate-bench-chat-cpu-'));
+  const servers = new Set();
+  try {
+    const files = {};
+    for (const [index, name] of names.entries()) {
+      files[name] = path.join(configDir, `variant-${index}.yaml`);
+      fs.writeFileSync(files[name], configs[name]);
+    }
+    const load = async (target, seconds) => {
+      const request = {
+        origin: target.origin,
+        path: '/openai/v1/chat/completions',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${target.bearer}` },
+        body: JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'Say hello' }], ...(stream ? { stream: true } : {}) }),
+      };
+      const { rps, cpu } = await throughput(request, { duration: seconds, connections, watched: { server: target.child.pid } });
+      return { rps, cpu: cpu.server };
+    };
+    process.stdout.write(
+      `${heading}; Node ${process.version}, ${os.cpus().length} CPUs; ` +
+        `${connections} connections x ${duration} s after ${warmup} s of warm-up, ${rounds} interleaved rounds, fresh processes every round\n\n`,
+    );
+    const runs = Object.fromEntries(names.map((name) => [name, []]));
+    for (let round = 0; round < rounds; round++) {
+      // Fresh processes each round: one process can run a few per cent slower than another for its whole life.
+      const order = names.map((_, i) => names[(i + round) % names.length]);
+      for (const name of order) {
+        const server = await start(
+          [path.join(ROOT, 'dist', 'src', 'main.js')],
+          { PORT: '0', API_TOKEN, TOLLGATE_CONFIG: files[name], OPENAI_API_KEY: API_KEY, OPENAI_URL: emulator.match, OPENAI_CHAT_MODEL: 'gpt-test', TOLLGATE_DEFAULT_PROVIDER: 'openai' },
+          /listening on (http:\/\/[^\s"]+)/,
+        );
+        servers.add(server.child);
+        try {
+          const target = { origin: server.match, child: server.child, bearer: (await bearerOf?.(name, server.match)) ?? API_TOKEN };
+          await load(target, warmup);
+          runs[name].push(await load(target, duration));
+        } finally {
+          await stop(server.child);
+          servers.delete(server.child);
+        }
+      }
+      process.stdout.write(`round ${round + 1}: ${names.map((name) => `${name} ${runs[name][round].cpu.toFixed(0)}`).join(', ')} us/req\n`);
+    }
+    const width = Math.max(...names.map((name) => name.length)) + 2;
+    process.stdout.write(`\n${'variant'.padEnd(width)}   req/s  CPU us/req  vs ${baseline} (median of per-round ratios)\n`);
+    for (const name of names) {
+      const ratios = runs[name].map((run, i) => run.cpu / runs[baseline][i].cpu);
+      process.stdout.write(
+        `${name.padEnd(width)} ${median(runs[name].map((r) => r.rps)).toFixed(0).padStart(7)} ${median(runs[name].map((r) => r.cpu)).toFixed(0).padStart(11)}  ` +
+          `${name === baseline ? '' : `${(100 * (median(ratios) - 1)).toFixed(1).padStart(6)}% (rounds ${ratios.map((r) => `${(100 * (r - 1)).toFixed(1)}%`).join(' ')})`}\n`,
+      );
+    }
+  } finally {
+    await Promise.all([...servers].map(stop));
+    await stop(emulator.child);
+    fs.rmSync(configDir, { recursive: true, force: true });
+  }
+}
+
+module.exports = { ROOT, chatCpuSettings, compareChatCpu, cpuMicros, openAiScenarios, scenarios, start, startServers, stop, throughput };

@@ -3,13 +3,12 @@
  * retention folded into `<table>_daily` (one row per day, tenant, sub-tenant, subject, key, provider and
  * model) so the table does not grow without bound. Reports read both.
  */
-import type { Pool, PoolClient } from 'pg';
+import type { Pool } from 'pg';
+import { POSTGRES_SUFFIXED_TABLE_PATTERN, tablesCreatedOnce } from '../../auth/stores/postgres-table';
 import type { LedgerEntry } from './ledger-entry';
 import type { LedgerStore } from './ledger-store';
 import { emptyRow, sortRows, type UsageGroup, type UsageQuery, type UsageRow } from './usage-query';
 
-/** Unquoted identifiers only (interpolated into SQL), short enough for the `_daily` suffix. */
-export const LEDGER_TABLE_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,56}$/;
 export const DEFAULT_LEDGER_TABLE = 'tollgate_ledger';
 
 export interface PostgresLedgerOptions {
@@ -63,10 +62,10 @@ export class PostgresLedgerStore implements LedgerStore {
   private readonly pool: Pool;
   private readonly table: string;
   private readonly daily: string;
-  private ready?: Promise<void>;
+  private readonly ensureTables: () => Promise<void>;
 
   constructor(private readonly options: PostgresLedgerOptions) {
-    if (!LEDGER_TABLE_PATTERN.test(options.table)) throw new Error(`invalid ledger table name ${JSON.stringify(options.table)}`);
+    if (!POSTGRES_SUFFIXED_TABLE_PATTERN.test(options.table)) throw new Error(`invalid ledger table name ${JSON.stringify(options.table)}`);
     this.table = options.table;
     this.daily = `${options.table}_daily`;
     // Required here: a configuration without PostgreSQL loads no PostgreSQL client (decision C13).
@@ -74,6 +73,24 @@ export class PostgresLedgerStore implements LedgerStore {
     this.pool = new PgPool({ connectionString: options.url, max: 4, connectionTimeoutMillis: options.connectionTimeoutMs ?? 5000, idleTimeoutMillis: 30_000 });
     // An idle client's error (server restart) must not crash the process; the next query reconnects.
     this.pool.on('error', () => undefined);
+    this.ensureTables = tablesCreatedOnce(this.pool, this.table, [
+      `CREATE TABLE IF NOT EXISTS ${this.table} (
+         id bigserial PRIMARY KEY,
+         time timestamptz NOT NULL,
+         request_id text, tenant text, sub_tenant text, subject text, key_id text, route text,
+         provider text NOT NULL, model text NOT NULL, operation text NOT NULL,
+         input_tokens bigint NOT NULL, output_tokens bigint NOT NULL, cached_tokens bigint NOT NULL,
+         cost_micros bigint, status text NOT NULL, estimated boolean NOT NULL
+       )`,
+      `CREATE INDEX IF NOT EXISTS ${this.table}_time_idx ON ${this.table} (time)`,
+      `CREATE INDEX IF NOT EXISTS ${this.table}_tenant_time_idx ON ${this.table} (tenant, time)`,
+      `CREATE TABLE IF NOT EXISTS ${this.daily} (
+         day date NOT NULL,
+         ${ROLLUP_KEYS.map((key) => `${key} text NOT NULL`).join(', ')},
+         ${SUMS.map((column) => `${column} bigint NOT NULL`).join(', ')},
+         PRIMARY KEY (day, ${ROLLUP_KEYS.join(', ')})
+       )`,
+    ]);
   }
 
   async write(entries: readonly LedgerEntry[]): Promise<void> {
@@ -152,47 +169,6 @@ export class PostgresLedgerStore implements LedgerStore {
 
   async close(): Promise<void> {
     await this.pool.end();
-  }
-
-  private ensureTables(): Promise<void> {
-    this.ready ??= this.createTables().catch((error: unknown) => {
-      this.ready = undefined;
-      throw error;
-    });
-    return this.ready;
-  }
-
-  /** Under an advisory lock: concurrent CREATE TABLE IF NOT EXISTS from two processes can still collide. */
-  private async createTables(): Promise<void> {
-    const client: PoolClient = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [this.table]);
-      await client.query(`
-        CREATE TABLE IF NOT EXISTS ${this.table} (
-          id bigserial PRIMARY KEY,
-          time timestamptz NOT NULL,
-          request_id text, tenant text, sub_tenant text, subject text, key_id text, route text,
-          provider text NOT NULL, model text NOT NULL, operation text NOT NULL,
-          input_tokens bigint NOT NULL, output_tokens bigint NOT NULL, cached_tokens bigint NOT NULL,
-          cost_micros bigint, status text NOT NULL, estimated boolean NOT NULL
-        )`);
-      await client.query(`CREATE INDEX IF NOT EXISTS ${this.table}_time_idx ON ${this.table} (time)`);
-      await client.query(`CREATE INDEX IF NOT EXISTS ${this.table}_tenant_time_idx ON ${this.table} (tenant, time)`);
-      await client.query(`
-        CREATE TABLE IF NOT EXISTS ${this.daily} (
-          day date NOT NULL,
-          ${ROLLUP_KEYS.map((key) => `${key} text NOT NULL`).join(', ')},
-          ${SUMS.map((column) => `${column} bigint NOT NULL`).join(', ')},
-          PRIMARY KEY (day, ${ROLLUP_KEYS.join(', ')})
-        )`);
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
   }
 }
 

@@ -117,6 +117,30 @@ describe('config/pricing.default.json', () => {
     }
   });
 
+  it("leaves the cloud kinds' models unpriced, not priced as their maker's kind", () => {
+    const packaged = buildPricingTable(file.models, {}, true);
+    expect(findPrice(packaged, 'anthropic', 'anthropic', 'claude-sonnet-4-5-20250929')).toBeDefined();
+    expect(findPrice(packaged, 'bedrock', 'bedrock', 'us.anthropic.claude-sonnet-4-5-20250929-v1:0')).toBeUndefined();
+    expect(findPrice(packaged, 'vertex', 'vertex', 'claude-sonnet-4-5@20250929')).toBeUndefined();
+    expect(findPrice(packaged, 'vertex', 'vertex', 'gemini-2.5-pro')).toBeUndefined();
+    expect(findPrice(packaged, 'azure_openai', 'azure_openai', 'gpt-4o')).toBeUndefined();
+  });
+
+  it('prices a cloud registration from governance.pricing.models, the model named as the registration calls it', () => {
+    const table = buildPricingTable(file.models, {
+      'bedrock-us/us.anthropic.claude-sonnet-4-5-20250929-v1:0': { input: 3.3, output: 16.5 },
+      'vertex-eu/claude-sonnet-4-5': { input: 3.3, output: 16.5, cached_input: 0.33 },
+      'azure-eu/gpt-4o': { input: 2.75, output: 11 },
+    }, true);
+    const usage = { inputTokens: 1000, cachedTokens: 500, outputTokens: 100 };
+    // 1000 × 3.3 + 100 × 16.5 (no cached price: reads at the input price); 500 × 3.3 + 500 × 0.33 + 100 × 16.5;
+    // 1000 × 2.75 + 100 × 11; another Azure registration has no price.
+    expect(costMicros(findPrice(table, 'bedrock-us', 'bedrock', 'us.anthropic.claude-sonnet-4-5-20250929-v1:0'), usage)).toBe(4950);
+    expect(costMicros(findPrice(table, 'vertex-eu', 'vertex', 'claude-sonnet-4-5@20250929'), usage)).toBe(3465);
+    expect(costMicros(findPrice(table, 'azure-eu', 'azure_openai', 'gpt-4o'), usage)).toBe(3850);
+    expect(costMicros(findPrice(table, 'azure-us', 'azure_openai', 'gpt-4o'), usage)).toBeNull();
+  });
+
   it('prices cache writes only for Anthropic, at its documented 1.25x (5-minute) and 2x (1-hour) of the input price', () => {
     for (const [key, price] of Object.entries(file.models)) {
       if (!key.startsWith('anthropic/')) {

@@ -1,10 +1,8 @@
 import { Logger, type OnModuleDestroy } from '@nestjs/common';
-import type { Pool, PoolClient } from 'pg';
+import type { Pool } from 'pg';
+import { POSTGRES_SUFFIXED_TABLE_PATTERN, tablesCreatedOnce } from '../../../auth/stores/postgres-table';
 import type { ResponseItem } from './responses-input';
 import type { ResponseStore, ResponseStoreBounds, StoredResponse } from './responses-store';
-
-/** Unquoted identifiers only (interpolated into SQL), short enough for the `_items` suffix. */
-export const RESPONSES_TABLE_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,56}$/;
 
 /** How often at most one process deletes what has expired or is over the count bound. */
 const SWEEP_INTERVAL_MS = 60_000;
@@ -20,7 +18,7 @@ export class PostgresResponseStore implements ResponseStore, OnModuleDestroy {
   private readonly logger = new Logger('ResponseStore');
   private readonly pool: Pool;
   private readonly items: string;
-  private ready?: Promise<void>;
+  private readonly ensureTables: () => Promise<void>;
   private nextSweep = 0;
 
   constructor(
@@ -29,13 +27,23 @@ export class PostgresResponseStore implements ResponseStore, OnModuleDestroy {
     private readonly bounds: ResponseStoreBounds,
     private readonly now: () => number = Date.now,
   ) {
-    if (!RESPONSES_TABLE_PATTERN.test(table)) throw new Error(`invalid responses table name ${JSON.stringify(table)}`);
+    if (!POSTGRES_SUFFIXED_TABLE_PATTERN.test(table)) throw new Error(`invalid responses table name ${JSON.stringify(table)}`);
     this.items = `${table}_items`;
     // Required here: a configuration without this store loads no PostgreSQL client (decision C13).
     const { Pool: PgPool } = require('pg') as typeof import('pg');
     this.pool = new PgPool({ connectionString: url, max: 4, connectionTimeoutMillis: 2000, idleTimeoutMillis: 30_000 });
     // An idle client that loses its connection must not crash the process; the next query reports it.
     this.pool.on('error', () => undefined);
+    this.ensureTables = tablesCreatedOnce(this.pool, table, [
+      `CREATE TABLE IF NOT EXISTS ${table} (
+         id text PRIMARY KEY, owner text NOT NULL, stored json NOT NULL,
+         created_at timestamptz NOT NULL DEFAULT clock_timestamp(), expires_at timestamptz NOT NULL)`,
+      `CREATE INDEX IF NOT EXISTS ${table}_expires_idx ON ${table} (expires_at)`,
+      `CREATE INDEX IF NOT EXISTS ${table}_created_idx ON ${table} (created_at)`,
+      `CREATE TABLE IF NOT EXISTS ${this.items} (
+         item_id text PRIMARY KEY, response_id text NOT NULL REFERENCES ${table} (id) ON DELETE CASCADE)`,
+      `CREATE INDEX IF NOT EXISTS ${this.items}_response_idx ON ${this.items} (response_id)`,
+    ]);
   }
 
   /** One statement: the response and its item pointers are stored together or not at all. */
@@ -98,40 +106,6 @@ export class PostgresResponseStore implements ResponseStore, OnModuleDestroy {
 
   async onModuleDestroy(): Promise<void> {
     await this.pool.end();
-  }
-
-  /** Retried on the next call after a failure (the database may come up later than the server). */
-  private ensureTables(): Promise<void> {
-    this.ready ??= this.createTables().catch((error: unknown) => {
-      this.ready = undefined;
-      throw error;
-    });
-    return this.ready;
-  }
-
-  /** Under an advisory lock: concurrent CREATE TABLE IF NOT EXISTS from two processes can still collide. */
-  private async createTables(): Promise<void> {
-    const client: PoolClient = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [this.table]);
-      await client.query(`
-        CREATE TABLE IF NOT EXISTS ${this.table} (
-          id text PRIMARY KEY, owner text NOT NULL, stored json NOT NULL,
-          created_at timestamptz NOT NULL DEFAULT clock_timestamp(), expires_at timestamptz NOT NULL)`);
-      await client.query(`CREATE INDEX IF NOT EXISTS ${this.table}_expires_idx ON ${this.table} (expires_at)`);
-      await client.query(`CREATE INDEX IF NOT EXISTS ${this.table}_created_idx ON ${this.table} (created_at)`);
-      await client.query(`
-        CREATE TABLE IF NOT EXISTS ${this.items} (
-          item_id text PRIMARY KEY, response_id text NOT NULL REFERENCES ${this.table} (id) ON DELETE CASCADE)`);
-      await client.query(`CREATE INDEX IF NOT EXISTS ${this.items}_response_idx ON ${this.items} (response_id)`);
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
   }
 }
 
