@@ -64,10 +64,17 @@ export class CallPipeline {
     const chosen = order?.[0];
     const model = chosen ? chosen.model : route.target.model;
     const primary = this.registry.get(chosen ? chosen.provider : route.target.provider);
-    assertServes(primary, capability, features, model);
     const gate = this.gate;
-    const admitted = admit(gate, primary, model, gated);
-    const admission = admitted instanceof Promise ? await admitted : admitted;
+    let admission: Admission;
+    try {
+      assertServes(primary, capability, features, model);
+      const admitted = admit(gate, primary, model, gated);
+      admission = admitted instanceof Promise ? await admitted : admitted;
+    } catch (error) {
+      // A refusal before the first attempt must not keep a probe the chooser claimed for this call.
+      if (chosen && chooser) chooser.untried(chosen);
+      throw error;
+    }
     const { attempts } = admission;
     const tryOn = (provider: AiProvider, model: string | undefined, deployment?: Deployment): Promise<T> => {
       const upstream = () =>

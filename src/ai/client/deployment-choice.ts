@@ -200,6 +200,11 @@ export class DeploymentChooser {
     }
   }
 
+  /** The call that chose `deployment` ended before trying it: a probe it claimed goes back. */
+  untried(deployment: Deployment): void {
+    this.health.unclaimProbe(deployment.key);
+  }
+
   release(deployment: Deployment): void {
     deployment.inFlight--;
   }
