@@ -179,6 +179,24 @@ describe('cool-down', () => {
     expect(east.server.requestsTo(CHAT)).toHaveLength(4);
   });
 
+  it('a probe the caller aborts says nothing of the deployment: the next call probes it again', async () => {
+    const made = client('ordered', ['east/gpt-test', 'west/gpt-test'], cooldown(300));
+    east.serverErrorNext(503, 3);
+    for (let call = 0; call < 3; call++) expect((await ask(made)).provider).toBe('west');
+    await new Promise((resolve) => setTimeout(resolve, 350));
+    // The probe hangs upstream and its caller gives up; then east fails the next probe.
+    east.server.delayNext(2000, 1, CHAT);
+    east.serverErrorNext(503, 2);
+    const caller = new AbortController();
+    setTimeout(() => caller.abort(new Error('client disconnected')), 100);
+    await expect(made.generateMessages([{ role: 'user', content: 'hi' }], { model: 'chat', signal: caller.signal })).rejects.toThrow();
+    // A probe again (not a closed breaker counting 1 of 3): its failure cools east down at once.
+    expect((await ask(made)).provider).toBe('west');
+    expect(made.deploymentStatus()[0].state).toBe('cooling');
+    expect((await ask(made)).provider).toBe('west');
+    expect(east.server.requestsTo(CHAT)).toHaveLength(5);
+  });
+
   it('or waits for the first to come back when the operator allows it', async () => {
     const made = client('ordered', ['east/gpt-test'], { deployments: { cooldown: { failures: 3, window: 10, cooldownMs: 400, honourRetryAfter: true }, waitMs: 1000 } });
     east.serverErrorNext(503, 3);

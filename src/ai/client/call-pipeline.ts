@@ -84,7 +84,7 @@ export class CallPipeline {
         provider,
         operation,
         options.signal,
-        () => chooser.track(deployment, upstream, call.holdsOpen === true),
+        () => chooser.track(deployment, upstream, call.holdsOpen === true, options.signal),
         () => chooser.cooling(deployment),
       );
     };

@@ -181,9 +181,11 @@ export class DeploymentChooser {
 
   /**
    * One try on a deployment: counted in flight and against its minute, timed, and its outcome told to the
-   * breaker. `holdOpen` keeps an answered try in flight until {@link release} (a stream, until it ends).
+   * breaker. `holdOpen` keeps an answered try in flight until {@link release} (a stream, until it ends). A try
+   * its caller aborted says nothing of the deployment: not a failure, nor an answer that would close a breaker
+   * whose probe it was.
    */
-  async track<T>(deployment: Deployment, attempt: () => Promise<T>, holdOpen: boolean): Promise<T> {
+  async track<T>(deployment: Deployment, attempt: () => Promise<T>, holdOpen: boolean, signal?: AbortSignal): Promise<T> {
     deployment.inFlight++;
     const started = performance.now();
     deployment.countRequest(this.now());
@@ -195,7 +197,8 @@ export class DeploymentChooser {
       return answer;
     } catch (error) {
       deployment.inFlight--;
-      this.health.failed(deployment.key, error);
+      if (signal?.aborted) this.health.unclaimProbe(deployment.key);
+      else this.health.failed(deployment.key, error);
       throw error;
     }
   }
