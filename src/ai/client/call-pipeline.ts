@@ -62,6 +62,8 @@ export class CallPipeline {
     const choice = route.deployments && chooser ? chooser.choose(route.deployments, options.signal) : undefined;
     const order = choice instanceof Promise ? await choice : choice;
     const chosen = order?.[0];
+    // The chooser puts a deployment whose probe this call claimed first.
+    const probe = chosen && chooser && chooser.health.state(chosen.key) === 'probing' ? chosen : undefined;
     const model = chosen ? chosen.model : route.target.model;
     const primary = this.registry.get(chosen ? chosen.provider : route.target.provider);
     const gate = this.gate;
@@ -72,7 +74,7 @@ export class CallPipeline {
       admission = admitted instanceof Promise ? await admitted : admitted;
     } catch (error) {
       // A refusal before the first attempt must not keep a probe the chooser claimed for this call.
-      if (chosen && chooser) chooser.untried(chosen);
+      if (probe && chooser) chooser.untried(probe);
       throw error;
     }
     const { attempts } = admission;

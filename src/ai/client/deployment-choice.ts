@@ -187,6 +187,8 @@ export class DeploymentChooser {
    */
   async track<T>(deployment: Deployment, attempt: () => Promise<T>, holdOpen: boolean, signal?: AbortSignal): Promise<T> {
     deployment.inFlight++;
+    // A probe is claimed before its try starts, and no other try starts on the deployment while it is out.
+    const probe = this.health.state(deployment.key) === 'probing';
     const started = performance.now();
     deployment.countRequest(this.now());
     try {
@@ -197,13 +199,13 @@ export class DeploymentChooser {
       return answer;
     } catch (error) {
       deployment.inFlight--;
-      if (signal?.aborted) this.health.unclaimProbe(deployment.key);
-      else this.health.failed(deployment.key, error);
+      if (!signal?.aborted) this.health.failed(deployment.key, error);
+      else if (probe) this.health.unclaimProbe(deployment.key);
       throw error;
     }
   }
 
-  /** The call that chose `deployment` ended before trying it: a probe it claimed goes back. */
+  /** The call that claimed `deployment`'s probe ended before trying it: the probe goes back. */
   untried(deployment: Deployment): void {
     this.health.unclaimProbe(deployment.key);
   }
