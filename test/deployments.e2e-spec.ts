@@ -8,6 +8,7 @@ import type { AiClientOptions } from '../src/ai/client/ai-client.options';
 import type { DeploymentStrategy } from '../src/ai/client/deployment-choice';
 import { ProviderRegistry } from '../src/ai/client/provider-registry';
 import { NoHealthyDeploymentError } from '../src/ai/errors';
+import { ModelNotAllowedError } from '../src/governance/governance-errors';
 import { DEFAULT_PROMPT_TEMPLATES } from '../src/ai/prompts/prompt-templates';
 import { OpenAiEmulator } from './emulators/openai-emulator';
 
@@ -154,6 +155,46 @@ describe('cool-down', () => {
     expect(refused).toMatchObject({ type: 'no_healthy_deployment', message: expect.stringContaining("every deployment of 'chat' is cooling down") });
     expect((refused as NoHealthyDeploymentError).retryAfterMs).toBeGreaterThan(4000);
     expect(east.server.requestsTo(CHAT)).toHaveLength(3);
+  });
+
+  it('a probe claimed by a call the gate then refuses is given back: the next call probes the deployment', async () => {
+    const made = client('ordered', ['east/gpt-test', 'west/gpt-test'], cooldown(300));
+    let refusing = false;
+    made.setModelCallGate({
+      open: () => {
+        if (refusing) throw new ModelNotAllowedError('east/gpt-test');
+        return undefined;
+      },
+      admits: () => true,
+    });
+    east.serverErrorNext(503, 3);
+    for (let call = 0; call < 3; call++) expect((await ask(made)).provider).toBe('west');
+    await new Promise((resolve) => setTimeout(resolve, 350));
+    // This caller's call claims east's probe, then its gate refuses it before anything is sent.
+    refusing = true;
+    await expect(ask(made)).rejects.toBeInstanceOf(ModelNotAllowedError);
+    refusing = false;
+    expect(made.deploymentStatus()[0].state).not.toBe('probing');
+    expect((await ask(made)).provider).toBe('east');
+    expect(east.server.requestsTo(CHAT)).toHaveLength(4);
+  });
+
+  it('a probe the caller aborts says nothing of the deployment: the next call probes it again', async () => {
+    const made = client('ordered', ['east/gpt-test', 'west/gpt-test'], cooldown(300));
+    east.serverErrorNext(503, 3);
+    for (let call = 0; call < 3; call++) expect((await ask(made)).provider).toBe('west');
+    await new Promise((resolve) => setTimeout(resolve, 350));
+    // The probe hangs upstream and its caller gives up; then east fails the next probe.
+    east.server.delayNext(2000, 1, CHAT);
+    east.serverErrorNext(503, 2);
+    const caller = new AbortController();
+    setTimeout(() => caller.abort(new Error('client disconnected')), 100);
+    await expect(made.generateMessages([{ role: 'user', content: 'hi' }], { model: 'chat', signal: caller.signal })).rejects.toThrow();
+    // A probe again (not a closed breaker counting 1 of 3): its failure cools east down at once.
+    expect((await ask(made)).provider).toBe('west');
+    expect(made.deploymentStatus()[0].state).toBe('cooling');
+    expect((await ask(made)).provider).toBe('west');
+    expect(east.server.requestsTo(CHAT)).toHaveLength(5);
   });
 
   it('or waits for the first to come back when the operator allows it', async () => {

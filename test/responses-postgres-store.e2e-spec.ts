@@ -123,6 +123,17 @@ describe('PostgresResponseStore', () => {
     expect(await store.item('t-a', 'msg_in_shared')).toMatchObject({ id: 'msg_in_shared', content: [{ text: 'question resp_2' }] });
   });
 
+  it("an item id another owner sends in its own input leaves this owner's item where it was", async () => {
+    const store = open(newTable());
+    const theirs = stored('resp_a', 't-a', ['msg_shared']);
+    await store.save(theirs);
+    // Item ids are the caller's to choose: another tenant sending the same id must not take the pointer over.
+    const mine = stored('resp_b', 't-b', ['msg_shared']);
+    await store.save(mine);
+    expect(await store.item('t-a', 'msg_shared')).toEqual(theirs.input[0]);
+    expect(await store.item('t-b', 'msg_shared')).toEqual(mine.input[0]);
+  });
+
   it('two stores (two processes) create the tables at once and read what the other saved', async () => {
     const table = newTable();
     const [one, two] = [open(table), open(table)];

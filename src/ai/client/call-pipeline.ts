@@ -62,12 +62,21 @@ export class CallPipeline {
     const choice = route.deployments && chooser ? chooser.choose(route.deployments, options.signal) : undefined;
     const order = choice instanceof Promise ? await choice : choice;
     const chosen = order?.[0];
+    // The chooser puts a deployment whose probe this call claimed first.
+    const probe = chosen && chooser && chooser.health.state(chosen.key) === 'probing' ? chosen : undefined;
     const model = chosen ? chosen.model : route.target.model;
     const primary = this.registry.get(chosen ? chosen.provider : route.target.provider);
-    assertServes(primary, capability, features, model);
     const gate = this.gate;
-    const admitted = admit(gate, primary, model, gated);
-    const admission = admitted instanceof Promise ? await admitted : admitted;
+    let admission: Admission;
+    try {
+      assertServes(primary, capability, features, model);
+      const admitted = admit(gate, primary, model, gated);
+      admission = admitted instanceof Promise ? await admitted : admitted;
+    } catch (error) {
+      // A refusal before the first attempt must not keep a probe the chooser claimed for this call.
+      if (probe && chooser) chooser.untried(probe);
+      throw error;
+    }
     const { attempts } = admission;
     const tryOn = (provider: AiProvider, model: string | undefined, deployment?: Deployment): Promise<T> => {
       const upstream = () =>
@@ -77,7 +86,7 @@ export class CallPipeline {
         provider,
         operation,
         options.signal,
-        () => chooser.track(deployment, upstream, call.holdsOpen === true),
+        () => chooser.track(deployment, upstream, call.holdsOpen === true, options.signal),
         () => chooser.cooling(deployment),
       );
     };

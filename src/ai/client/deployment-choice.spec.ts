@@ -106,4 +106,28 @@ describe('DeploymentChooser.track', () => {
     expect(health.status('p0/m').state).toBe('cooling');
     expect(chooser.cooling(deployments[0])).toBe(true);
   });
+
+  it("an aborted try counts for nothing: the probe's goes back, an older try's leaves the probe out", async () => {
+    const { deployments, chooser, health, time, keys } = setUp('ordered', [{}, {}]);
+    const caller = new AbortController();
+    let cut!: () => void;
+    // A try that started before the deployment cooled down, still in flight when its probe goes out.
+    const older = chooser.track(deployments[0], () => new Promise<string>((_resolve, reject) => (cut = () => reject(new Error('client disconnected')))), false, caller.signal);
+    health.failed('p0/m', new ConnectionError('reset'));
+    time.now += 10_000;
+    await expect(keys()).resolves.toEqual(['p0/m', 'p1/m']);
+    expect(health.status('p0/m').state).toBe('probing');
+    caller.abort();
+    cut();
+    await expect(older).rejects.toThrow('client disconnected');
+    expect(health.status('p0/m')).toMatchObject({ state: 'probing', recentFailures: 0 });
+    // The probe's own caller leaves: no answer, no failure, and the next call probes again.
+    const prober = new AbortController();
+    prober.abort();
+    await expect(chooser.track(deployments[0], () => Promise.reject(new Error('client disconnected')), false, prober.signal)).rejects.toThrow();
+    expect(health.status('p0/m').state).not.toBe('probing');
+    expect(health.coolingUntil('p0/m')).toBeGreaterThan(0);
+    await expect(keys()).resolves.toEqual(['p0/m', 'p1/m']);
+    expect(health.status('p0/m').state).toBe('probing');
+  });
 });

@@ -181,10 +181,14 @@ export class DeploymentChooser {
 
   /**
    * One try on a deployment: counted in flight and against its minute, timed, and its outcome told to the
-   * breaker. `holdOpen` keeps an answered try in flight until {@link release} (a stream, until it ends).
+   * breaker. `holdOpen` keeps an answered try in flight until {@link release} (a stream, until it ends). A try
+   * its caller aborted says nothing of the deployment: not a failure, nor an answer that would close a breaker
+   * whose probe it was.
    */
-  async track<T>(deployment: Deployment, attempt: () => Promise<T>, holdOpen: boolean): Promise<T> {
+  async track<T>(deployment: Deployment, attempt: () => Promise<T>, holdOpen: boolean, signal?: AbortSignal): Promise<T> {
     deployment.inFlight++;
+    // A probe is claimed before its try starts, and no other try starts on the deployment while it is out.
+    const probe = this.health.state(deployment.key) === 'probing';
     const started = performance.now();
     deployment.countRequest(this.now());
     try {
@@ -195,9 +199,15 @@ export class DeploymentChooser {
       return answer;
     } catch (error) {
       deployment.inFlight--;
-      this.health.failed(deployment.key, error);
+      if (!signal?.aborted) this.health.failed(deployment.key, error);
+      else if (probe) this.health.unclaimProbe(deployment.key);
       throw error;
     }
+  }
+
+  /** The call that claimed `deployment`'s probe ended before trying it: the probe goes back. */
+  untried(deployment: Deployment): void {
+    this.health.unclaimProbe(deployment.key);
   }
 
   release(deployment: Deployment): void {

@@ -90,6 +90,17 @@ export class DeploymentHealth {
     return claimed;
   }
 
+  /**
+   * A claimed probe that was never sent (the call was refused before its attempt): another call may probe at
+   * once, rather than the deployment staying out of this process for good.
+   */
+  unclaimProbe(key: string): void {
+    const breaker = this.breaker(key);
+    if (!breaker.probing) return;
+    breaker.probing = false;
+    this.shared?.releaseProbe(key);
+  }
+
   /** An answer, or a refusal that says nothing about the deployment's health (a 4xx of the request). */
   succeeded(key: string): void {
     const breaker = this.breaker(key);

@@ -10,7 +10,7 @@ const SWEEP_INTERVAL_MS = 60_000;
 /**
  * Stored responses in PostgreSQL, shared by every process on it, so a conversation one process started another
  * can continue. `<table>` holds each response (its JSON, owner and expiry, in the database's clock so every
- * process agrees); `<table>_items` maps an item id to the response holding it and goes with that response
+ * process agrees); `<table>_items` maps an owner's item id to the response holding it and goes with that response
  * (ON DELETE CASCADE). Reads skip what has expired; a save deletes it, and the oldest responses over
  * `maxStored`, at most once a minute per process.
  */
@@ -41,7 +41,8 @@ export class PostgresResponseStore implements ResponseStore, OnModuleDestroy {
       `CREATE INDEX IF NOT EXISTS ${table}_expires_idx ON ${table} (expires_at)`,
       `CREATE INDEX IF NOT EXISTS ${table}_created_idx ON ${table} (created_at)`,
       `CREATE TABLE IF NOT EXISTS ${this.items} (
-         item_id text PRIMARY KEY, response_id text NOT NULL REFERENCES ${table} (id) ON DELETE CASCADE)`,
+         owner text NOT NULL, item_id text NOT NULL, response_id text NOT NULL REFERENCES ${table} (id) ON DELETE CASCADE,
+         PRIMARY KEY (owner, item_id))`,
       `CREATE INDEX IF NOT EXISTS ${this.items}_response_idx ON ${this.items} (response_id)`,
     ]);
   }
@@ -49,7 +50,8 @@ export class PostgresResponseStore implements ResponseStore, OnModuleDestroy {
   /** One statement: the response and its item pointers are stored together or not at all. */
   async save(stored: StoredResponse): Promise<void> {
     await this.ensureTables();
-    // An item id a client sends again (a previous output passed back as input) points to the newest response.
+    // An item id a client sends again (a previous output passed back as input) points to the newest response of
+    // its owner: ids are the caller's to choose, so another owner's same id must not take the pointer over.
     const itemIds = [...new Set([...stored.input, ...stored.body.output].map((item) => item.id))];
     await this.pool.query(
       `WITH saved AS (
@@ -57,8 +59,8 @@ export class PostgresResponseStore implements ResponseStore, OnModuleDestroy {
          ON CONFLICT (id) DO UPDATE SET owner = EXCLUDED.owner, stored = EXCLUDED.stored, expires_at = EXCLUDED.expires_at
          RETURNING id
        )
-       INSERT INTO ${this.items} (item_id, response_id) SELECT unnest($5::text[]), id FROM saved
-       ON CONFLICT (item_id) DO UPDATE SET response_id = EXCLUDED.response_id`,
+       INSERT INTO ${this.items} (owner, item_id, response_id) SELECT $2, unnest($5::text[]), id FROM saved
+       ON CONFLICT (owner, item_id) DO UPDATE SET response_id = EXCLUDED.response_id`,
       [stored.body.id, stored.owner, JSON.stringify(stored), this.bounds.retentionMs, itemIds],
     );
     if (this.now() >= this.nextSweep) {
@@ -80,7 +82,7 @@ export class PostgresResponseStore implements ResponseStore, OnModuleDestroy {
     await this.ensureTables();
     const result = await this.pool.query<{ stored: StoredResponse }>(
       `SELECT r.stored FROM ${this.items} i JOIN ${this.table} r ON r.id = i.response_id
-        WHERE i.item_id = $1 AND r.owner = $2 AND r.expires_at > now()`,
+        WHERE i.owner = $2 AND i.item_id = $1 AND r.owner = $2 AND r.expires_at > now()`,
       [itemId, owner],
     );
     const stored = result.rows[0]?.stored;

@@ -6,8 +6,8 @@ import type { ResponseStore, StoredResponse } from './responses-store';
 
 /**
  * Stored responses in Redis, shared by every process on it, so a conversation one process started another can
- * continue. Per response `<prefix>resp:<id>` (its JSON) and per item `<prefix>item:<item id>` (the response
- * holding it), each expiring after the retention: Redis bounds them in time, its own memory policy in size.
+ * continue. Per response `<prefix>resp:<id>` (its JSON) and per item `<prefix>item:<owner>:<item id>` (the owner's
+ * response holding it; the owner URI-encoded, so it holds no `:`), each expiring after the retention: Redis bounds them in time, its own memory policy in size.
  * Commands fail at once while Redis is down (a create still answers; only the continuation is lost).
  */
 export class RedisResponseStore implements ResponseStore, OnModuleInit, OnModuleDestroy {
@@ -25,7 +25,8 @@ export class RedisResponseStore implements ResponseStore, OnModuleInit, OnModule
   async save(stored: StoredResponse): Promise<void> {
     const id = stored.body.id;
     const multi = this.redis.multi().set(this.responseKey(id), JSON.stringify(stored), 'PX', this.retentionMs);
-    for (const item of [...stored.input, ...stored.body.output]) multi.set(this.itemKey(item.id), id, 'PX', this.retentionMs);
+    // Keyed by owner: item ids are the caller's to choose, and another tenant's same id must not take the pointer over.
+    for (const item of [...stored.input, ...stored.body.output]) multi.set(this.itemKey(stored.owner, item.id), id, 'PX', this.retentionMs);
     await multi.exec();
   }
 
@@ -36,7 +37,7 @@ export class RedisResponseStore implements ResponseStore, OnModuleInit, OnModule
   }
 
   async item(owner: string, itemId: string): Promise<ResponseItem | undefined> {
-    const responseId = await this.redis.get(this.itemKey(itemId));
+    const responseId = await this.redis.get(this.itemKey(owner, itemId));
     const stored = responseId === null ? undefined : await this.get(owner, responseId);
     return stored && [...stored.input, ...stored.body.output].find((item) => item.id === itemId);
   }
@@ -62,7 +63,7 @@ export class RedisResponseStore implements ResponseStore, OnModuleInit, OnModule
     return `${this.prefix}resp:${id}`;
   }
 
-  private itemKey(id: string): string {
-    return `${this.prefix}item:${id}`;
+  private itemKey(owner: string, id: string): string {
+    return `${this.prefix}item:${encodeURIComponent(owner)}:${id}`;
   }
 }

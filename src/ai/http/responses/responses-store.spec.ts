@@ -36,4 +36,17 @@ describe('MemoryResponseStore', () => {
     expect(await store.delete('t-a', 'resp_1')).toBe(true);
     expect(await store.get('t-a', 'resp_1')).toBeUndefined();
   });
+
+  it("an item id another owner sends in its own input leaves this owner's item where it was", async () => {
+    const store = new MemoryResponseStore({ retentionMs: 60_000, maxStored: 10 });
+    await store.save(stored('resp_1', 't-a'));
+    // Item ids are the caller's to choose: another tenant may send this one in its own input.
+    const theirs = stored('resp_2', 't-b');
+    theirs.input = [{ ...theirs.body.output[0], id: 'msg_out_resp_1' }];
+    await store.save(theirs);
+    expect(await store.item('t-a', 'msg_out_resp_1')).toMatchObject({ id: 'msg_out_resp_1' });
+    expect(await store.item('t-b', 'msg_out_resp_1')).toBe(theirs.input[0]);
+    await store.delete('t-b', 'resp_2');
+    expect(await store.item('t-a', 'msg_out_resp_1')).toMatchObject({ id: 'msg_out_resp_1' });
+  });
 });

@@ -42,7 +42,7 @@ export interface ResponseStoreBounds {
 export class MemoryResponseStore implements ResponseStore {
   /** Insertion order is age order: the first entries are the oldest. */
   private readonly entries = new Map<string, { stored: StoredResponse; expiresAt: number }>();
-  /** Item id -> the response holding it. */
+  /** Owner and item id ({@link itemKey}) -> the owner's response holding it. */
   private readonly itemOwners = new Map<string, string>();
 
   constructor(
@@ -53,7 +53,8 @@ export class MemoryResponseStore implements ResponseStore {
   async save(stored: StoredResponse): Promise<void> {
     this.evictExpired();
     this.entries.set(stored.body.id, { stored, expiresAt: this.now() + this.bounds.retentionMs });
-    for (const item of [...stored.input, ...stored.body.output]) this.itemOwners.set(item.id, stored.body.id);
+    // Keyed by owner: item ids are the caller's to choose, and another tenant's same id must not take the pointer over.
+    for (const item of [...stored.input, ...stored.body.output]) this.itemOwners.set(itemKey(stored.owner, item.id), stored.body.id);
     for (const id of this.entries.keys()) {
       if (this.entries.size <= this.bounds.maxStored) break;
       this.forget(id);
@@ -61,7 +62,7 @@ export class MemoryResponseStore implements ResponseStore {
   }
 
   async item(owner: string, itemId: string): Promise<ResponseItem | undefined> {
-    const responseId = this.itemOwners.get(itemId);
+    const responseId = this.itemOwners.get(itemKey(owner, itemId));
     const stored = responseId === undefined ? undefined : await this.get(owner, responseId);
     return stored && [...stored.input, ...stored.body.output].find((item) => item.id === itemId);
   }
@@ -95,7 +96,13 @@ export class MemoryResponseStore implements ResponseStore {
     if (!entry) return;
     this.entries.delete(id);
     for (const item of [...entry.stored.input, ...entry.stored.body.output]) {
-      if (this.itemOwners.get(item.id) === id) this.itemOwners.delete(item.id);
+      const key = itemKey(entry.stored.owner, item.id);
+      if (this.itemOwners.get(key) === id) this.itemOwners.delete(key);
     }
   }
+}
+
+/** One owner's item: the owner URI-encoded, so it holds no `:` and no two pairs share a key. */
+function itemKey(owner: string, itemId: string): string {
+  return `${encodeURIComponent(owner)}:${itemId}`;
 }
