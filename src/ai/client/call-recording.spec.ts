@@ -1,4 +1,6 @@
 /** The recording stage against a real adapter and the OpenAI emulator. */
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { OpenAiEmulator } from '../../../test/emulators/openai-emulator';
 import { CallRecorder, openStream } from './call-recording';
 import type { ModelCallRecord } from './model-call';
@@ -34,14 +36,38 @@ describe('CallRecorder', () => {
     expect(records).toEqual([{ provider: 'openai', providerKind: 'openai', model: 'gpt-test', operation: 'generate', status: 'ok', usage: { inputTokens: 7, outputTokens: 3, cachedTokens: 0 }, estimated: false }]);
   });
 
-  it('records an answered error with no tokens, and no record for a refused connection', async () => {
+  it('records an answered error with no tokens', async () => {
     const { recorder: recording, records } = recorder();
     emulator.serverErrorNext(500);
     await expect(recording.generate(registry.get('openai'), { messages: [{ role: 'user', content: 'hi' }] })).rejects.toMatchObject({ type: 'provider_error' });
     expect(records).toEqual([expect.objectContaining({ status: 'error', model: 'gpt-test', usage: { inputTokens: 0, outputTokens: 0, cachedTokens: 0 } })]);
+  });
+
+  it('records a connection dropped after the request went out with its input estimated, as the budget charges it', async () => {
+    const { recorder: recording, records } = recorder();
+    let callerSawSent = false;
     emulator.server.resetNext();
-    await expect(recording.embed(registry.get('openai'), { inputs: ['a'] })).rejects.toMatchObject({ type: 'connection_error' });
-    expect(records).toHaveLength(1);
+    await expect(recording.embed(registry.get('openai'), { inputs: ['a'.repeat(400)], onSent: () => (callerSawSent = true) })).rejects.toMatchObject({ type: 'connection_error' });
+    expect(callerSawSent).toBe(true);
+    expect(records).toEqual([expect.objectContaining({ status: 'error', operation: 'embed', estimated: true, usage: expect.objectContaining({ inputTokens: 100, outputTokens: 0 }) })]);
+  });
+
+  it('records nothing for a connection that was refused before anything went out', async () => {
+    const { recorder: recording, records } = recorder();
+    const closed = await new Promise<number>((resolve) => {
+      const server = createServer();
+      server.listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as AddressInfo;
+        server.close(() => resolve(port));
+      });
+    });
+    const unreachable = ProviderRegistry.fromSettings([{ name: 'gone', kind: 'openai', url: `http://127.0.0.1:${closed}/v1`, apiKey: 'k', chatModel: 'gpt-test', timeoutMs: 2000 }]);
+    try {
+      await expect(recording.generate(unreachable.get('gone'), { messages: [{ role: 'user', content: 'hi' }] })).rejects.toMatchObject({ type: 'connection_error' });
+      expect(records).toEqual([]);
+    } finally {
+      await unreachable.close();
+    }
   });
 
   it('builds no record without a sink', async () => {

@@ -2,10 +2,11 @@
  * The measure-and-record stage of the call path: each attempt's model-call record for the sink (the governance
  * ledger), built only when a sink is set. A stream that opened is recorded when it ends (stream-relay.ts).
  */
-import { CapabilityNotSupportedError, ConnectionError, InvalidResponseError } from '../errors';
+import { CapabilityNotSupportedError, InvalidResponseError } from '../errors';
 import type { AiProvider, EmbedRequest, EmbedResult, GenerateRequest, GenerateResult, GenerateStreamChunk, TokenUsage } from '../providers/ai-provider.interface';
 import { configuredModel } from './call-features';
 import { measuredUsage, messageChars, type ModelCallOperation, type ModelCallSink, type ModelCallStatus, toolCallChars } from './model-call';
+import { wentUnanswered } from './sent-attempts';
 
 /** A provider stream whose first chunk has arrived: the point after which no retry or fallback happens. */
 export interface OpenedStream {
@@ -21,13 +22,14 @@ export class CallRecorder {
   async generate(provider: AiProvider, request: GenerateRequest): Promise<GenerateResult> {
     const sink = this.sink;
     if (!sink) return provider.generate(request);
+    const sent = new SentFlag(request.onSent);
     try {
-      const result = await provider.generate(request);
+      const result = await provider.generate({ ...request, onSent: sent.mark });
       const received = result.text.length + toolCallChars(result.toolCalls);
       recordCall(sink, provider, result.model, 'generate', 'ok', result.usage, messageChars(request.messages), received);
       return result;
     } catch (error) {
-      recordFailure(sink, provider, configuredModel(provider, request.model, 'chatModel'), 'generate', error, request.signal, messageChars(request.messages));
+      recordFailure(sink, provider, configuredModel(provider, request.model, 'chatModel'), 'generate', error, request.signal, sent.value, messageChars(request.messages));
       throw error;
     }
   }
@@ -36,10 +38,11 @@ export class CallRecorder {
   async open(provider: AiProvider, request: GenerateRequest): Promise<OpenedStream> {
     const sink = this.sink;
     if (!sink) return openStream(provider, request);
+    const sent = new SentFlag(request.onSent);
     try {
-      return await openStream(provider, request);
+      return await openStream(provider, { ...request, onSent: sent.mark });
     } catch (error) {
-      recordFailure(sink, provider, configuredModel(provider, request.model, 'chatModel'), 'stream', error, request.signal, messageChars(request.messages));
+      recordFailure(sink, provider, configuredModel(provider, request.model, 'chatModel'), 'stream', error, request.signal, sent.value, messageChars(request.messages));
       throw error;
     }
   }
@@ -48,12 +51,13 @@ export class CallRecorder {
     const sink = this.sink;
     if (!sink) return provider.embed(request);
     const sentChars = request.inputs.reduce((sum, text) => sum + text.length, 0);
+    const sent = new SentFlag(request.onSent);
     try {
-      const result = await provider.embed(request);
+      const result = await provider.embed({ ...request, onSent: sent.mark });
       recordCall(sink, provider, result.model, 'embed', 'ok', result.usage, sentChars, 0);
       return result;
     } catch (error) {
-      recordFailure(sink, provider, configuredModel(provider, request.model, 'embeddingModel'), 'embed', error, request.signal, sentChars);
+      recordFailure(sink, provider, configuredModel(provider, request.model, 'embeddingModel'), 'embed', error, request.signal, sent.value, sentChars);
       throw error;
     }
   }
@@ -72,9 +76,21 @@ export async function openStream(provider: AiProvider, request: GenerateRequest)
   return { first: first.value, rest };
 }
 
+/** Whether an attempt's request went out upstream, passing the news on to the caller's own `onSent`. */
+class SentFlag {
+  value = false;
+  constructor(private readonly onSent: (() => void) | undefined) {}
+  readonly mark = (): void => {
+    this.value = true;
+    this.onSent?.();
+  };
+}
+
 /**
- * A failed attempt: aborted by the caller (input estimated: the upstream may have read it), or an error the
- * upstream answered with (no tokens). A connection failure or a capability refusal never reached a model.
+ * A failed attempt, recorded as the budget charges it (sent-attempts.ts): one that went out and got no answer
+ * (the caller left, a timeout or dropped connection, an unreadable answer) with its input estimated, since the
+ * upstream may have read the prompt and billed it; an error the upstream answered with, with no tokens. An
+ * attempt that never went out (a refused connection, a capability refusal) never reached a model.
  */
 function recordFailure(
   sink: ModelCallSink,
@@ -83,14 +99,16 @@ function recordFailure(
   operation: ModelCallOperation,
   error: unknown,
   signal: AbortSignal | undefined,
+  sent: boolean,
   sentChars: number,
 ): void {
   if (signal?.aborted) {
     recordCall(sink, provider, model, operation, 'aborted', undefined, sentChars, 0);
     return;
   }
-  if (error instanceof ConnectionError || error instanceof CapabilityNotSupportedError) return;
-  recordCall(sink, provider, model, operation, 'error', { inputTokens: 0, outputTokens: 0 }, 0, 0);
+  if (error instanceof CapabilityNotSupportedError) return;
+  if (!wentUnanswered(error, signal)) recordCall(sink, provider, model, operation, 'error', { inputTokens: 0, outputTokens: 0 }, 0, 0);
+  else if (sent) recordCall(sink, provider, model, operation, 'error', undefined, sentChars, 0);
 }
 
 export function recordCall(

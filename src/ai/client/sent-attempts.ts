@@ -49,6 +49,6 @@ export class SentAttempts {
  * with, which providers do not bill): the caller left, a timeout or dropped connection, an unreadable answer.
  * The upstream may have read the whole prompt and written an answer.
  */
-function wentUnanswered(error: unknown, signal: AbortSignal | undefined): boolean {
+export function wentUnanswered(error: unknown, signal: AbortSignal | undefined): boolean {
   return signal?.aborted === true || error instanceof ConnectionError || error instanceof InvalidResponseError || !(error instanceof TollgateError);
 }
