@@ -145,4 +145,20 @@ describe('PostgresResponseStore', () => {
   it('refuses a table name that is not a plain SQL identifier', () => {
     expect(() => new PostgresResponseStore(PG_URL, 'responses; drop table x', { retentionMs: 1000, maxStored: 1 })).toThrow('invalid responses table name');
   });
+
+  it('creates every index under the longest table name it takes, and refuses one character more', async () => {
+    const table = `responses_${randomUUID().replace(/-/g, '')}_long`.slice(0, 44);
+    expect(table).toHaveLength(44);
+    tables.push(table);
+    await open(table).save(stored('resp_long'));
+    const client = new Client({ connectionString: PG_URL });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ indexname: string }>('SELECT indexname FROM pg_indexes WHERE tablename = ANY($1) ORDER BY indexname', [[table, `${table}_items`]]);
+      expect(rows.map((row) => row.indexname)).toEqual(expect.arrayContaining([`${table}_created_idx`, `${table}_expires_idx`, `${table}_items_response_idx`]));
+    } finally {
+      await client.end();
+    }
+    expect(() => new PostgresResponseStore(PG_URL, `${table}x`, { retentionMs: 1000, maxStored: 1 })).toThrow('invalid responses table name');
+  });
 });

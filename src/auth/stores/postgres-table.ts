@@ -6,8 +6,12 @@ export const DEFAULT_POSTGRES_TABLE = 'tollgate_cache';
 /** Unquoted identifiers only: the name is interpolated into SQL. */
 export const POSTGRES_TABLE_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
-/** The same, short enough for a second table named with a suffix of up to six characters (`_items`, `_daily`). */
-export const POSTGRES_SUFFIXED_TABLE_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,56}$/;
+/**
+ * The same, short enough (44 characters) for every name derived from it to fit PostgreSQL's 63: the longest is
+ * `<table>_items_response_idx`. A longer one would be truncated, and a truncated index name can equal another
+ * relation's, which CREATE INDEX IF NOT EXISTS then silently skips.
+ */
+export const POSTGRES_SUFFIXED_TABLE_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,43}$/;
 
 /**
  * What a store awaits before each query: `statements` (CREATE … IF NOT EXISTS) run once per pool, in one
