@@ -35,6 +35,8 @@ function client(strategy: DeploymentStrategy, deployments: Array<string | { targ
     ProviderRegistry.fromSettings([
       { name: 'east', kind: 'openai', url: east.url, apiKey: KEY, chatModel: 'gpt-test', timeoutMs: 5000 },
       { name: 'west', kind: 'openai', url: west.url, apiKey: KEY, chatModel: 'gpt-test', timeoutMs: 5000 },
+      // East again, with a key it refuses: a deployment whose credential has expired.
+      { name: 'stale', kind: 'openai', url: east.url, apiKey: 'sk-expired', chatModel: 'gpt-test', timeoutMs: 5000 },
     ]),
     {
       defaultProvider: 'east',
@@ -124,6 +126,13 @@ describe('cool-down', () => {
     expect(made.deploymentStatus()[0]).toMatchObject({ state: 'healthy', recentFailures: 0 });
     expect((await ask(made)).provider).toBe('east');
     expect(east.server.requestsTo(CHAT)).toHaveLength(9);
+  });
+
+  it('a refused credential (401) is the deployment failing: the call moves on, and 3 refusals cool it down', async () => {
+    const made = client('ordered', ['stale/gpt-test', 'west/gpt-test'], cooldown(60_000));
+    for (let call = 0; call < 5; call++) expect((await ask(made)).provider).toBe('west');
+    expect(east.server.requestsTo(CHAT)).toHaveLength(3);
+    expect(made.deploymentStatus()[0]).toMatchObject({ deployment: 'stale/gpt-test', state: 'cooling' });
   });
 
   it('a failed probe cools the deployment down again', async () => {

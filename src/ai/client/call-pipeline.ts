@@ -94,7 +94,7 @@ export class CallPipeline {
       const result = await tryOn(primary, model, chosen);
       return chosen ? { result, provider: primary, deployment: chosen, ...admission } : { result, provider: primary, ...admission };
     } catch (error) {
-      if (!mayFallBack(this.fallback, options.enableFallback, error)) {
+      if (!mayFallBack(this.fallback, options.enableFallback, error, order !== undefined)) {
         closeUnanswered(admission);
         throw error;
       }

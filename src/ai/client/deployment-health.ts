@@ -5,7 +5,7 @@
  * again. Failure counts are this process's; cool-downs and the probe are shared through {@link SharedCooldowns}
  * when one is configured (Redis), so a fleet stops calling a failing deployment together.
  */
-import { isFallbackEligible, RateLimitError } from '../errors';
+import { AuthenticationError, isFallbackEligible, RateLimitError } from '../errors';
 
 export interface CooldownPolicy {
   /** Failures among the last `window` calls that cool a deployment down. */
@@ -118,7 +118,7 @@ export class DeploymentHealth {
    * threshold; a 429 with Retry-After cools the deployment down at once when the policy honours it.
    */
   failed(key: string, error: unknown): void {
-    if (!isFallbackEligible(error)) {
+    if (!isDeploymentFailure(error)) {
       this.succeeded(key);
       return;
     }
@@ -183,4 +183,14 @@ export class DeploymentHealth {
     }
     return breaker;
   }
+}
+
+/**
+ * A failure that is the deployment's, not the request's: what makes a provider fall back, and also a refused
+ * credential. Deployments serve one model with their own keys (B18), so an expired key or Entra token on one is
+ * that deployment failing: it counts toward its cool-down and the call moves on to the next. Between providers a
+ * refused credential stays final (B2): another vendor answering would hide the operator's misconfiguration.
+ */
+export function isDeploymentFailure(error: unknown): boolean {
+  return isFallbackEligible(error) || error instanceof AuthenticationError;
 }

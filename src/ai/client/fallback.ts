@@ -7,6 +7,7 @@ import { isFallbackEligible } from '../errors';
 import type { AiProvider, ModelFeature } from '../providers/ai-provider.interface';
 import { type Capability, canServe } from './call-features';
 import type { Deployment } from './deployment-choice';
+import { isDeploymentFailure } from './deployment-health';
 import type { ModelRoute, ModelTarget } from './model-routing';
 import type { ProviderRegistry } from './provider-registry';
 import { publishProviderFallback, type ServiceOperation } from './service-request.events';
@@ -25,10 +26,11 @@ export interface Candidate {
   deployment?: Deployment;
 }
 
-/** Whether a failure of the routed provider may move the call on. */
-export function mayFallBack(policy: FallbackPolicy, enableFallback: boolean | undefined, error: unknown): boolean {
-  return enableFallback !== false && policy.enabled && isFallbackEligible(error);
+/** Whether a failure of the routed provider may move the call on; between deployments, see {@link isDeploymentFailure}. */
+export function mayFallBack(policy: FallbackPolicy, enableFallback: boolean | undefined, error: unknown, betweenDeployments = false): boolean {
+  return enableFallback !== false && policy.enabled && (betweenDeployments ? isDeploymentFailure(error) : isFallbackEligible(error));
 }
+
 
 /** The deployments after the chosen one, in the chooser's order, that can take the call. */
 export function deploymentCandidates(
