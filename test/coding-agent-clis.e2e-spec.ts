@@ -1,6 +1,6 @@
 /**
  * The coding-agent CLIs through Tollgate, replayed from what they sent: the request bodies Codex CLI 0.171.0
- * and Gemini CLI 0.61.0 sent in a tool turn (recorded in test/fixtures/clients/, run as docs/clients.md says)
+ * and Gemini CLI 0.61.0 sent in a tool turn (Codex's also with its sub-agent namespace and a goal) (recorded in test/fixtures/clients/, run as docs/clients.md says)
  * go to a server configured as a real deployment is, with the AuthModule (JWT) next to the API token, and
  * are answered by the emulators. Claude Code's path (`x-api-key` on /anthropic/v1) is checked there too.
  */
@@ -113,6 +113,47 @@ describe('Codex CLI 0.171.0 on /openai/v1/responses', () => {
     const contents = (gemini.server.requests[0].body as Json).contents as Json[];
     expect(contents.at(-2)).toMatchObject({ role: 'model', parts: [{ functionCall: { name: 'exec_command', args: { cmd: 'cat notes.txt' } } }] });
     expect(JSON.stringify(contents.at(-1))).toContain('The secret word is pelican.');
+  });
+
+  it("with [agents] enabled, its multi_agent_v1 namespace reaches the model as qualified function tools, and the model's call comes back with its namespace", async () => {
+    gemini.options.functionCalls = [{ name: 'multi_agent_v1__spawn_agent', args: { message: 'Read notes.txt' } }];
+    const request = recorded('codex-0.171.0-namespace-turn-1.json');
+    const namespace = request.body.tools.find((tool: Json) => tool.type === 'namespace');
+    expect(namespace).toMatchObject({ name: 'multi_agent_v1', tools: expect.arrayContaining([expect.objectContaining({ type: 'function', name: 'spawn_agent' })]) });
+
+    const response = await replay(request, codexKey);
+    expect(response.status).toBe(200);
+    const call = sseData(await response.text()).find((event) => event.type === 'response.output_item.done')?.item;
+    expect(call).toMatchObject({ type: 'function_call', name: 'spawn_agent', namespace: 'multi_agent_v1', arguments: JSON.stringify({ message: 'Read notes.txt' }) });
+
+    const declared = ((gemini.server.requests[0].body as Json).tools[0].functionDeclarations as Json[]).map((declaration) => declaration.name);
+    expect(declared).toEqual(expect.arrayContaining(['exec_command', ...namespace.tools.map((tool: Json) => `multi_agent_v1__${tool.name}`)]));
+    expect(declared).not.toContain('spawn_agent');
+  });
+
+  it('its next request replays the function_call with its namespace: the model sees the qualified call and its output', async () => {
+    const request = recorded('codex-0.171.0-namespace-turn-2.json');
+    expect(request.body.input.at(-2)).toMatchObject({ type: 'function_call', name: 'spawn_agent', namespace: 'multi_agent_v1' });
+    const response = await replay(request, codexKey);
+    expect(response.status).toBe(200);
+    expect(sseData(await response.text()).at(-1)).toMatchObject({ type: 'response.completed' });
+
+    const contents = (gemini.server.requests[0].body as Json).contents as Json[];
+    expect(contents.at(-2)).toMatchObject({ role: 'model', parts: [{ functionCall: { name: 'multi_agent_v1__spawn_agent', args: { message: 'Read notes.txt and report the secret word' } } }] });
+    expect(contents.at(-1)).toMatchObject({ role: 'user', parts: [{ functionResponse: { name: 'multi_agent_v1__spawn_agent' } }] });
+  });
+
+  it("a goal's objective (function_call_output with namespace agent and no call_id) reaches the model as a system instruction", async () => {
+    const request = recorded('codex-0.171.0-goal-turn-2.json');
+    expect(request.body.input.at(-1)).toMatchObject({ type: 'function_call_output', namespace: 'agent', name: 'goal_objective' });
+    expect(request.body.input.at(-1)).not.toHaveProperty('call_id');
+    const response = await replay(request, codexKey);
+    expect(response.status).toBe(200);
+    expect(sseData(await response.text()).at(-1)).toMatchObject({ type: 'response.completed' });
+
+    const sent = gemini.server.requests[0].body as Json;
+    expect(JSON.stringify(sent.systemInstruction)).toContain('agent.goal_objective: Find the secret word');
+    expect(sent.contents.at(-1)).toMatchObject({ role: 'user', parts: [{ functionResponse: { name: 'create_goal' } }] });
   });
 });
 
