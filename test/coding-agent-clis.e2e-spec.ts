@@ -2,7 +2,8 @@
  * The coding-agent CLIs through Tollgate, replayed from what they sent: the request bodies Codex CLI 0.171.0
  * and Gemini CLI 0.61.0 sent in a tool turn (Codex's also with its sub-agent namespace and a goal) (recorded in test/fixtures/clients/, run as docs/clients.md says)
  * go to a server configured as a real deployment is, with the AuthModule (JWT) next to the API token, and
- * are answered by the emulators. Claude Code's path (`x-api-key` on /anthropic/v1) is checked there too.
+ * are answered by the emulators. Claude Code 2.1.197's requests on an Anthropic model (the pass-through path of
+ * decision B16), recorded the same way, are replayed to the Anthropic emulator.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -209,5 +210,48 @@ describe('Claude Code on /anthropic/v1, with the AuthModule configured', () => {
     });
     expect(response.status).toBe(200);
     expect(await response.json()).toMatchObject({ type: 'message', content: [{ type: 'text', text: 'Hello from Claude here' }] });
+  });
+
+  it('on an Anthropic model (the pass-through path) its first request reaches Anthropic as sent: betas, cache_control, thinking; the signed thinking comes back', async () => {
+    anthropic.server.reset();
+    const request = recorded('claude-code-2.1.197-passthrough-turn-1.json');
+    expect(request.body).toMatchObject({ model: 'anthropic/claude-sonnet-4-5', thinking: { type: 'enabled' }, context_management: expect.any(Object), stream: true });
+    const response = await replay(request, { 'x-api-key': TOKEN });
+    expect(response.status).toBe(200);
+    const events = sseData(await response.text());
+    expect(events).toContainEqual(expect.objectContaining({ type: 'content_block_delta', delta: expect.objectContaining({ type: 'signature_delta' }) }));
+    expect(events.filter((event) => event.type === 'content_block_start').map((event) => event.content_block.type)).toEqual(['thinking', 'text', 'tool_use', 'tool_use']);
+
+    const [sent] = anthropic.server.requests;
+    expect(sent.body).toEqual({ ...request.body, model: 'claude-sonnet-4-5' });
+    expect(sent.headers['anthropic-beta']).toBe(request.headers['anthropic-beta']);
+    expect(sent.headers['anthropic-version']).toBe(request.headers['anthropic-version']);
+  });
+
+  it('its next request (the signed thinking block and tool results, cache_control on the last) reaches Anthropic as sent, and its prefix is cached', async () => {
+    anthropic.server.reset();
+    const request = recorded('claude-code-2.1.197-passthrough-turn-2.json');
+    const [, assistant, results] = request.body.messages as Json[];
+    expect(assistant.content[0]).toMatchObject({ type: 'thinking', signature: expect.any(String) });
+    expect(results.content.at(-1)).toMatchObject({ type: 'tool_result', cache_control: { type: 'ephemeral' } });
+    // The emulator refuses a thinking block whose signature does not match its text: a 200 proves it arrived intact.
+    const response = await replay(request, { 'x-api-key': TOKEN });
+    expect(response.status).toBe(200);
+    const events = sseData(await response.text());
+    // Cached by the first request or written by this one: either way its cache_control breakpoints arrived.
+    const usage = events.find((event) => event.type === 'message_start')?.message.usage;
+    expect(usage.cache_read_input_tokens + usage.cache_creation_input_tokens).toBeGreaterThan(0);
+    expect(anthropic.server.requests[0].body).toEqual({ ...request.body, model: 'claude-sonnet-4-5' });
+  });
+
+  it('a wrong key is a 401 with x-should-retry: false, which stops Claude Code after one request instead of ten', async () => {
+    const response = await fetch(`${origin}/anthropic/v1/messages?beta=true`, {
+      method: 'POST',
+      headers: { 'x-api-key': 'wrong-key', 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'anthropic/claude-haiku-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'Say hello' }] }),
+    });
+    expect(response.status).toBe(401);
+    expect(response.headers.get('x-should-retry')).toBe('false');
+    expect(await response.json()).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
   });
 });
