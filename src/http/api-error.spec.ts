@@ -38,8 +38,8 @@ describe('toApiError', () => {
     expect(mapped).toMatchObject({ status, type, message: error.message, unexpected: false });
   });
 
-  it('asks for a bearer token when an API key is refused', () => {
-    expect(toApiError(new InvalidKeyError()).headers).toEqual({ 'www-authenticate': 'Bearer' });
+  it('asks for a bearer token when an API key is refused, and tells clients not to retry it', () => {
+    expect(toApiError(new InvalidKeyError()).headers).toEqual({ 'www-authenticate': 'Bearer', 'x-should-retry': 'false' });
   });
 
   it('sends Retry-After in whole seconds when the upstream said when to retry', () => {
@@ -77,7 +77,7 @@ describe('toApiError', () => {
     expect(toApiError(new HttpException('x', 401))).toMatchObject({
       status: 401,
       type: 'authentication_required',
-      headers: { 'www-authenticate': 'Bearer' },
+      headers: { 'www-authenticate': 'Bearer', 'x-should-retry': 'false' },
     });
     expect(toApiError(new HttpException('x', 503))).toMatchObject({ status: 500, type: 'internal_error' });
   });

@@ -56,6 +56,12 @@ function tollgateErrorStatus(error: TollgateError): number {
   return 500;
 }
 
+/**
+ * A refused credential stays refused, so `x-should-retry: false` tells the clients that would retry it not to:
+ * Claude Code retries a 401 ten times over about three minutes without it, once with it (issue 28).
+ */
+const UNAUTHENTICATED_HEADERS = { 'www-authenticate': 'Bearer', 'x-should-retry': 'false' } as const;
+
 export function toApiError(error: unknown): ApiErrorResponse {
   if (error instanceof TollgateError) {
     const status = tollgateErrorStatus(error);
@@ -63,7 +69,7 @@ export function toApiError(error: unknown): ApiErrorResponse {
     if ((error instanceof RateLimitError || error instanceof NoHealthyDeploymentError) && error.retryAfterMs !== undefined) {
       headers['retry-after'] = String(Math.max(1, Math.ceil(error.retryAfterMs / 1000)));
     }
-    if (status === 401) headers['www-authenticate'] = 'Bearer';
+    if (status === 401) Object.assign(headers, UNAUTHENTICATED_HEADERS);
     if (error instanceof BudgetExceededError || error instanceof RateLimitExceededError) Object.assign(headers, resetHeaders(error, Date.now()));
     if (status === 500) return internalError(true);
     return { status, type: error.type, message: error.message, headers, unexpected: false };
@@ -88,7 +94,7 @@ function fromHttpException(error: HttpException): ApiErrorResponse {
   const status = error.getStatus();
   if (status >= 500) return internalError(status === 500);
   const known = HTTP_STATUS_TYPES[status] ?? { type: 'invalid_request', message: 'The request is invalid.' };
-  const headers: Record<string, string> = status === 401 ? { 'www-authenticate': 'Bearer' } : {};
+  const headers: Record<string, string> = status === 401 ? { ...UNAUTHENTICATED_HEADERS } : {};
   const body = error.getResponse();
   // Nest wraps Fastify's JSON parser failure as a 400 whose message names the parser; never echo it.
   if (status === 400 && isJsonParseFailure(error, body)) {

@@ -37,7 +37,7 @@ describe('toOpenAiError', () => {
   it('answers a refused API key as invalid_api_key and a model outside the allow-lists as a model error', () => {
     expect(toOpenAiError(new InvalidKeyError())).toMatchObject({
       status: 401,
-      headers: { 'www-authenticate': 'Bearer' },
+      headers: { 'www-authenticate': 'Bearer', 'x-should-retry': 'false' },
       body: { error: { type: 'invalid_request_error', code: 'invalid_api_key', param: null } },
     });
     expect(toOpenAiError(new ModelNotAllowedError('mistral/large'))).toMatchObject({
@@ -48,7 +48,7 @@ describe('toOpenAiError', () => {
 
   it('keeps Retry-After and WWW-Authenticate', () => {
     expect(toOpenAiError(new RateLimitError('r', { retryAfterMs: 2500 })).headers).toEqual({ 'retry-after': '3' });
-    expect(toOpenAiError(new UnauthorizedException()).headers).toEqual({ 'www-authenticate': 'Bearer' });
+    expect(toOpenAiError(new UnauthorizedException()).headers).toEqual({ 'www-authenticate': 'Bearer', 'x-should-retry': 'false' });
   });
 
   it('anything unexpected is a bare 500 server_error, flagged for the log, with no detail', () => {

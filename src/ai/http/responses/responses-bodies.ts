@@ -6,7 +6,7 @@
 import type { TokenUsage, ToolCall } from '../../providers/ai-provider.interface';
 import { openAiFinishReason } from '../openai/openai-responses';
 import { itemId, type ResponseItem } from './responses-input';
-import type { ResponsesRequest } from './responses-requests';
+import type { CallNames, ResponsesRequest } from './responses-requests';
 
 export type ResponseStatus = 'completed' | 'incomplete' | 'in_progress' | 'failed';
 
@@ -89,14 +89,16 @@ export function messageOutput(id: string, text: string): ResponseItem {
   return { type: 'message', id, status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] };
 }
 
-export function functionCallOutput(id: string, call: ToolCall): ResponseItem {
-  return { type: 'function_call', id, status: 'completed', call_id: call.id, name: call.name, arguments: call.arguments };
+/** A call of a namespace's function names the function and its namespace as the caller declared them. */
+export function functionCallOutput(id: string, call: ToolCall, names: CallNames): ResponseItem {
+  const { name, namespace } = names(call.name);
+  return { type: 'function_call', id, status: 'completed', call_id: call.id, name, ...(namespace !== undefined ? { namespace } : {}), arguments: call.arguments };
 }
 
 /** The answer's output items: its text as one message (none when the model only called tools), then its calls. */
-export function outputItems(text: string, toolCalls: readonly ToolCall[] | undefined): ResponseItem[] {
+export function outputItems(text: string, toolCalls: readonly ToolCall[] | undefined, names: CallNames): ResponseItem[] {
   const items = text !== '' || !toolCalls?.length ? [messageOutput(itemId('msg'), text)] : [];
-  return [...items, ...(toolCalls ?? []).map((call) => functionCallOutput(itemId('fc'), call))];
+  return [...items, ...(toolCalls ?? []).map((call) => functionCallOutput(itemId('fc'), call, names))];
 }
 
 export interface ResponseState {

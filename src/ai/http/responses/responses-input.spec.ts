@@ -1,6 +1,7 @@
 import { OpenAiRequestError } from '../openai/openai-requests';
 import { domainMessages, inputItems, type ResponseItem } from './responses-input';
-import { parseResponsesRequest, responsesFormat, responsesTools } from './responses-requests';
+import { outputItems } from './responses-bodies';
+import { callNames, parseResponsesRequest, responsesFormat, responsesTools } from './responses-requests';
 
 describe('Responses input as the domain messages', () => {
   it('instructions first; developer as system; function calls joined to the assistant turn before them; outputs as tool results', () => {
@@ -48,6 +49,77 @@ describe('Responses input as the domain messages', () => {
   it('refuses an item type it cannot carry, and a function call without its call_id, naming them', () => {
     expect(() => inputItems([{ type: 'web_search_call', id: 'ws_1' }])).toThrow(expect.objectContaining({ param: 'input[0].type', code: 'unsupported_value' }));
     expect(() => inputItems([{ type: 'function_call', name: 'n', arguments: '{}' }])).toThrow(expect.objectContaining({ param: 'input[0].call_id', code: 'missing_required_parameter' }));
+  });
+});
+
+describe("Codex CLI's namespaced items", () => {
+  it('a function call with its namespace is the qualified call its tools declared; its output a tool result', () => {
+    const items = inputItems([
+      { type: 'function_call', call_id: 'call_1', name: 'spawn_agent', namespace: 'multi_agent_v1', arguments: '{"message":"go"}' },
+      { type: 'function_call_output', call_id: 'call_1', output: '{"agent_id":"a1"}' },
+    ]);
+    expect(items[0]).toMatchObject({ name: 'spawn_agent', namespace: 'multi_agent_v1' });
+    expect(domainMessages(null, items as ResponseItem[])).toEqual([
+      { role: 'assistant', content: null, toolCalls: [{ id: 'call_1', name: 'multi_agent_v1__spawn_agent', arguments: '{"message":"go"}' }] },
+      { role: 'tool', toolCallId: 'call_1', content: '{"agent_id":"a1"}' },
+    ]);
+  });
+
+  it("an output with a namespace and no call_id (a goal's objective) is kept as such and told to the model as a system message", () => {
+    const items = inputItems([
+      { role: 'user', content: 'Set a goal' },
+      { type: 'function_call_output', id: 'fco_goal', name: 'goal_objective', namespace: 'agent', output: 'Find the secret word' },
+    ]);
+    expect(items[1]).toEqual({ type: 'function_call_output', id: 'fco_goal', status: 'completed', namespace: 'agent', name: 'goal_objective', output: 'Find the secret word' });
+    expect(domainMessages(null, items as ResponseItem[])[1]).toEqual({ role: 'system', content: 'agent.goal_objective: Find the secret word' });
+  });
+
+  it('an output without a call_id needs its name when it has a namespace, and its call_id when it has none', () => {
+    expect(() => inputItems([{ type: 'function_call_output', namespace: 'agent', output: 'x' }])).toThrow(expect.objectContaining({ param: 'input[0].name', code: 'missing_required_parameter' }));
+    expect(() => inputItems([{ type: 'function_call_output', name: 'goal_objective', output: 'x' }])).toThrow(expect.objectContaining({ param: 'input[0].call_id', code: 'missing_required_parameter' }));
+    expect(() => inputItems([{ type: 'function_call', call_id: 'c', name: 'n', namespace: 7, arguments: '{}' }])).toThrow(expect.objectContaining({ param: 'input[0].namespace', code: 'invalid_type' }));
+  });
+});
+
+describe('namespace tools', () => {
+  const multiAgent = {
+    type: 'namespace',
+    name: 'multi_agent_v1',
+    description: 'Tools for spawning and managing sub-agents.',
+    tools: [
+      { type: 'function', name: 'spawn_agent', description: 'Spawn an agent.', strict: false, parameters: { type: 'object', properties: { message: { type: 'string' } } } },
+      { type: 'function', name: 'wait_agent', parameters: { type: 'object' } },
+    ],
+  };
+
+  it("become function tools named '<namespace>__<name>', the namespace's description before each function's", () => {
+    expect(responsesTools([{ type: 'function', name: 'exec_command' }, multiAgent])).toEqual([
+      { name: 'exec_command' },
+      { name: 'multi_agent_v1__spawn_agent', description: 'Tools for spawning and managing sub-agents.\n\nSpawn an agent.', strict: false, parameters: { type: 'object', properties: { message: { type: 'string' } } } },
+      { name: 'multi_agent_v1__wait_agent', description: 'Tools for spawning and managing sub-agents.', parameters: { type: 'object' } },
+    ]);
+  });
+
+  it("a model's call of a qualified name comes back as the function and its namespace; other names as they are", () => {
+    const names = callNames([{ type: 'function', name: 'exec_command' }, multiAgent]);
+    expect(names('multi_agent_v1__wait_agent')).toEqual({ name: 'wait_agent', namespace: 'multi_agent_v1' });
+    expect(names('exec_command')).toEqual({ name: 'exec_command' });
+    const [call] = outputItems('', [{ id: 'call_9', name: 'multi_agent_v1__spawn_agent', arguments: '{}' }], names);
+    expect(call).toMatchObject({ type: 'function_call', call_id: 'call_9', name: 'spawn_agent', namespace: 'multi_agent_v1', arguments: '{}' });
+  });
+
+  it.each([
+    [{ ...multiAgent, tools: [{ type: 'custom', name: 'apply_patch' }] }, 'tools[0].tools[0].type', 'unsupported_value'],
+    [{ ...multiAgent, tools: [{ type: 'function', name: 'f', defer_loading: true }] }, 'tools[0].tools[0].defer_loading', 'unknown_parameter'],
+    [{ ...multiAgent, tools: [] }, 'tools[0].tools', undefined],
+    [{ ...multiAgent, name: 'multi agent' }, 'tools[0].name', undefined],
+    [{ ...multiAgent, name: 'n'.repeat(40), tools: [{ type: 'function', name: 'f'.repeat(30) }] }, 'tools[0].tools[0].name', 'invalid_value'],
+  ])('refuses what a model cannot be given, naming it: %#', (tool, param, code) => {
+    expect(() => responsesTools([tool])).toThrow(expect.objectContaining({ param, ...(code ? { code } : {}) }));
+  });
+
+  it('refuses a qualified name that another tool already has, naming the later one', () => {
+    expect(() => responsesTools([{ type: 'function', name: 'multi_agent_v1__wait_agent' }, multiAgent])).toThrow(expect.objectContaining({ param: 'tools[1].tools[1].name', code: 'invalid_value' }));
   });
 });
 

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ChatMessage, ContentPart } from '../../providers/ai-provider.interface';
 import { contentPart, OpenAiRequestError } from '../openai/openai-requests';
-import type { ResponsesInputItem } from './responses-requests';
+import { qualifiedToolName, type ResponsesInputItem } from './responses-requests';
 
 export type MessageRole = 'user' | 'assistant' | 'system' | 'developer';
 
@@ -16,11 +16,16 @@ export type ItemContentPart =
   | { type: 'output_text'; text: string; annotations: unknown[] }
   | { type: 'refusal'; refusal: string };
 
-/** A conversation item as the Responses API shows it, with its id; what the store keeps. */
+/**
+ * A conversation item as the Responses API shows it, with its id; what the store keeps. A function call may
+ * name the namespace its function belongs to; an output without a call is one the client adds on its own,
+ * named by its namespace and name (Codex CLI's goal objective: `namespace: "agent"`, `name: "goal_objective"`).
+ */
 export type ResponseItem =
   | { type: 'message'; id: string; status: 'completed'; role: MessageRole; content: ItemContentPart[] }
-  | { type: 'function_call'; id: string; status: 'completed'; call_id: string; name: string; arguments: string }
-  | { type: 'function_call_output'; id: string; status: 'completed'; call_id: string; output: string };
+  | { type: 'function_call'; id: string; status: 'completed'; call_id: string; name: string; namespace?: string; arguments: string }
+  | { type: 'function_call_output'; id: string; status: 'completed'; call_id: string; output: string }
+  | { type: 'function_call_output'; id: string; status: 'completed'; namespace: string; name: string; output: string };
 
 /** An item given by the id of a stored one (the `ai` SDK sends earlier assistant messages so); resolved from the store. */
 export type ItemReference = { type: 'item_reference'; id: string };
@@ -45,7 +50,8 @@ function inputItem(item: ResponsesInputItem, at: string): Array<ResponseItem | I
   switch (type) {
     case 'message':
       return [messageItem(item, at)];
-    case 'function_call':
+    case 'function_call': {
+      const namespace = optionalString(item, 'namespace', at);
       return [
         {
           type: 'function_call',
@@ -53,19 +59,13 @@ function inputItem(item: ResponsesInputItem, at: string): Array<ResponseItem | I
           status: 'completed',
           call_id: requiredString(item, 'call_id', at),
           name: requiredString(item, 'name', at),
+          ...(namespace !== undefined ? { namespace } : {}),
           arguments: requiredString(item, 'arguments', at),
         },
       ];
+    }
     case 'function_call_output':
-      return [
-        {
-          type: 'function_call_output',
-          id: optionalString(item, 'id', at) ?? itemId('fco'),
-          status: 'completed',
-          call_id: requiredString(item, 'call_id', at),
-          output: toolOutput(item.output, `${at}.output`),
-        },
-      ];
+      return [functionCallOutputItem(item, at)];
     case 'item_reference':
       return [{ type: 'item_reference', id: requiredString(item, 'id', at) }];
     case 'reasoning':
@@ -73,6 +73,17 @@ function inputItem(item: ResponsesInputItem, at: string): Array<ResponseItem | I
     default:
       throw new OpenAiRequestError(`Unsupported input item type '${type}' in '${at}.type': this gateway takes message, function_call, function_call_output, item_reference and reasoning items.`, `${at}.type`, 'unsupported_value');
   }
+}
+
+/** An output answers the call its `call_id` names; one without a call_id but with a namespace answers no call. */
+function functionCallOutputItem(item: ResponsesInputItem, at: string): ResponseItem {
+  const id = optionalString(item, 'id', at) ?? itemId('fco');
+  const output = toolOutput(item.output, `${at}.output`);
+  const namespace = optionalString(item, 'namespace', at);
+  if (namespace !== undefined && (item.call_id === undefined || item.call_id === null)) {
+    return { type: 'function_call_output', id, status: 'completed', namespace, name: requiredString(item, 'name', at), output };
+  }
+  return { type: 'function_call_output', id, status: 'completed', call_id: requiredString(item, 'call_id', at), output };
 }
 
 const ROLES = new Set<MessageRole>(['user', 'assistant', 'system', 'developer']);
@@ -145,8 +156,10 @@ function optionalString(fields: Record<string, unknown>, name: string, at: strin
 
 /**
  * The conversation as the domain's messages: `instructions` first as the system prompt, system and developer
- * messages as system ones, function calls joined to the assistant turn they follow, their outputs as tool
- * results.
+ * messages as system ones, function calls joined to the assistant turn they follow (a namespace's function by
+ * its qualified name, as the tools declared it), their outputs as tool results. An output that answers no call
+ * cannot be a tool result (every provider kind pairs a result with its call), so it is what the client tells
+ * the model: a system message naming where it came from.
  */
 export function domainMessages(instructions: string | null | undefined, items: readonly ResponseItem[]): ChatMessage[] {
   const messages: ChatMessage[] = instructions ? [{ role: 'system', content: instructions }] : [];
@@ -157,14 +170,16 @@ export function domainMessages(instructions: string | null | undefined, items: r
         messages.push(domainMessage(item.role, item.content, at));
         return;
       case 'function_call': {
-        const call = { id: item.call_id, name: item.name, arguments: item.arguments };
+        const name = item.namespace !== undefined ? qualifiedToolName(item.namespace, item.name) : item.name;
+        const call = { id: item.call_id, name, arguments: item.arguments };
         const last = messages[messages.length - 1];
         if (last?.role === 'assistant') last.toolCalls = [...(last.toolCalls ?? []), call];
         else messages.push({ role: 'assistant', content: null, toolCalls: [call] });
         return;
       }
       case 'function_call_output':
-        messages.push({ role: 'tool', toolCallId: item.call_id, content: item.output });
+        if ('call_id' in item) messages.push({ role: 'tool', toolCallId: item.call_id, content: item.output });
+        else messages.push({ role: 'system', content: `${item.namespace}.${item.name}: ${item.output}` });
     }
   });
   return messages;

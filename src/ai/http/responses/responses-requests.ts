@@ -12,7 +12,10 @@ const NAME = { type: 'string', pattern: '^[a-zA-Z0-9_-]{1,64}$' } as const;
 /** Input items are checked for their fields in responses-input.ts, which names the item and the field. */
 const INPUT_ITEM = { type: 'object', properties: { type: { type: 'string' } } } as const;
 
-/** Only function tools have a domain counterpart; the type of any other tool is refused by name in code. */
+/**
+ * Function tools have a domain counterpart, and so have the functions of a namespace tool (under qualified
+ * names); the type of any other tool is refused by name in code.
+ */
 const TOOL = { type: 'object', required: ['type'], properties: { type: { type: 'string' } } } as const;
 
 const FUNCTION_TOOL = {
@@ -24,6 +27,19 @@ const FUNCTION_TOOL = {
     description: { type: ['string', 'null'] },
     parameters: { type: ['object', 'null'] },
     strict: { type: ['boolean', 'null'] },
+  },
+  additionalProperties: false,
+} as const;
+
+/** A group of function tools under one name (Codex CLI's sub-agent tools come so); its tools are checked one by one. */
+const NAMESPACE_TOOL = {
+  type: 'object',
+  required: ['type', 'name', 'tools'],
+  properties: {
+    type: { const: 'namespace' },
+    name: NAME,
+    description: { type: ['string', 'null'] },
+    tools: { type: 'array', minItems: 1, maxItems: 128, items: TOOL },
   },
   additionalProperties: false,
 } as const;
@@ -123,30 +139,110 @@ export interface ResponsesRequest {
 const ajv = new Ajv({ allErrors: false, strict: true, strictTypes: false });
 const validateResponses = ajv.compile<ResponsesRequest>(RESPONSES_SCHEMA);
 const validateFunctionTool = ajv.compile(FUNCTION_TOOL);
+const validateNamespaceTool = ajv.compile(NAMESPACE_TOOL);
 
 export function parseResponsesRequest(body: unknown): ResponsesRequest {
   if (validateResponses(body)) return body;
   throw requestError(validateResponses.errors![0]);
 }
 
-/** Function tools as the domain's definitions; another tool type (web_search, file_search, ...) is refused by name. */
+/**
+ * A namespace's function as the model sees it: no provider kind has namespaces, and every one takes tool names
+ * of letters, digits, `_` and `-` up to 64 characters, so the two names are joined by `__`.
+ */
+export function qualifiedToolName(namespace: string, name: string): string {
+  return `${namespace}__${name}`;
+}
+
+/** A function call's name, and its namespace when it has one, as the caller declared them. */
+export interface CallName {
+  name: string;
+  namespace?: string;
+}
+
+/** From the name a model called to the name and namespace the caller's tools declared. */
+export type CallNames = (called: string) => CallName;
+
+/**
+ * Function tools as the domain's definitions, and the functions of a namespace tool as function tools with
+ * qualified names ({@link qualifiedToolName}); another tool type (web_search, file_search, custom, ...) is
+ * refused by name.
+ */
 export function responsesTools(tools: ResponsesRequest['tools']): ToolDefinition[] | undefined {
-  return tools?.map((tool, index) => {
+  if (tools === undefined) return undefined;
+  const definitions: ToolDefinition[] = [];
+  const declaredAt = new Map<string, string>();
+  const add = (definition: ToolDefinition, at: string) => {
+    const earlier = declaredAt.get(definition.name);
+    if (earlier !== undefined) {
+      throw new OpenAiRequestError(`Invalid value for '${at}.name': the tool name '${definition.name}' is already declared at '${earlier}'.`, `${at}.name`, 'invalid_value');
+    }
+    declaredAt.set(definition.name, at);
+    definitions.push(definition);
+  };
+  tools.forEach((tool, index) => {
     const at = `tools[${index}]`;
-    if (tool.type !== 'function') {
-      throw new OpenAiRequestError(`Unsupported tool type '${tool.type}' in '${at}.type': this gateway routes function tools only.`, `${at}.type`, 'unsupported_value');
+    if (tool.type === 'namespace') {
+      namespaceFunctions(tool, index).forEach(({ definition, at: functionAt }) => add(definition, functionAt));
+      return;
     }
-    if (!validateFunctionTool(tool)) {
-      const error = validateFunctionTool.errors![0];
-      throw requestError({ ...error, instancePath: `/tools/${index}${error.instancePath}` });
+    if (tool.type !== 'function') throw unsupportedTool(tool.type, at);
+    add(functionDefinition(tool, `/tools/${index}`), at);
+  });
+  return definitions;
+}
+
+/** Which called names are a namespace's functions; every other name is the caller's own. */
+export function callNames(tools: ResponsesRequest['tools']): CallNames {
+  const namespaced = new Map<string, CallName>();
+  for (const tool of tools ?? []) {
+    if (tool.type !== 'namespace') continue;
+    const namespace = tool.name as string;
+    for (const { name } of tool.tools as Array<{ name: string }>) namespaced.set(qualifiedToolName(namespace, name), { name, namespace });
+  }
+  return (called) => namespaced.get(called) ?? { name: called };
+}
+
+function unsupportedTool(type: unknown, at: string): OpenAiRequestError {
+  return new OpenAiRequestError(`Unsupported tool type '${String(type)}' in '${at}.type': this gateway routes function tools and namespaces of them only.`, `${at}.type`, 'unsupported_value');
+}
+
+/** `path` is the tool's JSON pointer, so an error names the field inside it. */
+function functionDefinition(tool: unknown, path: string): ToolDefinition {
+  if (!validateFunctionTool(tool)) {
+    const error = validateFunctionTool.errors![0];
+    throw requestError({ ...error, instancePath: `${path}${error.instancePath}` });
+  }
+  const { name, description, parameters, strict } = tool as { name: string; description?: string | null; parameters?: Record<string, unknown> | null; strict?: boolean | null };
+  return {
+    name,
+    ...(typeof description === 'string' ? { description } : {}),
+    ...(parameters ? { parameters } : {}),
+    ...(typeof strict === 'boolean' ? { strict } : {}),
+  };
+}
+
+/** The namespace's description, which the model would otherwise lose, leads each function's own. */
+function namespaceFunctions(tool: unknown, index: number): Array<{ definition: ToolDefinition; at: string }> {
+  if (!validateNamespaceTool(tool)) {
+    const error = validateNamespaceTool.errors![0];
+    throw requestError({ ...error, instancePath: `/tools/${index}${error.instancePath}` });
+  }
+  const { name: namespace, description, tools } = tool as { name: string; description?: string | null; tools: Array<{ type: string }> };
+  return tools.map((inner, innerIndex) => {
+    const at = `tools[${index}].tools[${innerIndex}]`;
+    if (inner.type !== 'function') throw unsupportedTool(inner.type, at);
+    const definition = functionDefinition(inner, `/tools/${index}/tools/${innerIndex}`);
+    const name = qualifiedToolName(namespace, definition.name);
+    if (name.length > 64) {
+      throw new OpenAiRequestError(
+        `Invalid value for '${at}.name': '${namespace}' and '${definition.name}' make the tool name '${name}', longer than the 64 characters a model takes.`,
+        `${at}.name`,
+        'invalid_value',
+      );
     }
-    const { name, description, parameters, strict } = tool as { name: string; description?: string | null; parameters?: Record<string, unknown> | null; strict?: boolean | null };
-    return {
-      name,
-      ...(typeof description === 'string' ? { description } : {}),
-      ...(parameters ? { parameters } : {}),
-      ...(typeof strict === 'boolean' ? { strict } : {}),
-    };
+    const described = [description, definition.description].filter((text) => typeof text === 'string' && text !== '').join('\n\n');
+    return { definition: { ...definition, name, ...(described !== '' ? { description: described } : {}) }, at };
   });
 }
 

@@ -1,10 +1,11 @@
 import type { GenerateStreamEvent } from '../../client/ai-client';
 import { responseHeader } from './responses-bodies';
+import { callNames, type ResponsesRequest } from './responses-requests';
 import { ResponsesStream } from './responses-stream';
 
 /** The frames of one stream as parsed events. */
-function eventsOf(events: GenerateStreamEvent[]): Array<Record<string, any>> {
-  const stream = new ResponsesStream(responseHeader({ model: 'm', input: 'hi' }, 'openai/m'));
+function eventsOf(events: GenerateStreamEvent[], tools?: ResponsesRequest['tools']): Array<Record<string, any>> {
+  const stream = new ResponsesStream(responseHeader({ model: 'm', input: 'hi', tools }, 'openai/m'), callNames(tools));
   let text = stream.opening();
   for (const event of events) text += stream.render(event);
   return text
@@ -58,13 +59,35 @@ describe('ResponsesStream', () => {
     expect(completed.usage).toEqual({ input_tokens: 5, input_tokens_details: { cached_tokens: 0 }, output_tokens: 7, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 12 });
   });
 
+  it("names a call of a namespace's function by its own name and namespace, as Codex CLI declared it", () => {
+    const tools = [
+      { type: 'function', name: 'exec_command' },
+      { type: 'namespace', name: 'multi_agent_v1', description: 'Sub-agents.', tools: [{ type: 'function', name: 'spawn_agent' }] },
+    ];
+    const events = eventsOf(
+      [
+        { type: 'delta', text: '', toolCalls: [{ index: 0, id: 'call_a', name: 'multi_agent_v1__spawn_agent', arguments: '{"message":"go"}' }] },
+        { type: 'delta', text: '', toolCalls: [{ index: 1, id: 'call_b', name: 'exec_command', arguments: '{}' }] },
+        { type: 'done', provider: 'openai', model: 'm', finishReason: 'tool_calls' },
+      ],
+      tools,
+    );
+    const spawn = { type: 'function_call', call_id: 'call_a', name: 'spawn_agent', namespace: 'multi_agent_v1' };
+    expect(events.find((event) => event.type === 'response.output_item.added')?.item).toMatchObject({ ...spawn, status: 'in_progress', arguments: '' });
+    expect(events.find((event) => event.type === 'response.function_call_arguments.done')).toMatchObject({ name: 'spawn_agent', arguments: '{"message":"go"}' });
+    const [namespaced, plain] = events.at(-1)!.response.output;
+    expect(namespaced).toMatchObject({ ...spawn, status: 'completed', arguments: '{"message":"go"}' });
+    expect(plain).toEqual(expect.objectContaining({ name: 'exec_command' }));
+    expect(plain).not.toHaveProperty('namespace');
+  });
+
   it('ends a stream stopped at the token limit with response.incomplete', () => {
     const events = eventsOf([{ type: 'delta', text: 'cut' }, { type: 'done', provider: 'openai', model: 'm', finishReason: 'length' }]);
     expect(events.at(-1)).toMatchObject({ type: 'response.incomplete', response: { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } } });
   });
 
   it('answers a failure after the first event with response.failed carrying the sanitized error', () => {
-    const stream = new ResponsesStream(responseHeader({ model: 'm', input: 'hi' }, 'openai/m'));
+    const stream = new ResponsesStream(responseHeader({ model: 'm', input: 'hi' }, 'openai/m'), callNames(undefined));
     stream.opening();
     stream.render({ type: 'delta', text: 'part' });
     const { frame } = stream.failure(new Error('socket hang up with secret upstream text'));

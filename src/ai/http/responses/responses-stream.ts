@@ -17,6 +17,7 @@ import { toOpenAiError } from '../openai/openai-errors';
 import { qualifiedModel } from '../openai/openai-responses';
 import { finishedStatus, functionCallOutput, messageOutput, type ResponseBody, responseBody, type ResponseHeader, responsesUsage } from './responses-bodies';
 import { itemId, type ResponseItem } from './responses-input';
+import type { CallNames } from './responses-requests';
 
 interface OpenMessage {
   outputIndex: number;
@@ -54,7 +55,11 @@ export class ResponsesStream implements SseFormat<GenerateStreamEvent> {
   /** Open calls by the domain's call index. */
   private readonly calls = new Map<number, OpenCall>();
 
-  constructor(private readonly header: ResponseHeader) {}
+  /** `names` gives each called function the name and namespace the request's tools declared it with. */
+  constructor(
+    private readonly header: ResponseHeader,
+    private readonly names: CallNames,
+  ) {}
 
   opening(): string {
     const response = responseBody(this.header, { status: 'in_progress', output: [], usage: null });
@@ -107,11 +112,9 @@ export class ResponsesStream implements SseFormat<GenerateStreamEvent> {
       frames += this.closeMessage();
       call = { outputIndex: this.output.length, id: itemId('fc'), callId: delta.id ?? itemId('fc'), name: delta.name ?? '', arguments: '' };
       this.calls.set(delta.index, call);
-      this.output.push(functionCallOutput(call.id, { id: call.callId, name: call.name, arguments: '' }));
-      frames += this.event('response.output_item.added', {
-        output_index: call.outputIndex,
-        item: { id: call.id, type: 'function_call', status: 'in_progress', call_id: call.callId, name: call.name, arguments: '' },
-      });
+      const item = functionCallOutput(call.id, { id: call.callId, name: call.name, arguments: '' }, this.names);
+      this.output.push(item);
+      frames += this.event('response.output_item.added', { output_index: call.outputIndex, item: { ...item, status: 'in_progress' } });
     }
     if (!delta.arguments) return frames;
     call.arguments += delta.arguments;
@@ -135,10 +138,11 @@ export class ResponsesStream implements SseFormat<GenerateStreamEvent> {
   private closeCalls(): string {
     let frames = '';
     for (const call of [...this.calls.values()].sort((a, b) => a.outputIndex - b.outputIndex)) {
-      const item = functionCallOutput(call.id, { id: call.callId, name: call.name, arguments: call.arguments });
+      const item = functionCallOutput(call.id, { id: call.callId, name: call.name, arguments: call.arguments }, this.names);
       this.output[call.outputIndex] = item;
+      const { name } = this.names(call.name);
       frames +=
-        this.event('response.function_call_arguments.done', { item_id: call.id, output_index: call.outputIndex, name: call.name, arguments: call.arguments }) +
+        this.event('response.function_call_arguments.done', { item_id: call.id, output_index: call.outputIndex, name, arguments: call.arguments }) +
         this.event('response.output_item.done', { output_index: call.outputIndex, item });
     }
     this.calls.clear();

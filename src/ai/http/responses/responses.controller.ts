@@ -10,7 +10,7 @@ import { OpenAiRequestError } from '../openai/openai-requests';
 import { qualifiedModel } from '../openai/openai-responses';
 import { finishedStatus, outputItems, type ResponseBody, responseBody, responseHeader, responsesUsage } from './responses-bodies';
 import { domainMessages, inputItems, type ItemReference, type ResponseItem } from './responses-input';
-import { parseResponsesRequest, type ResponsesRequest, responsesFormat, responsesToolChoice, responsesTools } from './responses-requests';
+import { callNames, parseResponsesRequest, type ResponsesRequest, responsesFormat, responsesToolChoice, responsesTools } from './responses-requests';
 import { RESPONSE_STORE, type ResponseStore, type StoredResponse } from './responses-store';
 import { ResponsesStream } from './responses-stream';
 import { ApiCreateResponseDocs, ApiDeleteResponseDocs, ApiInputItemsDocs, ApiRetrieveResponseDocs } from './responses-docs';
@@ -45,17 +45,18 @@ export class ResponsesController {
     const conversation = [...previous, ...input];
     const messages = domainMessages(parsed.instructions, conversation);
     const options = generateOptions(parsed, reply);
+    const names = callNames(parsed.tools);
     const keep = async (response: ResponseBody, output: ResponseItem[]) => {
       if (response.store) await this.keep({ owner, body: response, input, conversation: [...conversation, ...output] });
     };
     if (parsed.stream === true) {
       const { target } = this.client.routeModel(options);
       const requested = target.model === undefined ? parsed.model : qualifiedModel(target.provider, target.model);
-      const stream = new ResponsesStream(responseHeader(parsed, requested));
+      const stream = new ResponsesStream(responseHeader(parsed, requested), names);
       return writeSse(request, reply, storedBeforeDone(this.client.streamMessages(messages, options), stream, keep), stream);
     }
     const result = await this.client.generateMessages(messages, options);
-    const output = outputItems(result.response, result.toolCalls);
+    const output = outputItems(result.response, result.toolCalls, names);
     const response = responseBody(responseHeader(parsed, qualifiedModel(result.provider, result.model)), {
       ...finishedStatus(result.finishReason),
       output,
