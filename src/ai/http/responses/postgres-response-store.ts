@@ -1,7 +1,7 @@
 import { Logger, type OnModuleDestroy } from '@nestjs/common';
 import type { Pool, PoolClient } from 'pg';
 import type { ResponseItem } from './responses-input';
-import type { ResponseStore, ResponseStoreBounds, StoredResponse } from './responses-store';
+import { type ResponseStore, type ResponseStoreBounds, type StoredResponse, storedItemIds } from './responses-store';
 
 /** Unquoted identifiers only (interpolated into SQL), short enough for the `_items` suffix. */
 export const RESPONSES_TABLE_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,56}$/;
@@ -42,7 +42,7 @@ export class PostgresResponseStore implements ResponseStore, OnModuleDestroy {
   async save(stored: StoredResponse): Promise<void> {
     await this.ensureTables();
     // An item id a client sends again (a previous output passed back as input) points to the newest response.
-    const itemIds = [...new Set([...stored.input, ...stored.body.output].map((item) => item.id))];
+    const itemIds = [...new Set(storedItemIds(stored))];
     await this.pool.query(
       `WITH saved AS (
          INSERT INTO ${this.table} (id, owner, stored, expires_at) VALUES ($1, $2, $3, now() + $4 * interval '1 millisecond')

@@ -4,12 +4,12 @@
  * tenant of the caller that made it; another tenant's id reads as one that does not exist.
  */
 import type { ResponseItem } from './responses-input';
-import type { ResponseBody } from './responses-bodies';
+import type { StoredResponseBody } from './responses-bodies';
 
 export interface StoredResponse {
   /** The tenant of the caller that made it (`''` for a caller without a tenant). */
   owner: string;
-  body: ResponseBody;
+  body: StoredResponseBody;
   /** This request's input items, for `GET /responses/{id}/input_items`. */
   input: ResponseItem[];
   /** The whole conversation up to and including this response's output: what a continuation starts from. */
@@ -27,6 +27,13 @@ export interface ResponseStore {
 }
 
 export const RESPONSE_STORE = Symbol('RESPONSE_STORE');
+
+/** The ids of a response's input and output items, which `item_reference` names; an item without one (Codex's reasoning) has none to name. */
+export function storedItemIds(stored: StoredResponse): string[] {
+  const ids: string[] = [];
+  for (const item of [...stored.input, ...stored.body.output]) if (typeof item.id === 'string') ids.push(item.id);
+  return ids;
+}
 
 export interface ResponseStoreBounds {
   /** How long a response stays retrievable (milliseconds). */
@@ -53,7 +60,7 @@ export class MemoryResponseStore implements ResponseStore {
   async save(stored: StoredResponse): Promise<void> {
     this.evictExpired();
     this.entries.set(stored.body.id, { stored, expiresAt: this.now() + this.bounds.retentionMs });
-    for (const item of [...stored.input, ...stored.body.output]) this.itemOwners.set(item.id, stored.body.id);
+    for (const itemId of storedItemIds(stored)) this.itemOwners.set(itemId, stored.body.id);
     for (const id of this.entries.keys()) {
       if (this.entries.size <= this.bounds.maxStored) break;
       this.forget(id);
@@ -94,8 +101,8 @@ export class MemoryResponseStore implements ResponseStore {
     const entry = this.entries.get(id);
     if (!entry) return;
     this.entries.delete(id);
-    for (const item of [...entry.stored.input, ...entry.stored.body.output]) {
-      if (this.itemOwners.get(item.id) === id) this.itemOwners.delete(item.id);
+    for (const itemId of storedItemIds(entry.stored)) {
+      if (this.itemOwners.get(itemId) === id) this.itemOwners.delete(itemId);
     }
   }
 }
