@@ -20,7 +20,7 @@
  * `include` asks for `reasoning.encrypted_content`) is sealed by this emulator. Like the real API it keeps nothing
  * here, so it refuses what only a store could answer (`previous_response_id`, `item_reference`, a reasoning item
  * without its encrypted content), an `encrypted_content` it did not seal, an unknown parameter, and
- * `max_output_tokens` under 16. {@link OpenAiEmulator.responseStreamsSent} keeps each stream's bytes.
+ * `max_output_tokens` under 16. It keeps what it answered ({@link OpenAiEmulator.responsesSent}, and each stream's bytes).
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { EmulatorReply, EmulatorRequest, EmulatorServer, startEmulator } from './emulator-server';
@@ -49,7 +49,8 @@ const MISTRAL_EMBED_KEYS = new Set(['model', 'input', 'metadata', 'output_dimens
 
 export class OpenAiEmulator {
   readonly flavour: OpenAiFlavour;
-  /** Each streamed Response as the bytes this emulator wrote. */
+  /** Each Response object this emulator answered whole, and each streamed one as the bytes it wrote. */
+  readonly responsesSent: Array<Record<string, unknown>> = [];
   readonly responseStreamsSent: string[] = [];
   private midStreamErrors = 0;
 
@@ -238,7 +239,11 @@ export class OpenAiEmulator {
     const reasoningTokens = reasoning ? 5 : 0;
     const usage = { input_tokens: 7, input_tokens_details: { cached_tokens: 0 }, output_tokens: 3 + reasoningTokens, output_tokens_details: { reasoning_tokens: reasoningTokens }, total_tokens: 10 + reasoningTokens };
     const response = responseObject(body, store);
-    if (body.stream !== true) return { body: { ...response, status: 'completed', output: items, usage } };
+    if (body.stream !== true) {
+      const whole = { ...response, status: 'completed', output: items, usage };
+      this.responsesSent.push(whole);
+      return { body: whole };
+    }
 
     let sequence = 0;
     const event = (type: string, payload: object) => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...payload })}\n\n`;
