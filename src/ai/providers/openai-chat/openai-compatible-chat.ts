@@ -231,9 +231,9 @@ export class OpenAiCompatibleChatProvider implements AiProvider {
       });
     const reader = new ResponsesEventReader(this.name, model);
     for await (const event of readSseEvents(response.body, this.name)) {
-      const data = parseEventObject(event.data, this.name);
-      const type = event.event ?? String(data.type);
-      const chunk: GenerateStreamChunk = reader.read(type, data) ?? { done: false, text: '' };
+      const data = event.event === undefined || ResponsesEventReader.READ.has(event.event) ? parseEventObject(event.data, this.name) : undefined;
+      const type = event.event ?? String(data?.type);
+      const chunk: GenerateStreamChunk = (data && reader.read(type, data)) ?? { done: false, text: '' };
       chunk.native = [{ event: type, data: event.data }];
       yield chunk;
       if (chunk.done) return;

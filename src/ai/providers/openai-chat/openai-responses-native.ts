@@ -56,6 +56,20 @@ export function fromResponsesBody(body: unknown, provider: string, model: string
  * stays upstream.
  */
 export class ResponsesEventReader {
+  /**
+   * The events the domain reads; the others (the Response snapshots of `response.created` and `in_progress`, the
+   * `.done` repetitions of what the deltas said) are relayed without being parsed here.
+   */
+  static readonly READ = new Set([
+    'response.output_text.delta',
+    'response.output_item.added',
+    'response.function_call_arguments.delta',
+    'response.completed',
+    'response.incomplete',
+    'response.failed',
+    'error',
+  ]);
+
   /** The domain's call index of each function_call item, by item id. */
   private readonly calls = new Map<string, number>();
 
