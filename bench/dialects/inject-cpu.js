@@ -1,6 +1,7 @@
 'use strict';
 // bench/dialects, in process: the same-family pass-through of the Responses API to an OpenAI upstream
-// (docs/decisions.md B19) against the same call on chat completions. The server application is built here and
+// (docs/decisions.md B19) against the same call on chat completions, and against the Responses call translated to
+// chat completions (the same emulator registered as openai_compatible). The server application is built here and
 // driven with Fastify's inject() (no sockets on the gateway side), the emulators in a process of their own; the
 // measure is this process's CPU (process.cpuUsage, user + system) per request, in interleaved rounds, each
 // Responses figure divided by the chat figure of the same round and mode, the medians of those ratios printed.
@@ -31,7 +32,16 @@ async function main() {
   const configFile = path.join(work, 'tollgate.yaml');
   fs.writeFileSync(
     configFile,
-    ['version: 1', `api: { token: "${API_TOKEN}" }`, 'logs: { requests: false }', 'providers:', `  openai: { url: "${emulators.match}", api_key: "${OPENAI_KEY}", chat_model: gpt-test }`, ''].join('\n'),
+    [
+      'version: 1',
+      `api: { token: "${API_TOKEN}" }`,
+      'logs: { requests: false }',
+      'providers:',
+      `  openai: { url: "${emulators.match}", api_key: "${OPENAI_KEY}", chat_model: gpt-test }`,
+      // The same emulator as a kind without the Responses API: the translated path, for comparison.
+      `  compat: { kind: openai_compatible, url: "${emulators.match}", api_key: "${OPENAI_KEY}", chat_model: gpt-test }`,
+      '',
+    ].join('\n'),
   );
   let app;
   try {
@@ -52,6 +62,7 @@ async function main() {
           scenario('chat', '/openai/v1/chat/completions', { model, messages: [{ role: 'system', content: SYSTEM }, { role: 'user', content: PROMPT }], ...streamed }),
           scenario('responses (as written)', '/openai/v1/responses', { model, instructions: SYSTEM, input: PROMPT, store: false, ...streamed }),
           scenario('responses stored', '/openai/v1/responses', { model, instructions: SYSTEM, input: PROMPT, ...streamed }),
+          scenario('responses (translated)', '/openai/v1/responses', { model: 'compat/gpt-test', instructions: SYSTEM, input: PROMPT, store: false, ...streamed }),
         ],
       };
     });
