@@ -1,7 +1,9 @@
 /**
  * The OpenAI chat-completions wire format, shared by openai, mistral, deepseek, xai, huggingface (router) and
  * openai_compatible. Each kind supplies a dialect (defaults, the max-tokens key, embedding support, error
- * refinements); everything else about the wire format lives here once.
+ * refinements); everything else about the wire format lives here once. A kind that serves the Responses API
+ * (openai, Azure's v1 API) sends a request written in that dialect to `/responses` as written instead
+ * (openai-responses-native.ts).
  */
 import {
   AuthenticationError,
