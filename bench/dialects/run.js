@@ -2,6 +2,8 @@
 // bench/dialects: what a client's dialect costs. The same short conversation through each surface (Chat
 // Completions, the Responses API, Anthropic Messages, Gemini generateContent), routed to an OpenAI-format and
 // to an Anthropic upstream (the emulators of test/emulators in a process of their own), plain and streamed.
+// Two of them are same-family pass-throughs, the body sent as written (docs/decisions.md B16, B19): Messages to
+// the Anthropic upstream, and Responses to the OpenAI one (its /v1/responses; `responses-stored` stores the answer too).
 // The measure is Tollgate's CPU time per request (/proc, user + system) under load: it is what translation
 // adds, and it is steadier than latency on a shared machine. Each scenario's cost is divided by the
 // Chat Completions call to the same upstream in the same streaming mode, within a round; the rounds rotate

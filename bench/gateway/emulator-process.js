@@ -13,11 +13,13 @@ OpenAiEmulator.start({ apiKey: process.env.BENCH_API_KEY }).then((emulator) => {
     { fault: { kind: 'reset' }, probability: Number(process.env.BENCH_FAULT_RESET || 0) },
   ].filter((entry) => entry.probability > 0);
   emulator.server.faultRandomly(faults);
-  // The request log is for tests; under load it would only grow.
+  // The request log and the answers kept are for tests; under load they would only grow.
   let served = 0;
   setInterval(() => {
     served += emulator.server.requests.length;
     emulator.server.requests.length = 0;
+    emulator.responsesSent.length = 0;
+    emulator.responseStreamsSent.length = 0;
   }, 1000).unref();
   process.stdout.write(`ready ${emulator.url}\n`);
   process.on('SIGTERM', () => {

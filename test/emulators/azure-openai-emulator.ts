@@ -1,6 +1,7 @@
 /**
  * Emulates an Azure OpenAI resource: the OpenAI chat-completions wire format (openai-emulator.ts) at Azure's paths.
- * - v1 API: `/openai/v1/chat/completions`, `/openai/v1/embeddings`, `/openai/v1/models`, the deployment in `model`.
+ * - v1 API: `/openai/v1/chat/completions`, `/openai/v1/responses`, `/openai/v1/embeddings`, `/openai/v1/models`, the
+ *   deployment in `model`.
  * - deployment-style API: `/openai/deployments/<deployment>/chat/completions|embeddings?api-version=<v>` and
  *   `/openai/models?api-version=<v>`; a missing api-version is a 400, one the emulator does not know a 404, as Azure.
  * - auth: the `api-key` header, or `Authorization: Bearer <entra token>`; else 401 `{"error":{"code":"401",...}}`.
@@ -42,6 +43,7 @@ export class AzureOpenAiEmulator extends OpenAiEmulator {
       chatModels: models,
       embeddingModels: models,
       dimensions: options.dimensions ?? 4,
+      reasoningModels: [],
     });
     this.azure = options;
   }
@@ -64,6 +66,7 @@ export class AzureOpenAiEmulator extends OpenAiEmulator {
       this.guarded(req, () => this.apiVersionFailure(req) ?? this.deployed(req, req.params.deployment, operation));
     this.server.route('POST', '/openai/v1/chat/completions', v1((req) => this.filteredChat(req)));
     this.server.route('POST', '/openai/v1/embeddings', v1((req) => this.embeddings(req)));
+    this.server.route('POST', '/openai/v1/responses', v1((req) => this.responses(req)));
     this.server.route('GET', '/openai/v1/models', (req) => this.guarded(req, () => this.models()));
     this.server.route('POST', /^\/openai\/deployments\/(?<deployment>[^/]+)\/chat\/completions$/, versioned((req) => this.filteredChat(req)));
     this.server.route('POST', /^\/openai\/deployments\/(?<deployment>[^/]+)\/embeddings$/, versioned((req) => this.embeddings(req)));

@@ -13,7 +13,16 @@
  * quoting the result; `response_format: json_schema` gets JSON matching the schema; image_url parts must be
  * http(s) or base64 data: URLs (400 `invalid_image_url` otherwise).
  * Every error body carries {@link UPSTREAM_MARKER} so tests can prove bodies never leak into messages.
+ *
+ * The openai flavour also serves the Responses API (`POST /v1/responses`, the shapes of the `openai` client's
+ * types): the same script, answered as a Response object or as its named SSE events in OpenAI's order, numbered
+ * from 0. A model of `reasoningModels` reasons first: a `reasoning` item whose `encrypted_content` (only when
+ * `include` asks for `reasoning.encrypted_content`) is sealed by this emulator. Like the real API it keeps nothing
+ * here, so it refuses what only a store could answer (`previous_response_id`, `item_reference`, a reasoning item
+ * without its encrypted content), an `encrypted_content` it did not seal, an unknown parameter, and
+ * `max_output_tokens` under 16. It keeps what it answered ({@link OpenAiEmulator.responsesSent}, and each stream's bytes).
  */
+import { createHmac, randomBytes } from 'node:crypto';
 import { EmulatorReply, EmulatorRequest, EmulatorServer, startEmulator } from './emulator-server';
 
 export const UPSTREAM_MARKER = 'UPSTREAM-BODY-MARKER-7f3a';
@@ -27,6 +36,8 @@ export interface OpenAiEmulatorOptions {
   chatModels?: string[];
   embeddingModels?: string[];
   dimensions?: number;
+  /** Models that reason before answering on the Responses API. */
+  reasoningModels?: string[];
 }
 
 const MISTRAL_CHAT_KEYS = new Set([
@@ -38,6 +49,9 @@ const MISTRAL_EMBED_KEYS = new Set(['model', 'input', 'metadata', 'output_dimens
 
 export class OpenAiEmulator {
   readonly flavour: OpenAiFlavour;
+  /** Each Response object this emulator answered whole, and each streamed one as the bytes it wrote. */
+  readonly responsesSent: Array<Record<string, unknown>> = [];
+  readonly responseStreamsSent: string[] = [];
   private midStreamErrors = 0;
 
   protected constructor(
@@ -55,6 +69,7 @@ export class OpenAiEmulator {
       chatModels: options.chatModels ?? ['gpt-test'],
       embeddingModels: options.embeddingModels ?? ['embed-test'],
       dimensions: options.dimensions ?? 4,
+      reasoningModels: options.reasoningModels ?? [],
     });
     emulator.registerRoutes();
     return emulator;
@@ -108,6 +123,7 @@ export class OpenAiEmulator {
     const p = this.prefix;
     this.server.route('POST', `${p}/chat/completions`, (req) => this.guarded(req, () => this.chat(req)));
     this.server.route('GET', `${p}/models`, (req) => this.guarded(req, () => this.models()));
+    if (this.options.flavour === 'openai') this.server.route('POST', `${p}/responses`, (req) => this.guarded(req, () => this.responses(req)));
     if (this.options.flavour === 'huggingface') {
       this.server.route('POST', /^\/hf-inference\/models\/(?<model>.+)\/pipeline\/feature-extraction$/, (req) =>
         this.guarded(req, () => this.featureExtraction(req)),
@@ -197,6 +213,52 @@ export class OpenAiEmulator {
     };
   }
 
+  protected responses(req: EmulatorRequest): EmulatorReply {
+    const body = req.body as Record<string, unknown> | undefined;
+    if (!body || typeof body !== 'object') return badRequest('We could not parse the JSON body of your request.', null);
+    const unknown = Object.keys(body).find((key) => !RESPONSES_KEYS.has(key));
+    if (unknown) return badRequest(`Unknown parameter: '${unknown}'.`, unknown, 'unknown_parameter');
+    if (typeof body.model !== 'string') return badRequest("Missing required parameter: 'model'.", 'model');
+    const store = body.store !== false;
+    if (typeof body.previous_response_id === 'string') {
+      return badRequest(`Previous response with id '${body.previous_response_id}' not found.`, 'previous_response_id', 'previous_response_not_found');
+    }
+    if (typeof body.max_output_tokens === 'number' && body.max_output_tokens < 16) {
+      return badRequest("Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16.", 'max_output_tokens', 'integer_below_min_value');
+    }
+    const input = typeof body.input === 'string' ? [{ type: 'message', role: 'user', content: body.input }] : body.input;
+    if (!Array.isArray(input)) return badRequest("Invalid type for 'input': expected a string or an array of input items.", 'input');
+    const invalid = validateResponsesInput(input as Array<Record<string, unknown>>, store) ?? validateResponsesTools(body.tools);
+    if (invalid) return invalid;
+    if (!this.options.chatModels.includes(body.model)) return this.unknownModel(body.model);
+
+    const answer = scriptedResponsesAnswer(body, input as Array<Record<string, unknown>>);
+    const reasoning = this.options.reasoningModels.includes(body.model) ? `Thinking about: ${answer.text || 'which tool to call'}` : undefined;
+    const sealed = Array.isArray(body.include) && body.include.includes('reasoning.encrypted_content');
+    const items = responseItems(answer, reasoning, sealed);
+    const reasoningTokens = reasoning ? 5 : 0;
+    const usage = { input_tokens: 7, input_tokens_details: { cached_tokens: 0 }, output_tokens: 3 + reasoningTokens, output_tokens_details: { reasoning_tokens: reasoningTokens }, total_tokens: 10 + reasoningTokens };
+    const response = responseObject(body, store);
+    if (body.stream !== true) {
+      const whole = { ...response, status: 'completed', output: items, usage };
+      this.responsesSent.push(whole);
+      return { body: whole };
+    }
+
+    let sequence = 0;
+    const event = (type: string, payload: object) => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...payload })}\n\n`;
+    const opening = { ...response, status: 'in_progress', output: [], usage: null };
+    const chunks = [event('response.created', { response: opening }), event('response.in_progress', { response: opening })];
+    items.forEach((item, index) => chunks.push(...itemEvents(item, index, event)));
+    if (this.midStreamErrors > 0) {
+      this.midStreamErrors -= 1;
+      chunks.splice(3);
+      chunks.push(event('error', { code: 'server_error', message: `The server had an error while processing your request. ${UPSTREAM_MARKER}`, param: null }));
+    } else chunks.push(event('response.completed', { response: { ...response, status: 'completed', output: items, usage } }));
+    this.responseStreamsSent.push(chunks.join(''));
+    return { chunks, headers: { 'content-type': 'text/event-stream' } };
+  }
+
   protected embeddings(req: EmulatorRequest): EmulatorReply {
     const body = req.body as Record<string, unknown> | undefined;
     if (!body || typeof body !== 'object') return badRequest('We could not parse the JSON body of your request.', null);
@@ -273,8 +335,8 @@ function openAiError(message: string, type: string, code: string | null, param: 
   return { error: { message, type, param, code } };
 }
 
-function badRequest(message: string, param: string | null): EmulatorReply {
-  return { status: 400, body: openAiError(`${message} ${UPSTREAM_MARKER}`, 'invalid_request_error', null, param) };
+function badRequest(message: string, param: string | null, code: string | null = null): EmulatorReply {
+  return { status: 400, body: openAiError(`${message} ${UPSTREAM_MARKER}`, 'invalid_request_error', code, param) };
 }
 
 function mistralExtraKey(key: string): EmulatorReply {
@@ -461,4 +523,163 @@ function streamChunks(model: string, answer: ScriptedAnswer, usage: object | und
     ...(usage ? [{ ...base, choices: [], usage }] : []),
   ];
   return [...frames.map((frame) => `data: ${JSON.stringify(frame)}\n\n`), 'data: [DONE]\n\n'];
+}
+
+/** The body parameters of `POST /v1/responses` (the `openai` client's ResponseCreateParams). */
+const RESPONSES_KEYS = new Set([
+  'model', 'input', 'instructions', 'tools', 'tool_choice', 'parallel_tool_calls', 'text', 'max_output_tokens', 'max_tool_calls',
+  'temperature', 'top_p', 'top_logprobs', 'metadata', 'store', 'stream', 'stream_options', 'previous_response_id', 'conversation',
+  'reasoning', 'include', 'user', 'prompt', 'prompt_cache_key', 'prompt_cache_retention', 'safety_identifier', 'truncation',
+  'service_tier', 'background', 'client_metadata',
+]);
+
+/** This emulator's key for sealing reasoning: only it can make an `encrypted_content` it will read back. */
+const REASONING_KEY = randomBytes(32);
+
+export function sealReasoning(thought: string): string {
+  const text = Buffer.from(thought).toString('base64url');
+  return `${text}.${createHmac('sha256', REASONING_KEY).update(text).digest('base64url')}`;
+}
+
+function unsealed(encrypted: string): boolean {
+  const [text, mac] = encrypted.split('.');
+  return mac !== undefined && createHmac('sha256', REASONING_KEY).update(text).digest('base64url') === mac;
+}
+
+function validateResponsesInput(items: Array<Record<string, unknown>>, store: boolean): EmulatorReply | undefined {
+  for (const [index, item] of items.entries()) {
+    const at = `input[${index}]`;
+    if (!item || typeof item !== 'object') return badRequest(`Invalid type for '${at}': expected an object.`, at);
+    const type = item.type ?? 'message';
+    if (type === 'item_reference') return { status: 404, body: openAiError(`Item with id '${String(item.id)}' not found. ${UPSTREAM_MARKER}`, 'invalid_request_error', null, 'input') };
+    if (type === 'reasoning') {
+      if (typeof item.encrypted_content === 'string') {
+        if (!unsealed(item.encrypted_content)) return badRequest(`The encrypted content for item ${at} could not be verified.`, `${at}.encrypted_content`, 'invalid_encrypted_content');
+        continue;
+      }
+      const hint = store ? '' : ' Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input.';
+      return { status: 404, body: openAiError(`Item with id '${String(item.id)}' not found.${hint} ${UPSTREAM_MARKER}`, 'invalid_request_error', null, 'input') };
+    }
+    if (type === 'message' && (typeof item.role !== 'string' || item.content === undefined)) return badRequest(`Missing required parameter: '${at}.content'.`, `${at}.content`);
+    if (type === 'function_call_output' && typeof item.call_id !== 'string') return badRequest(`Missing required parameter: '${at}.call_id'.`, `${at}.call_id`);
+  }
+  return undefined;
+}
+
+function validateResponsesTools(tools: unknown): EmulatorReply | undefined {
+  if (tools === undefined) return undefined;
+  if (!Array.isArray(tools)) return badRequest("Invalid type for 'tools': expected an array.", 'tools');
+  for (const [index, tool] of tools.entries()) {
+    if ((tool as { type?: unknown }).type === 'function' && typeof (tool as { name?: unknown }).name !== 'string') {
+      return badRequest(`Missing required parameter: 'tools[${index}].name'.`, `tools[${index}].name`);
+    }
+  }
+  return undefined;
+}
+
+/** The chat script over Responses input: the last item decides, as the last message does on chat completions. */
+function scriptedResponsesAnswer(body: Record<string, unknown>, input: Array<Record<string, unknown>>): ScriptedAnswer {
+  const last = input.at(-1) ?? {};
+  const tools = ((body.tools as Array<{ type: string; name: string; parameters?: unknown }> | undefined) ?? []).filter((tool) => tool.type === 'function');
+  const choice = body.tool_choice as string | { name?: string } | undefined;
+  const role = (last.type ?? 'message') === 'message' ? last.role : undefined;
+  if (role === 'user' && tools.length > 0 && choice !== 'none') {
+    const named = typeof choice === 'object' ? choice.name : undefined;
+    return {
+      text: '',
+      toolCalls: tools
+        .filter((tool) => !named || tool.name === named)
+        .map((tool, index) => ({ id: `call_emulated_${index}`, type: 'function', function: { name: tool.name, arguments: JSON.stringify(valueFor(tool.parameters) ?? {}) } })),
+    };
+  }
+  const format = (body.text as { format?: { type?: string; schema?: unknown } } | undefined)?.format;
+  if (format?.type === 'json_schema') return { text: JSON.stringify(valueFor(format.schema)) };
+  if (last.type === 'function_call_output') return { text: `tool said: ${itemText(last.output)}` };
+  if (format?.type === 'json_object') return { text: JSON.stringify({ echo: itemText(last.content) }) };
+  return { text: `echo: ${itemText(last.content)}` };
+}
+
+function itemText(content: unknown): string {
+  if (!Array.isArray(content)) return String(content);
+  return content.map((part: { type?: string; text?: string }) => (part.type === 'input_image' ? '[image]' : part.text)).join(' ');
+}
+
+function responseId(prefix: string): string {
+  return `${prefix}_${randomBytes(24).toString('hex')}`;
+}
+
+/** The output items: the reasoning first, then the message or the calls, each completed. */
+function responseItems(answer: ScriptedAnswer, reasoning: string | undefined, sealed: boolean): Array<Record<string, unknown>> {
+  const items: Array<Record<string, unknown>> = [];
+  if (reasoning !== undefined) items.push({ id: responseId('rs'), type: 'reasoning', summary: [], ...(sealed ? { encrypted_content: sealReasoning(reasoning) } : {}) });
+  if (answer.toolCalls) {
+    for (const call of answer.toolCalls) {
+      items.push({ id: responseId('fc'), type: 'function_call', status: 'completed', arguments: call.function.arguments, call_id: call.id, name: call.function.name });
+    }
+  } else {
+    items.push({ id: responseId('msg'), type: 'message', status: 'completed', content: [{ type: 'output_text', annotations: [], logprobs: [], text: answer.text }], role: 'assistant' });
+  }
+  return items;
+}
+
+/** The Response object's fields, echoing the request as OpenAI does; status, output and usage are the caller's. */
+function responseObject(body: Record<string, unknown>, store: boolean): Record<string, unknown> {
+  return {
+    id: responseId('resp'),
+    object: 'response',
+    created_at: 1_700_000_000,
+    background: false,
+    error: null,
+    incomplete_details: null,
+    instructions: body.instructions ?? null,
+    max_output_tokens: body.max_output_tokens ?? null,
+    model: body.model,
+    parallel_tool_calls: body.parallel_tool_calls ?? true,
+    previous_response_id: null,
+    reasoning: { effort: (body.reasoning as { effort?: string } | undefined)?.effort ?? null, summary: null },
+    store,
+    temperature: body.temperature ?? 1,
+    text: body.text ?? { format: { type: 'text' } },
+    tool_choice: body.tool_choice ?? 'auto',
+    tools: body.tools ?? [],
+    top_p: body.top_p ?? 1,
+    truncation: 'disabled',
+    user: null,
+    metadata: body.metadata ?? {},
+  };
+}
+
+/** One output item's events: added, its content in pieces, done. */
+function itemEvents(item: Record<string, unknown>, outputIndex: number, event: (type: string, payload: object) => string): string[] {
+  const at = { item_id: item.id, output_index: outputIndex };
+  switch (item.type) {
+    case 'reasoning': {
+      const { encrypted_content: _sealed, ...added } = item;
+      return [event('response.output_item.added', { output_index: outputIndex, item: added }), event('response.output_item.done', { output_index: outputIndex, item })];
+    }
+    case 'function_call': {
+      const args = item.arguments as string;
+      const cut = Math.ceil(args.length / 2);
+      return [
+        event('response.output_item.added', { output_index: outputIndex, item: { ...item, status: 'in_progress', arguments: '' } }),
+        event('response.function_call_arguments.delta', { ...at, delta: args.slice(0, cut) }),
+        event('response.function_call_arguments.delta', { ...at, delta: args.slice(cut) }),
+        event('response.function_call_arguments.done', { ...at, name: item.name, arguments: args }),
+        event('response.output_item.done', { output_index: outputIndex, item }),
+      ];
+    }
+    default: {
+      const text = (item.content as Array<{ text: string }>)[0].text;
+      const part = { type: 'output_text', annotations: [], logprobs: [], text: '' };
+      const content = { ...at, content_index: 0 };
+      return [
+        event('response.output_item.added', { output_index: outputIndex, item: { ...item, status: 'in_progress', content: [] } }),
+        event('response.content_part.added', { ...content, part }),
+        ...text.split(/(?<= )/).map((delta) => event('response.output_text.delta', { ...content, delta, logprobs: [] })),
+        event('response.output_text.done', { ...content, text, logprobs: [] }),
+        event('response.content_part.done', { ...content, part: { ...part, text } }),
+        event('response.output_item.done', { output_index: outputIndex, item }),
+      ];
+    }
+  }
 }

@@ -121,15 +121,17 @@ export type ResponseFormat =
   | { type: 'json_schema'; name: string; schema: Record<string, unknown>; description?: string; strict?: boolean };
 
 /**
- * The caller's request in a provider's own dialect (docs/decisions.md B16). An adapter speaking that dialect sends
- * `body` as given, with only the model, `max_tokens` (a budget may bound it) and `stream` set, and `headers` beside
- * its own; it still answers the domain result (usage, text, tool calls: what governance and the ledger read), with
- * the upstream's answer itself in `native`. Every other adapter ignores it and translates the domain fields.
+ * The caller's request in a provider's own dialect (docs/decisions.md B16, B19). An adapter speaking that dialect
+ * sends `body` as given, with only the model, the output-token bound (a budget may set it) and `stream` set, and
+ * `headers` beside its own; it still answers the domain result (usage, text, tool calls: what governance and the
+ * ledger read), with the upstream's answer itself in `native`. Every other adapter ignores it and translates the
+ * domain fields.
  */
 export interface NativeRequest {
-  dialect: 'anthropic-messages';
+  /** Anthropic's Messages API, or OpenAI's Responses API (whose body the surface has made self-contained, B19). */
+  dialect: 'anthropic-messages' | 'openai-responses';
   body: Readonly<Record<string, unknown>>;
-  /** The dialect's own headers the caller sent (Anthropic: `anthropic-version`, `anthropic-beta`). */
+  /** The dialect's own headers the caller sent (Anthropic: `anthropic-version`, `anthropic-beta`; none for Responses). */
   headers: Readonly<Record<string, string>>;
 }
 

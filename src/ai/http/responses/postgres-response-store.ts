@@ -2,7 +2,7 @@ import { Logger, type OnModuleDestroy } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { POSTGRES_SUFFIXED_TABLE_PATTERN, tablesCreatedOnce } from '../../../auth/stores/postgres-table';
 import type { ResponseItem } from './responses-input';
-import type { ResponseStore, ResponseStoreBounds, StoredResponse } from './responses-store';
+import { type ResponseStore, type ResponseStoreBounds, type StoredResponse, storedItemIds } from './responses-store';
 
 /** How often at most one process deletes what has expired or is over the count bound. */
 const SWEEP_INTERVAL_MS = 60_000;
@@ -52,7 +52,7 @@ export class PostgresResponseStore implements ResponseStore, OnModuleDestroy {
     await this.ensureTables();
     // An item id a client sends again (a previous output passed back as input) points to the newest response of
     // its owner: ids are the caller's to choose, so another owner's same id must not take the pointer over.
-    const itemIds = [...new Set([...stored.input, ...stored.body.output].map((item) => item.id))];
+    const itemIds = [...new Set(storedItemIds(stored))];
     await this.pool.query(
       `WITH saved AS (
          INSERT INTO ${this.table} (id, owner, stored, expires_at) VALUES ($1, $2, $3, now() + $4 * interval '1 millisecond')

@@ -2,7 +2,7 @@ import { Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common'
 import type Redis from 'ioredis';
 import { failFastRedis } from '../../../common/fail-fast-redis';
 import type { ResponseItem } from './responses-input';
-import type { ResponseStore, StoredResponse } from './responses-store';
+import { type ResponseStore, type StoredResponse, storedItemIds } from './responses-store';
 
 /**
  * Stored responses in Redis, shared by every process on it, so a conversation one process started another can
@@ -26,7 +26,7 @@ export class RedisResponseStore implements ResponseStore, OnModuleInit, OnModule
     const id = stored.body.id;
     const multi = this.redis.multi().set(this.responseKey(id), JSON.stringify(stored), 'PX', this.retentionMs);
     // Keyed by owner: item ids are the caller's to choose, and another tenant's same id must not take the pointer over.
-    for (const item of [...stored.input, ...stored.body.output]) multi.set(this.itemKey(stored.owner, item.id), id, 'PX', this.retentionMs);
+    for (const itemId of storedItemIds(stored)) multi.set(this.itemKey(stored.owner, itemId), id, 'PX', this.retentionMs);
     await multi.exec();
   }
 

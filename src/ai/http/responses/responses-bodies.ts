@@ -128,3 +128,12 @@ export function responseBody(header: ResponseHeader, state: ResponseState) {
 }
 
 export type ResponseBody = ReturnType<typeof responseBody>;
+
+/**
+ * A Response object an upstream wrote (docs/decisions.md B19), kept as it came: its output items are the upstream's,
+ * reasoning included, and only what echoes the caller's request is the caller's.
+ */
+export type UpstreamResponseBody = Record<string, unknown> & { id: string; output: ResponseItem[]; store: boolean };
+
+/** What the store keeps and `GET /responses/{id}` answers: a Response Tollgate wrote, or one an upstream did. */
+export type StoredResponseBody = ResponseBody | UpstreamResponseBody;

@@ -25,7 +25,19 @@ export type ResponseItem =
   | { type: 'message'; id: string; status: 'completed'; role: MessageRole; content: ItemContentPart[] }
   | { type: 'function_call'; id: string; status: 'completed'; call_id: string; name: string; namespace?: string; arguments: string }
   | { type: 'function_call_output'; id: string; status: 'completed'; call_id: string; output: string }
-  | { type: 'function_call_output'; id: string; status: 'completed'; namespace: string; name: string; output: string };
+  | { type: 'function_call_output'; id: string; status: 'completed'; namespace: string; name: string; output: string }
+  | ReasoningItem;
+
+/**
+ * A model's reasoning, kept as the caller or the upstream wrote it (its `encrypted_content` is what an OpenAI
+ * upstream reads back, docs/decisions.md B19). Codex sends it without an id.
+ */
+export interface ReasoningItem {
+  type: 'reasoning';
+  id?: string;
+  summary: unknown[];
+  encrypted_content?: string | null;
+}
 
 /** An item given by the id of a stored one (the `ai` SDK sends earlier assistant messages so); resolved from the store. */
 export type ItemReference = { type: 'item_reference'; id: string };
@@ -42,8 +54,8 @@ export function inputItems(input: string | ResponsesInputItem[]): Array<Response
 }
 
 /**
- * One item; `reasoning` items are left out: the domain model has no reasoning to hand back to a model, and a
- * model reasons afresh without them (encrypted reasoning pass-through to an OpenAI upstream is not carried).
+ * One item; a `reasoning` item is kept as given: an OpenAI upstream reads it back (docs/decisions.md B19), while the
+ * domain's messages leave it out (no other kind can read another's reasoning; a model reasons afresh without it).
  */
 function inputItem(item: ResponsesInputItem, at: string): Array<ResponseItem | ItemReference> {
   const type = item.type ?? 'message';
@@ -69,7 +81,8 @@ function inputItem(item: ResponsesInputItem, at: string): Array<ResponseItem | I
     case 'item_reference':
       return [{ type: 'item_reference', id: requiredString(item, 'id', at) }];
     case 'reasoning':
-      return [];
+      if (!Array.isArray(item.summary)) throw new OpenAiRequestError(`Missing required parameter: '${at}.summary'.`, `${at}.summary`, 'missing_required_parameter');
+      return [{ ...item, type: 'reasoning', summary: item.summary }];
     default:
       throw new OpenAiRequestError(`Unsupported input item type '${type}' in '${at}.type': this gateway takes message, function_call, function_call_output, item_reference and reasoning items.`, `${at}.type`, 'unsupported_value');
   }
@@ -159,7 +172,7 @@ function optionalString(fields: Record<string, unknown>, name: string, at: strin
  * messages as system ones, function calls joined to the assistant turn they follow (a namespace's function by
  * its qualified name, as the tools declared it), their outputs as tool results. An output that answers no call
  * cannot be a tool result (every provider kind pairs a result with its call), so it is what the client tells
- * the model: a system message naming where it came from.
+ * the model: a system message naming where it came from. Reasoning items are left out.
  */
 export function domainMessages(instructions: string | null | undefined, items: readonly ResponseItem[]): ChatMessage[] {
   const messages: ChatMessage[] = instructions ? [{ role: 'system', content: instructions }] : [];
@@ -180,6 +193,9 @@ export function domainMessages(instructions: string | null | undefined, items: r
       case 'function_call_output':
         if ('call_id' in item) messages.push({ role: 'tool', toolCallId: item.call_id, content: item.output });
         else messages.push({ role: 'system', content: `${item.namespace}.${item.name}: ${item.output}` });
+        return;
+      case 'reasoning':
+        return;
     }
   });
   return messages;

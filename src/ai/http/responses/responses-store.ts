@@ -4,12 +4,12 @@
  * tenant of the caller that made it; another tenant's id reads as one that does not exist.
  */
 import type { ResponseItem } from './responses-input';
-import type { ResponseBody } from './responses-bodies';
+import type { StoredResponseBody } from './responses-bodies';
 
 export interface StoredResponse {
   /** The tenant of the caller that made it (`''` for a caller without a tenant). */
   owner: string;
-  body: ResponseBody;
+  body: StoredResponseBody;
   /** This request's input items, for `GET /responses/{id}/input_items`. */
   input: ResponseItem[];
   /** The whole conversation up to and including this response's output: what a continuation starts from. */
@@ -27,6 +27,13 @@ export interface ResponseStore {
 }
 
 export const RESPONSE_STORE = Symbol('RESPONSE_STORE');
+
+/** The ids of a response's input and output items, which `item_reference` names; an item without one (Codex's reasoning) has none to name. */
+export function storedItemIds(stored: StoredResponse): string[] {
+  const ids: string[] = [];
+  for (const item of [...stored.input, ...stored.body.output]) if (typeof item.id === 'string') ids.push(item.id);
+  return ids;
+}
 
 export interface ResponseStoreBounds {
   /** How long a response stays retrievable (milliseconds). */
@@ -54,7 +61,7 @@ export class MemoryResponseStore implements ResponseStore {
     this.evictExpired();
     this.entries.set(stored.body.id, { stored, expiresAt: this.now() + this.bounds.retentionMs });
     // Keyed by owner: item ids are the caller's to choose, and another tenant's same id must not take the pointer over.
-    for (const item of [...stored.input, ...stored.body.output]) this.itemOwners.set(itemKey(stored.owner, item.id), stored.body.id);
+    for (const itemId of storedItemIds(stored)) this.itemOwners.set(itemKey(stored.owner, itemId), stored.body.id);
     for (const id of this.entries.keys()) {
       if (this.entries.size <= this.bounds.maxStored) break;
       this.forget(id);
@@ -95,8 +102,8 @@ export class MemoryResponseStore implements ResponseStore {
     const entry = this.entries.get(id);
     if (!entry) return;
     this.entries.delete(id);
-    for (const item of [...entry.stored.input, ...entry.stored.body.output]) {
-      const key = itemKey(entry.stored.owner, item.id);
+    for (const itemId of storedItemIds(entry.stored)) {
+      const key = itemKey(entry.stored.owner, itemId);
       if (this.itemOwners.get(key) === id) this.itemOwners.delete(key);
     }
   }

@@ -95,4 +95,38 @@ describe('ResponsesStream', () => {
     expect(body).toMatchObject({ type: 'response.failed', sequence_number: 5, response: { status: 'failed', error: { code: expect.any(String) } } });
     expect(frame).not.toContain('secret upstream text');
   });
+
+  describe("an OpenAI upstream's own events (docs/decisions.md B19)", () => {
+    const upstream = { id: 'resp_up', object: 'response', status: 'in_progress', model: 'gpt-5', store: false, previous_response_id: null, output: [] as object[] };
+    const frame = (type: string, sequence: number, payload: object) => ({ event: type, data: JSON.stringify({ type, sequence_number: sequence, ...payload }) });
+    const created = frame('response.created', 0, { response: upstream });
+    const delta = { event: 'response.output_text.delta', data: '{"type":"response.output_text.delta","sequence_number":1,"delta":"Hi \u00e9"}' };
+    const item = { id: 'rs_1', type: 'reasoning', summary: [], encrypted_content: 'sealed' };
+    const completed = frame('response.completed', 2, { response: { ...upstream, status: 'completed', output: [item] } });
+    const header = () => responseHeader({ model: 'gpt', input: 'hi', previous_response_id: 'resp_prev' }, 'openai/gpt');
+
+    it('writes each event as it came, only the echo of the request in the Response-carrying ones changed; settles the final Response first', () => {
+      const stream = new ResponsesStream(header(), callNames(undefined));
+      const done = { type: 'done' as const, provider: 'openai', model: 'gpt-5-2025', native: [completed] };
+      const { response, output } = stream.settle(done);
+      expect(response).toMatchObject({ id: 'resp_up', model: 'openai/gpt-5-2025', store: true, previous_response_id: 'resp_prev', output: [item] });
+      expect(output).toEqual([item]);
+      const text = stream.opening() + stream.render({ type: 'delta', text: '', native: [created] }) + stream.render({ type: 'delta', text: 'Hi é', native: [delta] }) + stream.render(done);
+      const echoed = (data: string, model: string) => JSON.stringify({ ...JSON.parse(data), response: { ...JSON.parse(data).response, model, store: true, previous_response_id: 'resp_prev' } });
+      expect(text).toBe(
+        `event: response.created\ndata: ${echoed(created.data, 'openai/gpt')}\n\n` +
+          `event: response.output_text.delta\ndata: ${delta.data}\n\n` +
+          `event: response.completed\ndata: ${echoed(completed.data, 'openai/gpt-5-2025')}\n\n`,
+      );
+    });
+
+    it('ends a broken stream with its own response.failed, numbered after the events written', () => {
+      const stream = new ResponsesStream(header(), callNames(undefined));
+      stream.render({ type: 'delta', text: '', native: [created] });
+      stream.render({ type: 'delta', text: '', native: [delta] });
+      const failed = JSON.parse(stream.failure(new Error('upstream text')).frame.split('\n')[1].slice('data: '.length));
+      expect(failed).toMatchObject({ type: 'response.failed', sequence_number: 2, response: { id: 'resp_up', model: 'openai/gpt', status: 'failed', error: { code: expect.any(String) } } });
+      expect(JSON.stringify(failed)).not.toContain('upstream text');
+    });
+  });
 });

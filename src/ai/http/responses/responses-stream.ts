@@ -9,15 +9,19 @@
  * is an ordinary JSON error with its status.
  *
  * Tool calls the upstream streams interleaved stay open side by side and are closed in output order at the end.
+ *
+ * An upstream that speaks the Responses API itself (docs/decisions.md B19) has its own events written as they
+ * arrived (responses-native.ts), decided by the first event; a failure after them is still `response.failed`.
  */
 import type { GenerateStreamEvent } from '../../client/ai-client';
 import type { ToolCallDelta } from '../../providers/ai-provider.interface';
 import { type SseFormat, sseEvent } from '../../../http/sse-writer';
 import { toOpenAiError } from '../openai/openai-errors';
 import { qualifiedModel } from '../openai/openai-responses';
-import { finishedStatus, functionCallOutput, messageOutput, type ResponseBody, responseBody, type ResponseHeader, responsesUsage } from './responses-bodies';
+import { finishedStatus, functionCallOutput, messageOutput, responseBody, type ResponseHeader, responsesUsage, type StoredResponseBody } from './responses-bodies';
 import { itemId, type ResponseItem } from './responses-input';
 import type { CallNames } from './responses-requests';
+import { UpstreamResponseEvents } from './responses-native';
 
 interface OpenMessage {
   outputIndex: number;
@@ -35,8 +39,8 @@ interface OpenCall {
 
 /** The final Response of a stream and its output items. */
 export interface SettledResponse {
-  response: ResponseBody;
-  output: ResponseItem[];
+  response: StoredResponseBody;
+  output: readonly ResponseItem[];
 }
 
 /**
@@ -55,18 +59,29 @@ export class ResponsesStream implements SseFormat<GenerateStreamEvent> {
   /** Open calls by the domain's call index. */
   private readonly calls = new Map<number, OpenCall>();
 
+  /** Decided by the first event: the upstream's own events (set), or the domain's translated (null). */
+  private upstream?: UpstreamResponseEvents | null;
+
   /** `names` gives each called function the name and namespace the request's tools declared it with. */
   constructor(
     private readonly header: ResponseHeader,
     private readonly names: CallNames,
   ) {}
 
+  /** Nothing until the first event says whose events these are. */
   opening(): string {
-    const response = responseBody(this.header, { status: 'in_progress', output: [], usage: null });
-    return this.event('response.created', { response }) + this.event('response.in_progress', { response });
+    return '';
   }
 
   render(event: GenerateStreamEvent): string {
+    if (this.upstream === undefined) {
+      this.upstream = event.native ? new UpstreamResponseEvents(this.header) : null;
+      if (!this.upstream) return this.domainOpening() + this.render(event);
+    }
+    if (this.upstream) {
+      if (event.type === 'done') this.upstream.settle(event);
+      return event.native ? this.upstream.render(event.native) : '';
+    }
     if (event.type === 'done') return this.finish(event);
     let frames = event.text !== '' ? this.text(event.text) : '';
     for (const delta of event.toolCalls ?? []) frames += this.toolCall(delta);
@@ -84,6 +99,11 @@ export class ResponsesStream implements SseFormat<GenerateStreamEvent> {
   failure(error: unknown) {
     const mapped = toOpenAiError(error);
     return { frame: this.failed({ code: mapped.body.error.code ?? 'server_error', message: mapped.body.error.message }), unexpected: mapped.unexpected };
+  }
+
+  private domainOpening(): string {
+    const response = responseBody(this.header, { status: 'in_progress', output: [], usage: null });
+    return this.event('response.created', { response }) + this.event('response.in_progress', { response });
   }
 
   private text(delta: string): string {
@@ -152,6 +172,11 @@ export class ResponsesStream implements SseFormat<GenerateStreamEvent> {
   /** Closes every open item and builds the final Response (once; later calls answer the same). */
   settle(done: Extract<GenerateStreamEvent, { type: 'done' }>): SettledResponse {
     if (this.settled) return this.settled;
+    if (done.native) {
+      const response = (this.upstream ??= new UpstreamResponseEvents(this.header)).settle(done);
+      this.settled = { response, output: response.output };
+      return this.settled;
+    }
     // An answer without text or calls is one empty message, as the non-streamed answer is.
     if (this.output.length === 0) this.pending += this.openMessage();
     this.pending += this.closeMessage() + this.closeCalls();
@@ -169,6 +194,7 @@ export class ResponsesStream implements SseFormat<GenerateStreamEvent> {
   }
 
   private failed(error: { code: string; message: string }): string {
+    if (this.upstream) return this.upstream.failed(error);
     const response = responseBody(this.header, { status: 'failed', output: this.output, usage: null, error });
     return this.event('response.failed', { response });
   }

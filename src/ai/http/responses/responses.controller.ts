@@ -8,8 +8,9 @@ import { disconnectSignal } from '../api-response';
 import { OpenAiExceptionFilter } from '../openai/openai-exception.filter';
 import { OpenAiRequestError } from '../openai/openai-requests';
 import { qualifiedModel } from '../openai/openai-responses';
-import { finishedStatus, outputItems, type ResponseBody, responseBody, responseHeader, responsesUsage } from './responses-bodies';
+import { finishedStatus, outputItems, responseBody, responseHeader, responsesUsage, type StoredResponseBody } from './responses-bodies';
 import { domainMessages, inputItems, type ItemReference, type ResponseItem } from './responses-input';
+import { echoed, nativeRequest } from './responses-native';
 import { callNames, parseResponsesRequest, type ResponsesRequest, responsesFormat, responsesToolChoice, responsesTools } from './responses-requests';
 import { RESPONSE_STORE, type ResponseStore, type StoredResponse } from './responses-store';
 import { ResponsesStream } from './responses-stream';
@@ -20,7 +21,9 @@ import { inputItemsPage } from './responses-listing';
  * OpenAI's Responses API under `/openai/v1/responses` (Codex CLI, the `openai` client's `responses.*`, the
  * `ai` SDK's default OpenAI provider). A request becomes the domain's messages and goes through AiClient, so
  * the one model routing sends it to any provider kind, under governance, exactly as chat completions; the
- * answer, stream and errors are the Responses API's shapes.
+ * answer, stream and errors are the Responses API's shapes. The caller's body rides beside the domain request:
+ * an upstream that speaks the Responses API gets it as written and its answer comes back as it wrote it
+ * (docs/decisions.md B19), stored here all the same.
  */
 @Controller('openai/v1/responses')
 @UseGuards(ApiAuthGuard)
@@ -44,9 +47,9 @@ export class ResponsesController {
     const previous = parsed.previous_response_id ? await this.previous(owner, parsed.previous_response_id) : [];
     const conversation = [...previous, ...input];
     const messages = domainMessages(parsed.instructions, conversation);
-    const options = generateOptions(parsed, reply);
+    const options: GenerateOptions = { ...generateOptions(parsed, reply), native: nativeRequest(parsed, previous, input) };
     const names = callNames(parsed.tools);
-    const keep = async (response: ResponseBody, output: ResponseItem[]) => {
+    const keep = async (response: StoredResponseBody, output: readonly ResponseItem[]) => {
       if (response.store) await this.keep({ owner, body: response, input, conversation: [...conversation, ...output] });
     };
     if (parsed.stream === true) {
@@ -56,6 +59,13 @@ export class ResponsesController {
       return writeSse(request, reply, storedBeforeDone(this.client.streamMessages(messages, options), stream, keep), stream);
     }
     const result = await this.client.generateMessages(messages, options);
+    if (result.native) {
+      const echo = { model: qualifiedModel(result.provider, result.model), store: parsed.store ?? true, previous_response_id: parsed.previous_response_id ?? null };
+      const upstream = echoed(result.native, echo, result.provider);
+      await keep(upstream, upstream.output);
+      reply.send(upstream);
+      return;
+    }
     const output = outputItems(result.response, result.toolCalls, names);
     const response = responseBody(responseHeader(parsed, qualifiedModel(result.provider, result.model)), {
       ...finishedStatus(result.finishReason),
@@ -68,7 +78,7 @@ export class ResponsesController {
 
   @Get(':id')
   @ApiRetrieveResponseDocs()
-  async retrieve(@Req() request: FastifyRequest, @Param('id') id: string, @Query('stream') stream?: string): Promise<ResponseBody> {
+  async retrieve(@Req() request: FastifyRequest, @Param('id') id: string, @Query('stream') stream?: string): Promise<StoredResponseBody> {
     if (stream === 'true') throw new OpenAiRequestError("Unsupported value: 'stream' true; a stored response is retrieved whole here.", 'stream', 'unsupported_value');
     return (await this.stored(ownerOf(request), id)).body;
   }
@@ -125,7 +135,7 @@ export class ResponsesController {
 async function* storedBeforeDone(
   events: AsyncIterable<GenerateStreamEvent>,
   stream: ResponsesStream,
-  keep: (response: ResponseBody, output: ResponseItem[]) => Promise<void>,
+  keep: (response: StoredResponseBody, output: readonly ResponseItem[]) => Promise<void>,
 ): AsyncGenerator<GenerateStreamEvent> {
   for await (const event of events) {
     if (event.type === 'done') {

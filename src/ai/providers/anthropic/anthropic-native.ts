@@ -4,7 +4,6 @@
  * `output_config`, tool fields and whatever else the body holds reach the upstream untouched. Only what the
  * gateway decides is set: the model routing chose, `max_tokens` (a budget may have bounded it) and `stream`.
  */
-import { InvalidRequestError, ProviderError } from '../../errors';
 import type { GenerateRequest, NativeRequest } from '../ai-provider.interface';
 
 /** The caller's headers of the dialect that go upstream; the key is the registration's own. */
@@ -23,14 +22,4 @@ export function nativeMessagesBody(native: NativeRequest, request: GenerateReque
 /** The native request when it is in this adapter's dialect. */
 export function anthropicNative(request: GenerateRequest): NativeRequest | undefined {
   return request.native?.dialect === 'anthropic-messages' ? request.native : undefined;
-}
-
-/**
- * An upstream 4xx refusal of a native request refused the caller's own body, not one Tollgate built: it is the
- * caller's error (400, no fallback to another provider), named by status and type only, since upstream text is
- * never surfaced (docs/decisions.md B4).
- */
-export function callerRefusal(error: unknown): unknown {
-  if (!(error instanceof ProviderError) || error.status === undefined || error.status < 400 || error.status >= 500) return error;
-  return new InvalidRequestError(`${error.message}: the upstream refused the request as the caller wrote it`, { provider: error.provider, cause: error });
 }

@@ -25,7 +25,8 @@ import { mapAnthropicError } from './anthropic-errors';
 import { toAnthropicConversation, type AnthropicMessage } from './anthropic-messages';
 import { fromAnthropicMessage } from './anthropic-response';
 import { toAnthropicSampling, type AnthropicSamplingFields } from './anthropic-sampling';
-import { anthropicNative, callerRefusal, FORWARDED_HEADERS, nativeMessagesBody } from './anthropic-native';
+import { anthropicNative, FORWARDED_HEADERS, nativeMessagesBody } from './anthropic-native';
+import { callerRefusal } from '../caller-refusal';
 import { AnthropicStreamTranslator } from './anthropic-stream';
 import { jsonOutputTool, toAnthropicToolFields, type AnthropicToolFields } from './anthropic-tools';
 

@@ -4,11 +4,12 @@
  * named in the body's `model`); with it the deployment-style API (`/openai/deployments/<deployment>/chat/completions
  * ?api-version=<v>`). Models map to deployments through `azure.deployments` (a model without an entry is its own
  * deployment name). The key travels in `api-key`, or an Entra token as `Authorization: Bearer`. A prompt refused by
- * the content filter is a ContentFilterError (400) naming the categories that fired (azure-content-filter.ts).
+ * the content filter is a ContentFilterError (400) naming the categories that fired (azure-content-filter.ts). On the
+ * v1 API a Responses request goes to `/openai/v1/responses` as written, as to OpenAI (docs/decisions.md B19).
  */
 import { TollgateError } from '../../errors';
 import type { AzureOpenAiSettings, HealthResult, ProviderSettings } from '../ai-provider.interface';
-import { OpenAiCompatibleChatProvider, type OpenAiDialect, type OperationRoute } from '../openai-chat/openai-compatible-chat';
+import { OpenAiCompatibleChatProvider, type OpenAiDialect, type Operation, type OperationRoute } from '../openai-chat/openai-compatible-chat';
 import { OPENAI_DIALECT } from '../openai/openai.provider';
 import { checkHealth } from '../provider-support';
 import { modelNotAvailable } from '../../../upstream/upstream-errors';
@@ -58,7 +59,12 @@ export class AzureOpenAiProvider extends OpenAiCompatibleChatProvider {
     return `${url.replace(/\/+$/, '').replace(/\/openai(\/v1)?$/, '')}/openai`;
   }
 
-  protected override route(operation: 'chat' | 'embeddings' | 'models', model?: string): OperationRoute {
+  /** The v1 API serves `/openai/v1/responses`; the deployment-style API's preview route is left to the domain path. */
+  protected override takesResponses(): boolean {
+    return this.azure.apiVersion === undefined && super.takesResponses();
+  }
+
+  protected override route(operation: Operation, model?: string): OperationRoute {
     const apiVersion = this.azure.apiVersion;
     const tail = operation === 'chat' ? '/chat/completions' : `/${operation}`;
     if (apiVersion === undefined) return { path: `/v1${tail}` };

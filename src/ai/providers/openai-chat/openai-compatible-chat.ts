@@ -1,7 +1,9 @@
 /**
  * The OpenAI chat-completions wire format, shared by openai, mistral, deepseek, xai, huggingface (router) and
  * openai_compatible. Each kind supplies a dialect (defaults, the max-tokens key, embedding support, error
- * refinements); everything else about the wire format lives here once.
+ * refinements); everything else about the wire format lives here once. A kind that serves the Responses API
+ * (openai, Azure's v1 API) sends a request written in that dialect to `/responses` as written instead
+ * (openai-responses-native.ts).
  */
 import {
   AuthenticationError,
@@ -21,22 +23,25 @@ import type {
   HealthResult,
   ModelFeature,
   ModelInfo,
+  NativeRequest,
   ProviderCapabilities,
   ProviderKind,
   ProviderSettings,
   TokenUsage,
   ToolCallDelta,
 } from '../ai-provider.interface';
-import { readSseEvents } from '../../../upstream/stream-framing';
+import { parseEventObject, readSseEvents } from '../../../upstream/stream-framing';
 import { UpstreamClient } from '../../../upstream/upstream-client';
 import { modelNotAvailable } from '../../../upstream/upstream-errors';
 import type { UpstreamErrorMapper, UpstreamErrorResponse } from '../../../upstream/upstream-types';
 import { checkHealth, describeSettings, validateEmbeddings } from '../provider-support';
+import { callerRefusal } from '../caller-refusal';
 import { hasImagePart, toOpenAiMessages } from './convert-messages';
 import { generatedToolCallId, parseToolCallDeltas, parseToolCalls } from './convert-tool-calls';
 import { toOpenAiResponseFormat, toOpenAiToolChoice, toOpenAiTools } from './convert-tools';
 import { parseUsage } from './convert-usage';
 import { mapFinishReason } from './map-finish-reason';
+import { fromResponsesBody, nativeResponsesBody, ResponsesEventReader, responsesNative } from './openai-responses-native';
 
 export interface OpenAiDialect {
   kind: ProviderKind;
@@ -67,7 +72,11 @@ export interface OpenAiDialect {
   vision: (model: string) => boolean;
   /** Headers carrying the credential; default `Authorization: Bearer <api key>`. */
   authHeaders?: (settings: ProviderSettings) => Record<string, string> | undefined;
+  /** Whether the kind serves OpenAI's Responses API, so a Responses request goes to it as written (docs/decisions.md B19). */
+  responsesApi?: boolean;
 }
+
+export type Operation = 'chat' | 'responses' | 'embeddings' | 'models';
 
 /** Where one operation is sent: a path under the base URL, and a query string when the API wants one. */
 export interface OperationRoute {
@@ -135,8 +144,19 @@ export class OpenAiCompatibleChatProvider implements AiProvider {
     return describeSettings(this.settings, this.capabilities);
   }
 
+  /** A request in the Responses dialect goes as the caller wrote it where the kind serves that API (docs/decisions.md B19). */
   async generate(request: GenerateRequest): Promise<GenerateResult> {
     const model = this.chatModel(request);
+    const native = this.nativeOf(request);
+    if (native) {
+      const route = this.route('responses', model);
+      const response = await this.http
+        .postJson(route.path, nativeResponsesBody(native, request, this.upstreamModel(model), false), { signal: request.signal, onSent: request.onSent, model, query: route.query })
+        .catch((error: unknown) => {
+          throw callerRefusal(error);
+        });
+      return fromResponsesBody(response.body, this.name, model);
+    }
     const route = this.route('chat', model);
     const response = await this.http.postJson<ChatCompletion>(route.path, this.chatBody(request, model, false), {
       signal: request.signal,
@@ -149,6 +169,11 @@ export class OpenAiCompatibleChatProvider implements AiProvider {
 
   async *generateStream(request: GenerateRequest): AsyncIterable<GenerateStreamChunk> {
     const model = this.chatModel(request);
+    const native = this.nativeOf(request);
+    if (native) {
+      yield* this.streamResponse(native, request, model);
+      return;
+    }
     const body = this.chatBody(request, model, true);
     if (this.dialect.streamUsageOption) body.stream_options = { include_usage: true };
     const route = this.route('chat', model);
@@ -190,6 +215,32 @@ export class OpenAiCompatibleChatProvider implements AiProvider {
     throw new InvalidResponseError(`${this.name}: upstream stream ended without a completion marker`, {
       provider: this.name,
     });
+  }
+
+  /** The upstream's Responses events, each carried as it arrived on the chunk it yielded (an event of no domain meaning is a chunk of empty text). */
+  private async *streamResponse(native: NativeRequest, request: GenerateRequest, model: string): AsyncIterable<GenerateStreamChunk> {
+    const route = this.route('responses', model);
+    const response = await this.http
+      .stream('POST', route.path, nativeResponsesBody(native, request, this.upstreamModel(model), true), {
+        signal: request.signal,
+        onSent: request.onSent,
+        model,
+        query: route.query,
+        headers: { accept: 'text/event-stream' },
+      })
+      .catch((error: unknown) => {
+        throw callerRefusal(error);
+      });
+    const reader = new ResponsesEventReader(this.name, model);
+    for await (const event of readSseEvents(response.body, this.name)) {
+      const data = event.event === undefined || ResponsesEventReader.READ.has(event.event) ? parseEventObject(event.data, this.name) : undefined;
+      const type = event.event ?? String(data?.type);
+      const chunk: GenerateStreamChunk = (data && reader.read(type, data)) ?? { done: false, text: '' };
+      chunk.native = [{ event: type, data: event.data }];
+      yield chunk;
+      if (chunk.done) return;
+    }
+    throw new InvalidResponseError(`${this.name}: upstream stream ended before response.completed`, { provider: this.name });
   }
 
   async embed(request: EmbedRequest): Promise<EmbedResult> {
@@ -244,8 +295,13 @@ export class OpenAiCompatibleChatProvider implements AiProvider {
     return url;
   }
 
+  /** Whether a Responses request is sent to this registration as written; Azure's deployment-style API has no such route. */
+  protected takesResponses(): boolean {
+    return this.dialect.responsesApi === true;
+  }
+
   /** The path (and query) of an operation; `model` is the model the caller asked for. */
-  protected route(operation: 'chat' | 'embeddings' | 'models', _model?: string): OperationRoute {
+  protected route(operation: Operation, _model?: string): OperationRoute {
     return { path: operation === 'chat' ? '/chat/completions' : `/${operation}` };
   }
 
@@ -270,6 +326,10 @@ export class OpenAiCompatibleChatProvider implements AiProvider {
     const model = request.model ?? this.settings.embeddingModel;
     if (!model) throw new InvalidRequestError(`${this.name}: no embedding model configured or given`);
     return model;
+  }
+
+  private nativeOf(request: GenerateRequest): NativeRequest | undefined {
+    return this.takesResponses() ? responsesNative(request) : undefined;
   }
 
   protected invalid(what: string): InvalidResponseError {

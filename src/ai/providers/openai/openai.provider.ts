@@ -14,6 +14,7 @@ export const OPENAI_DIALECT: OpenAiDialect = {
   // Base64 float32 is about a fifth of the JSON size of float lists.
   embeddingEncoding: 'base64',
   streamUsageOption: true,
+  responsesApi: true,
   listsEmbeddingModels: true,
   tools: true,
   structuredOutput: true,
