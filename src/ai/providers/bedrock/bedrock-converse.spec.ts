@@ -15,12 +15,13 @@ describe('Bedrock Converse readings', () => {
     expect(mapBedrockStopReason('Not A Token!')).toBeUndefined();
   });
 
-  it('adds cache reads and writes to the input tokens (Converse counts them apart) and reports reads as cached', () => {
+  it('adds cache reads and writes to the input tokens (Converse counts them apart) and reports reads and writes as parts of it', () => {
     expect(toBedrockUsage({ inputTokens: 10, outputTokens: 5, totalTokens: 135, cacheReadInputTokens: 100, cacheWriteInputTokens: 20 })).toEqual({
       inputTokens: 130,
       outputTokens: 5,
       totalTokens: 135,
       cachedInputTokens: 100,
+      cacheWriteInputTokens: 20,
     });
     expect(toBedrockUsage({ inputTokens: 3, outputTokens: 2 })).toEqual({ inputTokens: 3, outputTokens: 2, totalTokens: 5 });
     expect(toBedrockUsage(null)).toBeUndefined();

@@ -107,7 +107,10 @@ export function mapBedrockStopReason(reason: unknown): FinishReason | undefined 
   return typeof reason === 'string' && /^[a-z_]{1,64}$/.test(reason) ? (STOP_REASONS[reason] ?? reason) : undefined;
 }
 
-/** Converse usage: `inputTokens` excludes the cached part, which `cacheReadInputTokens` and `cacheWriteInputTokens` count. */
+/**
+ * Converse usage: `inputTokens` excludes the cached part, which `cacheReadInputTokens` and `cacheWriteInputTokens`
+ * count; both are reported as parts of the input, so the ledger prices reads and writes each at its own rate.
+ */
 export function toBedrockUsage(usage: unknown): TokenUsage | undefined {
   if (!isObject(usage)) return undefined;
   const uncached = numberOrUndefined(usage.inputTokens);
@@ -120,6 +123,7 @@ export function toBedrockUsage(usage: unknown): TokenUsage | undefined {
     outputTokens,
     totalTokens: numberOrUndefined(usage.totalTokens) ?? (inputTokens !== undefined && outputTokens !== undefined ? inputTokens + outputTokens : undefined),
     ...(read > 0 ? { cachedInputTokens: read } : {}),
+    ...(written > 0 ? { cacheWriteInputTokens: written } : {}),
   };
 }
 
