@@ -98,6 +98,7 @@ beforeEach(() => {
   vertex.gemini.options.cachedTokens = undefined;
   bedrock.options.cacheReadTokens = undefined;
   bedrock.options.cacheWriteTokens = undefined;
+  bedrock.cached.clear();
 });
 
 /** True when the upstream's last chat request carried the tool result `sunny` back to the model. */
@@ -198,7 +199,7 @@ describe.each(TARGETS)('the openai Responses API to $name', (target) => {
 
   it('responses.stream runs a function-call loop continued with previous_response_id', async () => {
     const called = await client().responses.stream({ model, input: 'Weather in Paris?', tools: [weather] }).finalResponse();
-    const call = called.output.find((item): item is OpenAI.Responses.ResponseFunctionToolCall => item.type === 'function_call');
+    const call = called.output.find((item) => item.type === 'function_call') as OpenAI.Responses.ResponseFunctionToolCall | undefined;
     expect(call).toMatchObject({ name: 'get_weather', status: 'completed' });
     const answered = await client()
       .responses.stream({ model, previous_response_id: called.id, tools: [weather], input: [{ type: 'function_call_output', call_id: call!.call_id, output: 'sunny' }] })
@@ -239,6 +240,112 @@ describe.each(TARGETS)('@google/genai on /gemini/v1beta to $name', (target) => {
     expect(second.functionCalls).toBeUndefined();
     expect(second.text).toMatch(/\S/);
     expect(toolResultReached(target)).toBe(true);
+  });
+});
+
+describe('Bedrock cache points and documents', () => {
+  const client = () => new Anthropic({ apiKey: TOKEN, baseURL: `${origin}/anthropic`, maxRetries: 0 });
+  const model = `bedrock/${BEDROCK_CLAUDE}`;
+  const PDF = Buffer.from('%PDF-1.4 emulated').toString('base64');
+  const request = (text: string): Anthropic.MessageCreateParamsNonStreaming => ({
+    model,
+    max_tokens: 64,
+    system: [{ type: 'text', text: 'You read reports. '.repeat(20), cache_control: { type: 'ephemeral', ttl: '1h' } }],
+    tools: [{ name: 'get_weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } }, cache_control: { type: 'ephemeral', ttl: '1h' } }],
+    messages: [
+      {
+        role: 'user',
+        content: [
+          { type: 'document', title: 'Q3 report.pdf', source: { type: 'base64', media_type: 'application/pdf', data: PDF } },
+          { type: 'text', text: 'Summarise the report.', cache_control: { type: 'ephemeral' } },
+        ],
+      },
+      { role: 'assistant', content: 'It grew.' },
+      { role: 'user', content: text },
+    ],
+  });
+
+  it("cache_control becomes cachePoint blocks after the system text, the tool spec and the message; a PDF a named document block", async () => {
+    const message = await client().messages.create(request('By how much?'));
+    expect(message.content[0]).toMatchObject({ type: 'text' });
+    const body = bedrock.server.requests.at(-1)!.body as Json;
+    expect(body.system).toEqual([{ text: expect.stringContaining('You read reports.') }, { cachePoint: { type: 'default', ttl: '1h' } }]);
+    expect(body.toolConfig.tools).toEqual([{ toolSpec: expect.objectContaining({ name: 'get_weather' }) }, { cachePoint: { type: 'default', ttl: '1h' } }]);
+    expect(body.messages[0].content).toEqual([
+      { document: { format: 'pdf', name: 'Q3 report', source: { bytes: PDF } } },
+      { text: 'Summarise the report.' },
+      { cachePoint: { type: 'default' } },
+    ]);
+  });
+
+  it('the prefix written once is read the next time: cache writes then reads reach the client and the ledger, counted once', async () => {
+    const { key, id } = await (async () => {
+      const created = await bearerCall(origin, 'POST', '/v1/admin/keys', ADMIN_TOKEN, { tenant: 't-cloud-suites', name: 'bedrock-cache', budget_usd: 5, period: 'day' });
+      return { key: created.body.key as string, id: created.body.id as string };
+    })();
+    const keyed = new Anthropic({ apiKey: key, baseURL: `${origin}/anthropic`, maxRetries: 0 });
+    const first = await keyed.messages.create(request('First question?'));
+    const second = await keyed.messages.create(request('Second question?'));
+    expect(first.usage.cache_creation_input_tokens).toBeGreaterThan(0);
+    expect(second.usage.cache_read_input_tokens).toBe(first.usage.cache_creation_input_tokens);
+    expect(second.usage.cache_creation_input_tokens ?? 0).toBe(0);
+
+    const deadline = Date.now() + 10_000;
+    let rows: Json[] = [];
+    while (Date.now() < deadline && rows.length < 2) {
+      rows = (await sql.query(`SELECT input_tokens, cached_tokens, cost_micros FROM ${LEDGER_TABLE} WHERE key_id = $1 ORDER BY time`, [id]).catch(() => ({ rows: [] }))).rows;
+      if (rows.length < 2) await new Promise((wait) => setTimeout(wait, 200));
+    }
+    const [written, read] = [first.usage, second.usage];
+    const total = (u: Anthropic.Usage) => u.input_tokens + (u.cache_read_input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0);
+    expect(rows.map((row) => [Number(row.input_tokens), Number(row.cached_tokens)])).toEqual([
+      [total(written), 0],
+      [total(read), read.cache_read_input_tokens],
+    ]);
+    const writes = written.cache_creation_input_tokens!;
+    expect(Number(rows[0].cost_micros)).toBe(Math.round(written.input_tokens * PRICES.input + writes * PRICES.cache_write + written.output_tokens * PRICES.output));
+  });
+
+  it('a document without text beside it is a 400 naming the field, before Bedrock is called', async () => {
+    const refused = await client()
+      .messages.create({ model, max_tokens: 16, messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: PDF } }] }] })
+      .catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(Anthropic.BadRequestError);
+    expect((refused as InstanceType<typeof Anthropic.BadRequestError>).message).toContain('messages[0].content: bedrock needs a text part beside a document');
+    expect(bedrock.server.requests).toHaveLength(0);
+  });
+
+  it('a document to a kind without document input is refused naming it, before any upstream call', async () => {
+    const refused = await client()
+      .messages.create({
+        model: 'vertex/gemini-2.5-flash',
+        max_tokens: 16,
+        messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: PDF } }, { type: 'text', text: 'Read it.' }] }],
+      })
+      .catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(Anthropic.BadRequestError);
+    expect((refused as InstanceType<typeof Anthropic.BadRequestError>).message).toContain('does not support document input');
+    expect(vertex.server.requests).toHaveLength(0);
+  });
+
+  it('the emulator refuses what Converse refuses: a cachePoint first in a message, a longer ttl after a shorter one, a bad document name', async () => {
+    const converse = (body: Json) =>
+      fetch(`${bedrock.url}/model/${encodeURIComponent(BEDROCK_CLAUDE)}/converse`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${BEDROCK_API_KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const point = (ttl?: string) => ({ cachePoint: { type: 'default', ...(ttl ? { ttl } : {}) } });
+    const cases: Json[] = [
+      { messages: [{ role: 'user', content: [point(), { text: 'hi' }] }] },
+      { system: [{ text: 's' }, point('5m')], messages: [{ role: 'user', content: [{ text: 'hi' }, point('1h')] }] },
+      { messages: [{ role: 'user', content: [{ document: { format: 'pdf', name: 'a.pdf', source: { bytes: PDF } } }, { text: 'hi' }] }] },
+      { messages: [{ role: 'user', content: [{ text: 'hi' }, point(), { text: 'a' }, point(), { text: 'b' }, point(), { text: 'c' }, point(), { text: 'd' }, point()] }] },
+    ];
+    for (const body of cases) {
+      const answer = await converse(body);
+      expect([answer.status, answer.headers.get('x-amzn-errortype')?.split(':')[0]]).toEqual([400, 'ValidationException']);
+    }
   });
 });
 

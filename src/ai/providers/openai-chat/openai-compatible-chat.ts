@@ -126,7 +126,7 @@ export class OpenAiCompatibleChatProvider implements AiProvider {
   }
 
   supportsFeature(feature: ModelFeature, model: string | undefined): boolean {
-    if (feature !== 'vision') return this.capabilities[feature];
+    if (feature !== 'vision') return this.capabilities[feature] === true;
     const chosen = model ?? this.settings.chatModel;
     return chosen !== undefined && this.dialect.vision(chosen);
   }
