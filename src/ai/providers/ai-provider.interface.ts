@@ -45,8 +45,18 @@ export interface AzureOpenAiSettings {
   apiVersion?: string;
   /** Model name -> deployment name; a model without an entry is its own deployment name. */
   deployments?: Record<string, string>;
-  /** A Microsoft Entra access token, sent as `Authorization: Bearer` instead of the `api-key` header. */
+  /** A Microsoft Entra access token, sent as `Authorization: Bearer` instead of the `api-key` header; never refreshed. */
   entraToken?: string;
+  /** An app registration whose Entra tokens are fetched and refreshed (client-credentials grant). */
+  entra?: AzureEntraSettings;
+}
+
+export interface AzureEntraSettings {
+  tenantId: string;
+  clientId: string;
+  clientSecret: string;
+  /** The token endpoint's host; default `https://login.microsoftonline.com` (sovereign clouds have others). */
+  authority?: string;
 }
 
 export interface VertexSettings {
