@@ -38,6 +38,7 @@ export async function toConverseBody(request: GenerateRequest, provider: string,
   if (request.responseFormat !== undefined && request.responseFormat.type !== 'text') {
     throw new CapabilityNotSupportedError(`${provider}: bedrock does not support response_format`, { provider });
   }
+  refuseUnsupported(request, provider);
   const inlined = await images.inline(request.messages, request.signal);
   const system: Block[] = [];
   const messages: ConverseMessage[] = [];
@@ -64,6 +65,23 @@ export async function toConverseBody(request: GenerateRequest, provider: string,
   const toolConfig = toToolConfig(request, messages);
   if (toolConfig) body.toolConfig = toolConfig;
   return body;
+}
+
+/**
+ * What Converse's `inferenceConfig` and `toolConfig` have no field for: accepted only at its no-op value, refused
+ * naming it otherwise, never dropped (top-k lives in per-model fields; a client's routine `topK` is left out).
+ */
+function refuseUnsupported(request: GenerateRequest, provider: string): void {
+  const unsupported: Array<[string, unknown, unknown]> = [
+    ['seed', request.seed, undefined],
+    ['frequency_penalty', request.frequencyPenalty, 0],
+    ['presence_penalty', request.presencePenalty, 0],
+    ['top_k', request.topKOptional ? undefined : request.topK, undefined],
+    ['parallel_tool_calls', request.parallelToolCalls, true],
+  ];
+  for (const [name, value, noOp] of unsupported) {
+    if (value !== undefined && value !== noOp) throw new InvalidRequestError(`${provider}: bedrock does not support ${name}`, { provider, param: name });
+  }
 }
 
 function blocksOf(message: ChatMessage, index: number, provider: string): Block[] {
