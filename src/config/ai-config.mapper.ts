@@ -198,6 +198,16 @@ function cloudSettings(section: ProviderSection, configDirectory: string): Parti
         ...(azure.api_version !== undefined ? { apiVersion: azure.api_version } : {}),
         ...(azure.deployments !== undefined ? { deployments: azure.deployments } : {}),
         ...(azure.entra_token !== undefined ? { entraToken: azure.entra_token } : {}),
+        ...(azure.entra !== undefined
+          ? {
+              entra: {
+                tenantId: azure.entra.tenant_id,
+                clientId: azure.entra.client_id,
+                clientSecret: azure.entra.client_secret,
+                ...(azure.entra.authority !== undefined ? { authority: azure.entra.authority } : {}),
+              },
+            }
+          : {}),
       },
     };
   }

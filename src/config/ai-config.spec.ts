@@ -239,6 +239,23 @@ describe('AI configuration (ai, providers, prompts, api)', () => {
     );
   });
 
+  it('maps azure.entra (the secret from an environment reference) and refuses it without a secret or beside entra_token', () => {
+    write('entra.yaml', [
+      'version: 1',
+      'providers:',
+      '  azure: { kind: azure_openai, url: "https://res.openai.azure.com", azure: { entra: { tenant_id: contoso.onmicrosoft.com, client_id: app-1, client_secret_env: AZ_SECRET } } }',
+    ].join('\n'));
+    const { ai } = loadConfig({ cwd: dir, env: { AZ_SECRET: 's3cret' }, configPath: 'entra.yaml' });
+    expect(ai.providers[0].azure).toEqual({ entra: { tenantId: 'contoso.onmicrosoft.com', clientId: 'app-1', clientSecret: 's3cret' } });
+    expect(problemsOf(() => loadConfig({ cwd: dir, env: {}, configPath: 'entra.yaml' }))).toEqual([expect.stringMatching(/^entra\.yaml: providers\.azure\.azure\.entra.*client_secret/)]);
+    write('both.yaml', [
+      'version: 1',
+      'providers:',
+      '  azure: { kind: azure_openai, url: "https://res.openai.azure.com", azure: { entra_token: t, entra: { tenant_id: c, client_id: a, client_secret: s } } }',
+    ].join('\n'));
+    expect(problemsOf(() => loadConfig({ cwd: dir, env: {}, configPath: 'both.yaml' }))).toEqual([expect.stringMatching(/^both\.yaml: providers\.azure\.azure/)]);
+  });
+
   it('names the environment variable when its value is invalid', () => {
     expect(problemsOf(() => loadConfig({ cwd: dir, env: { OLLAMA_EMBEDDING_DIMENSIONS: 'many' } }))).toEqual([
       'OLLAMA_EMBEDDING_DIMENSIONS: providers.ollama.embedding_dimensions: must be an integer',

@@ -224,7 +224,12 @@ export interface ProviderSection {
   model?: string;
   timeout?: number;
   embedding_dimensions?: number;
-  azure?: { api_version?: string; deployments?: Record<string, string>; entra_token?: string };
+  azure?: {
+    api_version?: string;
+    deployments?: Record<string, string>;
+    entra_token?: string;
+    entra?: { tenant_id: string; client_id: string; client_secret: string; authority?: string };
+  };
   vertex?: { project: string; location: string; credentials_file?: string; access_token?: string };
   bedrock?: { region: string; profile?: string };
 }

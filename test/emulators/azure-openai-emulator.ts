@@ -4,7 +4,12 @@
  *   deployment in `model`.
  * - deployment-style API: `/openai/deployments/<deployment>/chat/completions|embeddings?api-version=<v>` and
  *   `/openai/models?api-version=<v>`; a missing api-version is a 400, one the emulator does not know a 404, as Azure.
- * - auth: the `api-key` header, or `Authorization: Bearer <entra token>`; else 401 `{"error":{"code":"401",...}}`.
+ * - auth: the `api-key` header, or `Authorization: Bearer <entra token>`: the configured one, or one this emulator's
+ *   Microsoft Entra endpoint issued and that has not expired; else 401 `{"error":{"code":"401",...}}`.
+ * - Entra: `POST /<tenant>/oauth2/v2.0/token`, the client-credentials grant (form-encoded `grant_type`, `client_id`,
+ *   `client_secret`, `scope` `https://cognitiveservices.azure.com/.default`), answering `{token_type, expires_in,
+ *   access_token}`; a wrong secret is 401 `invalid_client`, another tenant 400 `invalid_request`, another scope 400
+ *   `invalid_scope`, each with an AADSTS description, as Entra answers.
  * - deployments name models: an unknown one is 404 `DeploymentNotFound`; answers name the deployed model.
  * - content filter: a user message holding FILTERED-PROMPT is refused with Azure's 400 `content_filter` body (hate at
  *   high, jailbreak detected); FILTERED-OUTPUT gets a 200 cut with `finish_reason: content_filter` and no content.
@@ -23,6 +28,8 @@ export interface AzureOpenAiEmulatorOptions {
   apiKey: string;
   /** Accepted as `Authorization: Bearer` in place of the key. */
   entraToken?: string;
+  /** The app registration the Entra token endpoint issues tokens to. */
+  entraApp?: { tenantId: string; clientId: string; clientSecret: string; tokenLifetimeSeconds: number };
   /** Deployment name -> the model it serves. */
   deployments: Record<string, string>;
   dimensions?: number;
@@ -33,7 +40,9 @@ const SAFE_RESULTS = { hate: SAFE, self_harm: SAFE, sexual: SAFE, violence: SAFE
 const PROMPT_RESULTS = [{ prompt_index: 0, content_filter_results: { ...SAFE_RESULTS, jailbreak: { filtered: false, detected: false } } }];
 
 export class AzureOpenAiEmulator extends OpenAiEmulator {
-  private readonly azure: AzureOpenAiEmulatorOptions;
+  readonly azure: AzureOpenAiEmulatorOptions;
+  /** Entra tokens issued, by token: when each expires. */
+  readonly entraTokens = new Map<string, number>();
 
   private constructor(server: OpenAiEmulator['server'], options: AzureOpenAiEmulatorOptions) {
     const models = Object.values(options.deployments);
@@ -71,15 +80,43 @@ export class AzureOpenAiEmulator extends OpenAiEmulator {
     this.server.route('POST', /^\/openai\/deployments\/(?<deployment>[^/]+)\/chat\/completions$/, versioned((req) => this.filteredChat(req)));
     this.server.route('POST', /^\/openai\/deployments\/(?<deployment>[^/]+)\/embeddings$/, versioned((req) => this.embeddings(req)));
     this.server.route('GET', '/openai/models', (req) => this.guarded(req, () => this.apiVersionFailure(req) ?? this.models()));
+    this.server.route('POST', /^\/(?<tenant>[^/]+)\/oauth2\/v2\.0\/token$/, (req) => this.issueEntraToken(req));
+  }
+
+  /** Makes every Entra token issued so far expired, as if an hour had passed. */
+  expireEntraTokens(): void {
+    for (const token of this.entraTokens.keys()) this.entraTokens.set(token, 0);
+  }
+
+  private issueEntraToken(req: EmulatorRequest): EmulatorReply {
+    const app = this.azure.entraApp;
+    const form = new URLSearchParams(req.rawBody);
+    const refusal = (status: number, error: string, description: string): EmulatorReply => ({
+      status,
+      body: { error, error_description: `${description} Trace ID: 0000. ${UPSTREAM_MARKER}`, error_codes: [Number(description.slice(5, 12))] },
+    });
+    if (!app || req.params.tenant !== app.tenantId) return refusal(400, 'invalid_request', `AADSTS90002: Tenant '${req.params.tenant}' not found.`);
+    if (form.get('grant_type') !== 'client_credentials') return refusal(400, 'unsupported_grant_type', 'AADSTS70003: The app requested an unsupported grant type.');
+    if (form.get('client_id') !== app.clientId || form.get('client_secret') !== app.clientSecret) {
+      return refusal(401, 'invalid_client', `AADSTS7000215: Invalid client secret provided for app '${app.clientId}'.`);
+    }
+    if (form.get('scope') !== 'https://cognitiveservices.azure.com/.default') return refusal(400, 'invalid_scope', 'AADSTS1002012: The provided value for scope is not valid.');
+    const token = `entra-${this.entraTokens.size + 1}-${app.clientId}`;
+    this.entraTokens.set(token, Date.now() + app.tokenLifetimeSeconds * 1000);
+    return { body: { token_type: 'Bearer', expires_in: app.tokenLifetimeSeconds, ext_expires_in: app.tokenLifetimeSeconds, access_token: token } };
   }
 
   protected override authFailure(req: EmulatorRequest): EmulatorReply | undefined {
     if (req.headers['api-key'] === this.azure.apiKey) return undefined;
     if (this.azure.entraToken !== undefined && req.headers.authorization === `Bearer ${this.azure.entraToken}`) return undefined;
-    return {
-      status: 401,
-      body: { error: { code: '401', message: `Access denied due to invalid subscription key or wrong API endpoint. ${UPSTREAM_MARKER}` } },
-    };
+    const bearer = String(req.headers.authorization ?? '').replace(/^Bearer /, '');
+    const expires = this.entraTokens.get(bearer);
+    if (expires !== undefined && expires > Date.now()) return undefined;
+    const message =
+      expires !== undefined
+        ? 'Unauthorized. Access token is missing, invalid, audience is incorrect (https://cognitiveservices.azure.com), or have expired.'
+        : 'Access denied due to invalid subscription key or wrong API endpoint.';
+    return { status: 401, body: { error: { code: '401', message: `${message} ${UPSTREAM_MARKER}` } } };
   }
 
   private apiVersionFailure(req: EmulatorRequest): EmulatorReply | undefined {

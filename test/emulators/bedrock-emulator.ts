@@ -6,7 +6,12 @@
  * 403 `InvalidSignatureException`, an unknown key id 403 `UnrecognizedClientException`, as AWS answers. A Bedrock API
  * key may come as `Authorization: Bearer` instead. Errors are `{"message"}` with the name in `x-amzn-errortype`.
  * Scripted answers: with `toolConfig` and a user turn that holds no toolResult, a toolUse of the first tool (input made
- * from its schema); otherwise text; usage with the configured cache reads and writes.
+ * from its schema); otherwise text naming the images and documents read. Validated as Converse does: `cachePoint`
+ * blocks (`type: default`, `ttl` 5m or 1h, at most 4, never first, ttls not increasing from tools to system to
+ * messages), `document` blocks (a known format, a name of letters, digits, single spaces, hyphens, parentheses and
+ * brackets, bytes, and a text block beside them). Prompt caching: each cachePoint caches the prefix before it (tools,
+ * system, messages; one character per token), so a later request with that prefix reads it and a new one writes
+ * it; configured cache reads and writes replace that reckoning.
  */
 import { Sha256 } from '@aws-crypto/sha256-js';
 import { EventStreamCodec } from '@smithy/core/event-streams';
@@ -37,6 +42,8 @@ export interface BedrockEmulatorOptions {
 
 export class BedrockEmulator {
   readonly options: BedrockEmulatorOptions;
+  /** The prompt prefixes cached so far (cachePoint keys); a test clears it to start cold. */
+  readonly cached = new Set<string>();
 
   private constructor(readonly server: EmulatorServer, options: Partial<BedrockEmulatorOptions>) {
     this.options = { chatModels: options.chatModels ?? ['anthropic.claude-sonnet-4-5-20250929-v1:0', 'amazon.nova-lite-v1:0'], dimensions: options.dimensions ?? 4 };
@@ -91,13 +98,7 @@ export class BedrockEmulator {
     if (invalid) return awsError(400, 'ValidationException', invalid);
     const content = answer(body);
     const stopReason = content.some((b) => 'toolUse' in b) ? 'tool_use' : 'end_turn';
-    const usage = {
-      inputTokens: JSON.stringify(body.messages).length,
-      outputTokens: 6,
-      totalTokens: JSON.stringify(body.messages).length + 6 + (this.options.cacheReadTokens ?? 0) + (this.options.cacheWriteTokens ?? 0),
-      ...(this.options.cacheReadTokens !== undefined ? { cacheReadInputTokens: this.options.cacheReadTokens } : {}),
-      ...(this.options.cacheWriteTokens !== undefined ? { cacheWriteInputTokens: this.options.cacheWriteTokens } : {}),
-    };
+    const usage = this.usage(body);
     if (req.params.operation === 'converse') {
       return { body: { output: { message: { role: 'assistant', content } }, stopReason, usage, metrics: { latencyMs: 12 } } };
     }
@@ -120,6 +121,28 @@ export class BedrockEmulator {
       frames.splice(2, frames.length, exceptionMessage(this.options.streamException, `stream failed ${BEDROCK_BODY_MARKER}`));
     }
     return { headers: { 'content-type': 'application/vnd.amazon.eventstream' }, chunks: frames };
+  }
+
+  /** Converse's usage: the configured cache figures, else the prefix cache of the request's cachePoints. */
+  private usage(body: Record<string, unknown>): Record<string, number> {
+    const prompt = JSON.stringify(body.messages).length;
+    const { cacheReadTokens, cacheWriteTokens } = this.options;
+    if (cacheReadTokens !== undefined || cacheWriteTokens !== undefined) {
+      return {
+        inputTokens: prompt,
+        outputTokens: 6,
+        totalTokens: prompt + 6 + (cacheReadTokens ?? 0) + (cacheWriteTokens ?? 0),
+        ...(cacheReadTokens !== undefined ? { cacheReadInputTokens: cacheReadTokens } : {}),
+        ...(cacheWriteTokens !== undefined ? { cacheWriteInputTokens: cacheWriteTokens } : {}),
+      };
+    }
+    const { total, read, written } = prefixCache(body, this.cached);
+    return {
+      inputTokens: total - read - written,
+      outputTokens: 6,
+      totalTokens: total + 6,
+      ...(read + written > 0 ? { cacheReadInputTokens: read, cacheWriteInputTokens: written } : {}),
+    };
   }
 
   private invoke(model: string, body: Record<string, unknown>): EmulatorReply {
@@ -173,10 +196,23 @@ function exceptionMessage(type: string, message: string): Buffer {
 
 type Block = Record<string, unknown>;
 
+const DOCUMENT_FORMATS = ['pdf', 'csv', 'doc', 'docx', 'xls', 'xlsx', 'html', 'txt', 'md'];
+const DOCUMENT_NAME = /^[A-Za-z0-9()[\]-]+(?: [A-Za-z0-9()[\]-]+)*$/;
+
 function validateConverse(body: Record<string, unknown>): string | undefined {
   const messages = body.messages as Array<{ role?: string; content?: Block[] }> | undefined;
   if (!Array.isArray(messages) || messages.length === 0) return 'messages: at least one message is required';
   if (messages[0].role !== 'user') return 'A conversation must start with a user message.';
+  const tools = ((body.toolConfig as { tools?: Block[] } | undefined)?.tools) ?? [];
+  for (const [t, tool] of tools.entries()) {
+    const keys = Object.keys(tool);
+    if (keys.length !== 1 || !['toolSpec', 'cachePoint'].includes(keys[0])) return `toolConfig.tools.${t}: a tool is a toolSpec or a cachePoint`;
+  }
+  const system = (body.system as Block[] | undefined) ?? [];
+  for (const [b, block] of system.entries()) {
+    const keys = Object.keys(block);
+    if (keys.length !== 1 || !['text', 'cachePoint', 'guardContent'].includes(keys[0])) return `system.${b}: unknown system content block`;
+  }
   for (let i = 0; i < messages.length; i++) {
     if (i > 0 && messages[i].role === messages[i - 1].role) return 'A conversation must alternate between user and assistant roles.';
     if (!Array.isArray(messages[i].content) || messages[i].content!.length === 0) return `messages.${i}.content: at least one block is required`;
@@ -186,9 +222,59 @@ function validateConverse(body: Record<string, unknown>): string | undefined {
       if (('toolUse' in block || 'toolResult' in block) && body.toolConfig === undefined) return 'The toolConfig field must be defined when using toolUse and toolResult content blocks.';
       const image = block.image as { format?: string; source?: { bytes?: unknown } } | undefined;
       if (image && (!['png', 'jpeg', 'gif', 'webp'].includes(String(image.format)) || typeof image.source?.bytes !== 'string')) return `messages.${i}: invalid image block`;
+      const document = block.document as { format?: string; name?: unknown; source?: { bytes?: unknown } } | undefined;
+      if (document) {
+        if (!DOCUMENT_FORMATS.includes(String(document.format))) return `messages.${i}: document format must be one of ${DOCUMENT_FORMATS.join(', ')}`;
+        if (typeof document.name !== 'string' || !DOCUMENT_NAME.test(document.name)) return `messages.${i}: document name may only contain alphanumeric characters, single whitespace, hyphens, parentheses and square brackets`;
+        if (typeof document.source?.bytes !== 'string') return `messages.${i}: document source bytes are required`;
+        if (!messages[i].content!.some((other) => 'text' in other)) return `messages.${i}: a message with a document must also contain a text block`;
+      }
     }
   }
-  return undefined;
+  return validateCachePoints([tools, system, ...messages.map((m) => m.content!)]);
+}
+
+/** Cache points as Converse takes them: `{type: default, ttl?: 5m|1h}`, after content, at most 4, ttls not increasing. */
+function validateCachePoints(sections: Block[][]): string | undefined {
+  let count = 0;
+  let previousTtl = '1h';
+  for (const blocks of sections) {
+    for (const [index, block] of blocks.entries()) {
+      if (!('cachePoint' in block)) continue;
+      const point = block.cachePoint as Record<string, unknown>;
+      const extra = Object.keys(point).filter((key) => key !== 'type' && key !== 'ttl');
+      if (point.type !== 'default' || extra.length > 0) return 'cachePoint: type must be default';
+      if (point.ttl !== undefined && point.ttl !== '5m' && point.ttl !== '1h') return 'cachePoint.ttl must be one of 5m, 1h';
+      if (index === 0) return 'A cachePoint must follow content it caches.';
+      const ttl = (point.ttl as string | undefined) ?? '5m';
+      if (ttl === '1h' && previousTtl === '5m') return 'A cachePoint with a longer ttl cannot follow one with a shorter ttl.';
+      previousTtl = ttl;
+      count += 1;
+    }
+  }
+  return count > 4 ? 'A maximum of 4 cachePoint blocks may be provided.' : undefined;
+}
+
+/**
+ * The prompt read in order (tool specs, system, messages; one character per token): the longest prefix ending at a
+ * cachePoint seen before is read, the rest up to the last cachePoint written (and remembered).
+ */
+function prefixCache(body: Record<string, unknown>, cached: Set<string>): { total: number; read: number; written: number } {
+  const blocks: Block[] = [
+    ...(((body.toolConfig as { tools?: Block[] } | undefined)?.tools) ?? []),
+    ...((body.system as Block[] | undefined) ?? []),
+    ...((body.messages as Array<{ role: string; content: Block[] }>).flatMap((m) => m.content.map((b) => ({ ...b, role: m.role })))),
+  ];
+  let prefix = '';
+  const points: string[] = [];
+  for (const block of blocks) {
+    if ('cachePoint' in block) points.push(prefix);
+    else prefix += JSON.stringify(block);
+  }
+  const read = points.filter((point) => cached.has(point)).at(-1)?.length ?? 0;
+  const last = points.at(-1)?.length ?? 0;
+  for (const point of points) cached.add(point);
+  return { total: prefix.length, read, written: Math.max(last - read, 0) };
 }
 
 function answer(body: Record<string, unknown>): Block[] {
@@ -206,5 +292,7 @@ function answer(body: Record<string, unknown>): Block[] {
     return [{ text: `Tool said: ${texts.join(' | ')}` }];
   }
   const images = last.content.filter((b) => 'image' in b).length;
-  return [{ text: images > 0 ? `${BEDROCK_REPLY} (${images} image)` : BEDROCK_REPLY }];
+  const documents = last.content.filter((b) => 'document' in b).map((b) => (b.document as { name: string }).name);
+  const read = [...(images > 0 ? [`${images} image`] : []), ...documents.map((name) => `document ${name}`)];
+  return [{ text: read.length > 0 ? `${BEDROCK_REPLY} (${read.join(', ')})` : BEDROCK_REPLY }];
 }

@@ -16,10 +16,11 @@ const ENTRA_TOKEN = 'entra-token-MARKER-77ab';
 const DEPLOYMENTS = { 'prod-gpt4o': 'gpt-4o', 'prod-embed': 'text-embedding-3-small' };
 const V1 = { azure: { deployments: { 'gpt-4o': 'prod-gpt4o', 'text-embedding-3-small': 'prod-embed' } } };
 const DEPLOYMENT_STYLE = { azure: { ...V1.azure, apiVersion: '2024-10-21' } };
+const ENTRA_APP = { tenantId: 'contoso.onmicrosoft.com', clientId: 'app-0f3c', clientSecret: 'entra-secret-MARKER-31d9', tokenLifetimeSeconds: 2 };
 
 describe('AzureOpenAiProvider against the Azure OpenAI emulator', () => {
   const suite = providerSuite({
-    start: () => AzureOpenAiEmulator.startAzure({ apiKey: API_KEY, entraToken: ENTRA_TOKEN, deployments: DEPLOYMENTS }),
+    start: () => AzureOpenAiEmulator.startAzure({ apiKey: API_KEY, entraToken: ENTRA_TOKEN, deployments: DEPLOYMENTS, entraApp: ENTRA_APP }),
     build: (settings) => new AzureOpenAiProvider(settings),
     settings: (emulator): ProviderSettings => ({
       name: 'azure',
@@ -31,7 +32,7 @@ describe('AzureOpenAiProvider against the Azure OpenAI emulator', () => {
       timeoutMs: 2000,
       ...V1,
     }),
-    secrets: [UPSTREAM_MARKER, API_KEY, ENTRA_TOKEN],
+    secrets: [UPSTREAM_MARKER, API_KEY, ENTRA_TOKEN, ENTRA_APP.clientSecret, 'AADSTS'],
   });
   const { create, secrets, ask } = suite;
 
@@ -49,7 +50,7 @@ describe('AzureOpenAiProvider against the Azure OpenAI emulator', () => {
   });
 
   it('refuses a registration without a key or an Entra token, naming both', () => {
-    expect(() => create({ apiKey: undefined })).toThrow('azure: an api_key or azure.entra_token is required for azure_openai');
+    expect(() => create({ apiKey: undefined })).toThrow('azure: an api_key, azure.entra_token or azure.entra is required for azure_openai');
   });
 
   describe('v1 API', () => {
@@ -138,6 +139,77 @@ describe('AzureOpenAiProvider against the Azure OpenAI emulator', () => {
 
     it('maps a refused token to AuthenticationError without the token', async () => {
       await expectSanitized(create({ azure: { ...V1.azure, entraToken: `${ENTRA_TOKEN}-expired` } }).generate(ask), AuthenticationError, secrets);
+    });
+  });
+
+  describe('Entra ID, client credentials', () => {
+    const entra = (app: Partial<typeof ENTRA_APP> = {}) =>
+      create({ apiKey: undefined, azure: { ...V1.azure, entra: { ...ENTRA_APP, ...app, authority: suite.emulator.url } } });
+    const tokenRequests = () => suite.emulator.server.requests.filter((r) => r.path.endsWith('/oauth2/v2.0/token'));
+    const chatBearers = () => suite.emulator.server.requests.filter((r) => r.path.endsWith('/chat/completions')).map((r) => r.headers.authorization);
+    const wait = (ms: number) => new Promise((done) => setTimeout(done, ms));
+
+    it('fetches a token by the client-credentials grant, reuses it, and fetches the next before it expires', async () => {
+      const provider = entra();
+      await provider.generate(ask);
+      await provider.generate(ask);
+      const [grant] = tokenRequests();
+      expect(grant.path).toBe(`/${ENTRA_APP.tenantId}/oauth2/v2.0/token`);
+      expect(Object.fromEntries(new URLSearchParams(grant.rawBody))).toEqual({
+        grant_type: 'client_credentials',
+        client_id: ENTRA_APP.clientId,
+        client_secret: ENTRA_APP.clientSecret,
+        scope: 'https://cognitiveservices.azure.com/.default',
+      });
+      expect(tokenRequests()).toHaveLength(1);
+      // A 2-second token is refreshed after half its lifetime (five minutes before expiry, for an hour's token).
+      await wait(1100);
+      await provider.generate(ask);
+      expect(tokenRequests()).toHaveLength(2);
+      const bearers = chatBearers();
+      expect(bearers[0]).toMatch(/^Bearer entra-\d+-app-0f3c$/);
+      expect(bearers[1]).toBe(bearers[0]);
+      expect(bearers[2]).not.toBe(bearers[0]);
+      expect(suite.emulator.server.requests.every((r) => r.headers['api-key'] === undefined)).toBe(true);
+    });
+
+    it('sends the token with a Responses request passed through as written, plain and streamed (B19)', async () => {
+      const provider = entra();
+      const native = { dialect: 'openai-responses' as const, body: { model: 'gpt-test', input: 'Hi' }, headers: {} };
+      expect((await provider.generate({ ...ask, native })).text).toMatch(/Hi/);
+      for await (const chunk of provider.generateStream!({ ...ask, native })) if (chunk.done) break;
+      const bearers = suite.emulator.server.requests.filter((r) => r.path.endsWith('/openai/v1/responses')).map((r) => r.headers.authorization);
+      expect(bearers).toHaveLength(2);
+      expect(bearers.every((bearer) => /^Bearer entra-\d+-app-0f3c$/.test(bearer ?? ''))).toBe(true);
+    });
+
+    it('shares one token request among concurrent calls', async () => {
+      const provider = entra();
+      await Promise.all(Array.from({ length: 5 }, () => provider.generate(ask)));
+      expect(tokenRequests()).toHaveLength(1);
+      expect(new Set(chatBearers()).size).toBe(1);
+    });
+
+    it("a 401 from Azure for a token that expired early is an AuthenticationError without Azure's text or the token; the next call fetches a new one", async () => {
+      const provider = entra({ tokenLifetimeSeconds: 3600 });
+      await provider.generate(ask);
+      suite.emulator.expireEntraTokens();
+      const error = await expectSanitized(provider.generate(ask), AuthenticationError, [...secrets, chatBearers()[0]!.slice('Bearer '.length)]);
+      expect(error.message).not.toContain('expired');
+      expect((await provider.generate(ask)).text).toMatch(/^echo: /);
+      expect(tokenRequests()).toHaveLength(2);
+    });
+
+    it("a refused secret is an AuthenticationError naming OAuth's code, never the AADSTS text or the secret; no chat call is made", async () => {
+      const error = await expectSanitized(entra({ clientSecret: 'wrong-secret' }).generate(ask), AuthenticationError, [...secrets, 'wrong-secret']);
+      expect(error.message).toBe('azure: Microsoft Entra refused the client credentials: 401 (invalid_client)');
+      expect(chatBearers()).toHaveLength(0);
+    });
+
+    it('describes the registration as Entra client credentials, without the secret', () => {
+      const described = entra().describe();
+      expect(described.auth).toBe('entra-client-credentials');
+      expect(JSON.stringify(described)).not.toContain(ENTRA_APP.clientSecret);
     });
   });
 

@@ -68,12 +68,12 @@ describe('BedrockProvider against the Bedrock emulator', () => {
       });
     });
 
-    it('counts cache reads and writes into the input tokens, reads as cached', async () => {
+    it('counts cache reads and writes into the input tokens, each reported as its part', async () => {
       suite.emulator.options.cacheReadTokens = 100;
       suite.emulator.options.cacheWriteTokens = 20;
       const { usage } = await create().generate(ask);
       const uncached = JSON.stringify([{ role: 'user', content: [{ text: 'Hi' }] }]).length;
-      expect(usage).toEqual({ inputTokens: uncached + 120, outputTokens: 6, totalTokens: uncached + 126, cachedInputTokens: 100 });
+      expect(usage).toEqual({ inputTokens: uncached + 120, outputTokens: 6, totalTokens: uncached + 126, cachedInputTokens: 100, cacheWriteInputTokens: 20 });
     });
 
     it('runs a tool loop: toolConfig and a toolUse, then the toolResult in the next user turn', async () => {

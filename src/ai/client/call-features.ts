@@ -12,10 +12,13 @@ const FEATURE_LABELS: Readonly<Record<ModelFeature, string>> = {
   tools: 'tool calling',
   structuredOutput: 'structured output (response_format)',
   vision: 'image input',
+  documents: 'document input',
 };
 
 export function hasFeature(provider: AiProvider, feature: ModelFeature, model: string | undefined): boolean {
-  return provider.supportsFeature ? provider.supportsFeature(feature, model) : provider.capabilities[feature];
+  // Documents are opt-in: an adapter that does not declare them never receives a document part.
+  if (feature === 'documents' && provider.capabilities.documents !== true) return false;
+  return provider.supportsFeature ? provider.supportsFeature(feature, model) : provider.capabilities[feature] === true;
 }
 
 /** Whether `provider` can take the call as a fallback candidate (judged on the model it would be asked for). */
@@ -55,6 +58,10 @@ export function requiredFeatures(
     (message) => message.role === 'user' && Array.isArray(message.content) && message.content.some((part) => part.type === 'image'),
   );
   if (images) features.push('vision');
+  const documents = messages.some(
+    (message) => message.role === 'user' && Array.isArray(message.content) && message.content.some((part) => part.type === 'document'),
+  );
+  if (documents) features.push('documents');
   return features;
 }
 

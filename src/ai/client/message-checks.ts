@@ -53,9 +53,10 @@ function messageProblem(message: Record<string, unknown>): string | undefined {
 }
 
 function partProblem(part: unknown): string | undefined {
-  const { type, text, image } = (part ?? {}) as Record<string, unknown>;
+  const { type, text, image, document } = (part ?? {}) as Record<string, unknown>;
   if (type === 'text') return typeof text === 'string' ? undefined : '.text must be a string';
-  if (type !== 'image') return '.type must be text or image';
+  if (type === 'document') return documentProblem(document);
+  if (type !== 'image') return '.type must be text, image or document';
   const source = (image ?? {}) as Record<string, unknown>;
   if (source.kind === 'url') {
     return typeof source.url === 'string' && /^https?:\/\//i.test(source.url) ? undefined : '.image.url must be an http(s) URL';
@@ -65,4 +66,11 @@ function partProblem(part: unknown): string | undefined {
     return nonEmptyString(source.data) ? undefined : '.image.data must be non-empty base64 text';
   }
   return ".image.kind must be 'url' or 'base64'";
+}
+
+function documentProblem(document: unknown): string | undefined {
+  const { mediaType, data, name } = (document ?? {}) as Record<string, unknown>;
+  if (typeof mediaType !== 'string' || !/^(application|text)\/[\w.+-]+$/.test(mediaType)) return '.document.mediaType must be an application/* or text/* type';
+  if (name !== undefined && typeof name !== 'string') return '.document.name must be a string';
+  return nonEmptyString(data) ? undefined : '.document.data must be non-empty base64 text';
 }

@@ -45,8 +45,18 @@ export interface AzureOpenAiSettings {
   apiVersion?: string;
   /** Model name -> deployment name; a model without an entry is its own deployment name. */
   deployments?: Record<string, string>;
-  /** A Microsoft Entra access token, sent as `Authorization: Bearer` instead of the `api-key` header. */
+  /** A Microsoft Entra access token, sent as `Authorization: Bearer` instead of the `api-key` header; never refreshed. */
   entraToken?: string;
+  /** An app registration whose Entra tokens are fetched and refreshed (client-credentials grant). */
+  entra?: AzureEntraSettings;
+}
+
+export interface AzureEntraSettings {
+  tenantId: string;
+  clientId: string;
+  clientSecret: string;
+  /** The token endpoint's host; default `https://login.microsoftonline.com` (sovereign clouds have others). */
+  authority?: string;
 }
 
 export interface VertexSettings {
@@ -77,15 +87,36 @@ export interface ProviderCapabilities {
   structuredOutput: boolean;
   /** Image parts in user messages. */
   vision: boolean;
+  /** Document parts (PDF and the like, base64) in user messages; absent: none. */
+  documents?: boolean;
 }
 
 /** What a request may need beyond text generation; a provider without it is refused, never sent a trimmed request. */
-export type ModelFeature = 'tools' | 'structuredOutput' | 'vision';
+export type ModelFeature = 'tools' | 'structuredOutput' | 'vision' | 'documents';
 
 /** An image as the caller gave it: an http(s) URL, or base64 data with its media type. */
 export type ImageSource = { kind: 'url'; url: string } | { kind: 'base64'; mediaType: string; data: string };
 
-export type ContentPart = { type: 'text'; text: string } | { type: 'image'; image: ImageSource; detail?: 'auto' | 'low' | 'high' };
+/** A document the model reads as a file (a PDF), base64 with its media type and, where the caller gave one, its name. */
+export interface DocumentSource {
+  mediaType: string;
+  data: string;
+  name?: string;
+}
+
+export type ContentPart =
+  | { type: 'text'; text: string }
+  | { type: 'image'; image: ImageSource; detail?: 'auto' | 'low' | 'high' }
+  | { type: 'document'; document: DocumentSource };
+
+/**
+ * A prompt-cache breakpoint at the end of a message or a tool definition: the prefix up to it may be cached
+ * (Anthropic's `cache_control`, Bedrock's `cachePoint`); kinds without explicit caching leave it out
+ * (docs/decisions.md B21).
+ */
+export interface CacheHint {
+  ttl?: '5m' | '1h';
+}
 
 export interface ToolCall {
   /** The provider's id (or one Tollgate made where the provider has none); tool results refer to it. */
@@ -96,14 +127,14 @@ export interface ToolCall {
 }
 
 export type ChatMessage =
-  | { role: 'system'; content: string }
-  | { role: 'user'; content: string | ContentPart[] }
-  | { role: 'assistant'; content: string | null; toolCalls?: ToolCall[] }
+  | { role: 'system'; content: string; cache?: CacheHint }
+  | { role: 'user'; content: string | ContentPart[]; cache?: CacheHint }
+  | { role: 'assistant'; content: string | null; toolCalls?: ToolCall[]; cache?: CacheHint }
   /**
    * A tool's result; `isError` says the tool failed and `content` describes the failure (Anthropic's
    * `is_error`, Gemini's `error` key; the OpenAI shape and Ollama have no such flag and take the content as is).
    */
-  | { role: 'tool'; toolCallId: string; content: string; isError?: boolean };
+  | { role: 'tool'; toolCallId: string; content: string; isError?: boolean; cache?: CacheHint };
 
 export interface ToolDefinition {
   name: string;
@@ -111,6 +142,7 @@ export interface ToolDefinition {
   /** JSON Schema of the arguments object. */
   parameters?: Record<string, unknown>;
   strict?: boolean;
+  cache?: CacheHint;
 }
 
 export type ToolChoice = 'auto' | 'none' | 'required' | { name: string };

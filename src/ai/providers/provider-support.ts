@@ -3,7 +3,7 @@
  * strict embedding validation (never pad or truncate) and token usage read from an upstream answer.
  */
 import { isObject, numberOrUndefined } from '../../common/json-values';
-import { ConnectionError, InvalidRequestError, InvalidResponseError, TollgateError } from '../errors';
+import { CapabilityNotSupportedError, ConnectionError, InvalidRequestError, InvalidResponseError, TollgateError } from '../errors';
 import type { AiProvider, HealthResult, ProviderCapabilities, ProviderSettings, TokenUsage } from './ai-provider.interface';
 
 /**
@@ -180,4 +180,12 @@ export function toolArgumentsObject(text: string, field: string, provider: strin
   }
   if (!isObject(parsed)) throw new InvalidRequestError(`${provider}: ${field} is not a JSON object`, { provider });
   return parsed;
+}
+
+/**
+ * A document part given to a kind that takes none. The call gate refuses such calls before any adapter runs
+ * (call-features.ts), so an adapter raising this is a request that bypassed the gate, never a silent drop.
+ */
+export function documentNotSupported(provider: string, kind: string, at: string): CapabilityNotSupportedError {
+  return new CapabilityNotSupportedError(`${provider}: ${at}: ${kind} does not support document input`, { provider });
 }

@@ -1,4 +1,4 @@
-import { domainMessages, generationParameters, parseCountTokensRequest, parseMessagesRequest } from './anthropic-requests';
+import { domainMessages, generationParameters, parseCountTokensRequest, parseMessagesRequest, toolDefinitions } from './anthropic-requests';
 
 const base = { model: 'openai/gpt-test', max_tokens: 32 };
 const messageOf = (error: () => unknown) => {
@@ -147,10 +147,42 @@ describe('domainMessages', () => {
           { id: 'toolu_2', name: 'get_time', arguments: '{}' },
         ],
       },
-      { role: 'tool', toolCallId: 'toolu_1', content: 'sunny' },
+      // cache_control on the result: a cache breakpoint at the end of its tool message.
+      { role: 'tool', toolCallId: 'toolu_1', content: 'sunny', cache: {} },
       { role: 'tool', toolCallId: 'toolu_2', content: 'clock broken', isError: true },
       { role: 'user', content: 'And now?' },
     ]);
+  });
+
+  it('marks cache_control as a cache hint at the end of its message or tool (ttl kept), and a base64 PDF as a document part', () => {
+    const request = {
+      system: [{ type: 'text', text: 'A' }, { type: 'text', text: 'B', cache_control: { type: 'ephemeral', ttl: '1h' } }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'document', title: 'Q3.pdf', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0=' } },
+            { type: 'text', text: 'Summarise.', cache_control: { type: 'ephemeral' } },
+          ],
+        },
+        { role: 'assistant', content: [{ type: 'text', text: 'Done.' }] },
+      ],
+    } as never;
+    expect(domainMessages(request)).toEqual([
+      { role: 'system', content: 'A\n\nB', cache: { ttl: '1h' } },
+      {
+        role: 'user',
+        content: [
+          { type: 'document', document: { mediaType: 'application/pdf', data: 'JVBERi0=', name: 'Q3.pdf' } },
+          { type: 'text', text: 'Summarise.' },
+        ],
+        cache: {},
+      },
+      { role: 'assistant', content: 'Done.' },
+    ]);
+    const tools = [{ name: 't', input_schema: { type: 'object' }, cache_control: { type: 'ephemeral', ttl: '5m' } }];
+    expect(toolDefinitions(tools)).toEqual([{ name: 't', parameters: { type: 'object' }, cache: { ttl: '5m' } }]);
+    expect(messageOf(() => toolDefinitions([{ ...tools[0], cache_control: { type: 'ephemeral', ttl: '2h' } }] as never))).toBe("tools.0.cache_control.ttl: expected '5m' or '1h'");
   });
 
   it('sends the images of a tool result in the user message after the results, the result saying so', () => {
@@ -202,7 +234,8 @@ describe('domainMessages', () => {
 
   it.each([
     [{ type: 'image', source: { type: 'file', file_id: 'f' } }, /^messages\.0\.content\.0\.source\.type: /],
-    [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'x' } }, /^messages\.0\.content\.0\.source\.type: only text documents/],
+    [{ type: 'document', source: { type: 'url', url: 'https://example.com/a.pdf' } }, /^messages\.0\.content\.0\.source\.type: only text and base64 documents/],
+    [{ type: 'document', source: { type: 'base64', media_type: 'image/png', data: 'x' } }, /^messages\.0\.content\.0\.source\.media_type: a document media type/],
     [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'image', source: {} }] }, /^messages\.0\.content\.0\.content\.0\.source\.type: /],
     [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'document', source: {} }] }, /^messages\.0\.content\.0\.content\.0\.type: only text and image/],
     [{ type: 'server_tool_use', id: 'x' }, /^messages\.0\.content\.0\.type: 'server_tool_use' is not supported/],

@@ -12,7 +12,7 @@
  * not text; `top_k` by targets without top-k) is refused naming the field.
  */
 import Ajv, { type ErrorObject } from 'ajv';
-import type { ChatMessage, ContentPart, ImageSource, NativeRequest, ResponseFormat, ToolChoice, ToolDefinition } from '../../providers/ai-provider.interface';
+import type { CacheHint, ChatMessage, ContentPart, ImageSource, NativeRequest, ResponseFormat, ToolChoice, ToolDefinition } from '../../providers/ai-provider.interface';
 import type { GenerationParameters } from '../../client/ai-client';
 
 /** A caller error on this surface: 400 `invalid_request_error`, its message naming the field. */
@@ -121,7 +121,7 @@ export interface MessagesRequest {
   temperature?: number;
   top_p?: number;
   top_k?: number;
-  tools?: Array<{ type?: string; name: string; description?: string; input_schema?: Record<string, unknown> }>;
+  tools?: Array<{ type?: string; name: string; description?: string; input_schema?: Record<string, unknown>; cache_control?: unknown }>;
   tool_choice?: { type: 'auto' | 'any' | 'tool' | 'none'; name?: string; disable_parallel_tool_use?: boolean };
   thinking?: { type: 'enabled' | 'disabled' | 'adaptive'; budget_tokens?: number };
   output_config?: { effort?: string | null; format?: { type: 'json_schema'; schema: Record<string, unknown> } | null };
@@ -223,7 +223,8 @@ export function toolDefinitions(tools: MessagesRequest['tools']): ToolDefinition
       throw new AnthropicRequestError(`tools.${index}.type: server tool '${tool.type}' is not supported by this gateway; only custom tools are.`);
     }
     if (tool.input_schema === undefined) throw new AnthropicRequestError(`tools.${index}.input_schema: Field required`);
-    return { name: tool.name, ...(tool.description !== undefined ? { description: tool.description } : {}), parameters: tool.input_schema };
+    const cache = controlHint(tool.cache_control, `tools.${index}.cache_control`);
+    return { name: tool.name, ...(tool.description !== undefined ? { description: tool.description } : {}), parameters: tool.input_schema, ...(cache ? { cache } : {}) };
   });
 }
 
@@ -247,14 +248,41 @@ export function toolChoice(choice: MessagesRequest['tool_choice']): ToolChoice |
 export function domainMessages(request: Pick<MessagesRequest, 'system' | 'messages'>): ChatMessage[] {
   const out: ChatMessage[] = [];
   const system = request.system === undefined ? '' : systemText(request.system, 'system');
-  if (system !== '') out.push({ role: 'system', content: system });
+  if (system !== '') out.push(withCache({ role: 'system', content: system }, request.system, 'system'));
   request.messages.forEach((message, index) => {
     const at = `messages.${index}.content`;
-    if (message.role === 'system') out.push({ role: 'system', content: systemText(message.content, at) });
+    if (message.role === 'system') out.push(withCache({ role: 'system', content: systemText(message.content, at) }, message.content, at));
     else if (message.role === 'user') out.push(...userTurn(message.content, at));
-    else out.push(assistantTurn(message.content, at));
+    else out.push(withCache(assistantTurn(message.content, at), message.content, at));
   });
   return out;
+}
+
+/**
+ * The cache hint of blocks that end in one domain message or tool: a breakpoint at its end when any of them
+ * carries `cache_control`, at the ttl of the last that does (the domain marks ends, not blocks: a breakpoint
+ * inside a message caches that whole message).
+ */
+function cacheHint(blocks: readonly Block[], at: string, skip?: (block: Block) => boolean): CacheHint | undefined {
+  let hint: CacheHint | undefined;
+  blocks.forEach((block, index) => {
+    if (!skip?.(block)) hint = controlHint(block.cache_control, `${at}.${index}.cache_control`) ?? hint;
+  });
+  return hint;
+}
+
+function controlHint(value: unknown, at: string): CacheHint | undefined {
+  if (value === undefined || value === null) return undefined;
+  const control = value as Record<string, unknown>;
+  if (control.type !== 'ephemeral') throw new AnthropicRequestError(`${at}.type: expected 'ephemeral'`);
+  if (control.ttl === undefined) return {};
+  if (control.ttl !== '5m' && control.ttl !== '1h') throw new AnthropicRequestError(`${at}.ttl: expected '5m' or '1h'`);
+  return { ttl: control.ttl };
+}
+
+function withCache<M extends ChatMessage>(message: M, content: string | Block[] | undefined, at: string, skip?: (block: Block) => boolean): M {
+  const cache = content === undefined || typeof content === 'string' ? undefined : cacheHint(content, at, skip);
+  return cache ? { ...message, cache } : message;
 }
 
 function systemText(content: string | Block[], at: string): string {
@@ -287,7 +315,7 @@ function userTurn(content: string | Block[], at: string): ChatMessage[] {
         parts.push({ type: 'image', image: imageSource(block.source, `${here}.source`) });
         break;
       case 'document':
-        parts.push({ type: 'text', text: documentText(block, here) });
+        parts.push(documentPart(block, here));
         break;
       case 'tool_result':
         results.push(toolResult(block, here, resultImages));
@@ -299,7 +327,7 @@ function userTurn(content: string | Block[], at: string): ChatMessage[] {
   parts.unshift(...resultImages);
   if (parts.length === 0) return results;
   const user: ChatMessage = { role: 'user', content: parts.every((part) => part.type === 'text') ? parts.map((part) => (part as { text: string }).text).join('\n\n') : parts };
-  return [...results, user];
+  return [...results, withCache(user, content, at, (block) => block.type === 'tool_result')];
 }
 
 /**
@@ -357,7 +385,8 @@ function toolResult(block: Block, at: string, images: ContentPart[]): ChatMessag
     if (imageCount > 0) texts.push(`[${imageCount} image(s) of this result follow in the next user message]`);
     text = texts.join('\n');
   } else throw new AnthropicRequestError(`${at}.content: Input should be a valid string or list`);
-  return { role: 'tool', toolCallId: id, content: text, ...(block.is_error === true ? { isError: true } : {}) };
+  const cache = controlHint(block.cache_control, `${at}.cache_control`);
+  return { role: 'tool', toolCallId: id, content: text, ...(block.is_error === true ? { isError: true } : {}), ...(cache ? { cache } : {}) };
 }
 
 const MEDIA_TYPE = /^image\/[a-z0-9.+-]+$/i;
@@ -376,14 +405,23 @@ function imageSource(source: unknown, at: string): ImageSource {
   throw new AnthropicRequestError(`${at}.type: expected 'base64' or 'url'`);
 }
 
-/** A plain-text document is text the model reads; PDFs and other sources have no domain form. */
-function documentText(block: Block, at: string): string {
+/**
+ * A plain-text document is text the model reads; a base64 one (a PDF) is a document part, for the kinds that take
+ * documents (the others refuse the call naming document input). URL and file sources have no domain form.
+ */
+function documentPart(block: Block, at: string): ContentPart {
   const source = (block.source ?? {}) as Record<string, unknown>;
-  if (source.type !== 'text' || typeof source.data !== 'string') {
-    throw new AnthropicRequestError(`${at}.source.type: only text documents are supported by this gateway`);
+  const title = typeof block.title === 'string' ? block.title : undefined;
+  if (source.type === 'text' && typeof source.data === 'string') return { type: 'text', text: title !== undefined ? `${title}\n\n${source.data}` : source.data };
+  if (source.type === 'base64') {
+    if (typeof source.media_type !== 'string' || !DOCUMENT_MEDIA_TYPE.test(source.media_type)) throw new AnthropicRequestError(`${at}.source.media_type: a document media type is required`);
+    if (typeof source.data !== 'string' || source.data === '') throw new AnthropicRequestError(`${at}.source.data: Field required`);
+    return { type: 'document', document: { mediaType: source.media_type.toLowerCase(), data: source.data, ...(title !== undefined ? { name: title } : {}) } };
   }
-  return typeof block.title === 'string' ? `${block.title}\n\n${source.data}` : source.data;
+  throw new AnthropicRequestError(`${at}.source.type: only text and base64 documents are supported by this gateway`);
 }
+
+const DOCUMENT_MEDIA_TYPE = /^(application|text)\/[a-z0-9.+-]+$/i;
 
 function stringField(block: Record<string, unknown>, field: string, at: string): string {
   const value = block[field];

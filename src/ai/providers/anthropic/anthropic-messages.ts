@@ -14,6 +14,7 @@ export type AnthropicImageSource =
 export type AnthropicContentBlock =
   | { type: 'text'; text: string }
   | { type: 'image'; source: AnthropicImageSource }
+  | { type: 'document'; source: { type: 'base64'; media_type: string; data: string }; title?: string }
   | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
   | { type: 'tool_result'; tool_use_id: string; content: string; is_error?: true };
 
@@ -48,9 +49,14 @@ function imageBlock(part: Extract<ContentPart, { type: 'image' }>, at: string, p
 
 function userContent(content: string | ContentPart[], index: number, provider: string): string | AnthropicContentBlock[] {
   if (typeof content === 'string') return content;
-  return content.map((part, partIndex) =>
-    part.type === 'text' ? { type: 'text', text: part.text } : imageBlock(part, `messages[${index}].content[${partIndex}]`, provider),
-  );
+  return content.map((part, partIndex): AnthropicContentBlock => {
+    if (part.type === 'text') return { type: 'text', text: part.text };
+    if (part.type === 'document') {
+      const { mediaType, data, name } = part.document;
+      return { type: 'document', source: { type: 'base64', media_type: mediaType, data }, ...(name !== undefined ? { title: name } : {}) };
+    }
+    return imageBlock(part, `messages[${index}].content[${partIndex}]`, provider);
+  });
 }
 
 function assistantContent(message: Extract<ChatMessage, { role: 'assistant' }>, index: number, provider: string): string | AnthropicContentBlock[] {

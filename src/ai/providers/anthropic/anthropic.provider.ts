@@ -77,6 +77,7 @@ export class AnthropicProvider implements AiProvider {
     tools: true,
     structuredOutput: true,
     vision: true,
+    documents: true,
   };
   readonly name: string;
   private readonly http: UpstreamClient;

@@ -3,18 +3,20 @@
  * Two APIs, chosen by `azure.apiVersion`: without it the v1 API (`/openai/v1/chat/completions`, the deployment
  * named in the body's `model`); with it the deployment-style API (`/openai/deployments/<deployment>/chat/completions
  * ?api-version=<v>`). Models map to deployments through `azure.deployments` (a model without an entry is its own
- * deployment name). The key travels in `api-key`, or an Entra token as `Authorization: Bearer`. A prompt refused by
+ * deployment name). The key travels in `api-key`, or an Entra token as `Authorization: Bearer`: a fixed one, or one
+ * fetched for an app registration and refreshed before it expires (entra-credentials.ts). A prompt refused by
  * the content filter is a ContentFilterError (400) naming the categories that fired (azure-content-filter.ts). On the
  * v1 API a Responses request goes to `/openai/v1/responses` as written, as to OpenAI (docs/decisions.md B19).
  */
 import { TollgateError } from '../../errors';
 import type { AzureOpenAiSettings, HealthResult, ProviderSettings } from '../ai-provider.interface';
-import { OpenAiCompatibleChatProvider, type OpenAiDialect, type Operation, type OperationRoute } from '../openai-chat/openai-compatible-chat';
+import { type CallCredentials, OpenAiCompatibleChatProvider, type OpenAiDialect, type Operation, type OperationRoute } from '../openai-chat/openai-compatible-chat';
 import { OPENAI_DIALECT } from '../openai/openai.provider';
 import { checkHealth } from '../provider-support';
 import { modelNotAvailable } from '../../../upstream/upstream-errors';
 import type { UpstreamErrorResponse } from '../../../upstream/upstream-types';
 import { contentFilterError } from './azure-content-filter';
+import { EntraCredentials } from './entra-credentials';
 import { isObject } from '../../../common/json-values';
 
 export const AZURE_OPENAI_DIALECT: OpenAiDialect = {
@@ -32,10 +34,12 @@ export const AZURE_OPENAI_DIALECT: OpenAiDialect = {
 
 export class AzureOpenAiProvider extends OpenAiCompatibleChatProvider {
   private readonly azure: AzureOpenAiSettings;
+  private readonly entra?: EntraCredentials;
 
   constructor(settings: ProviderSettings) {
     super(settings, AZURE_OPENAI_DIALECT);
     this.azure = settings.azure ?? {};
+    if (this.azure.entra) this.entra = new EntraCredentials(settings.name, this.azure.entra, settings.timeoutMs);
   }
 
   override describe(): Record<string, unknown> {
@@ -45,8 +49,12 @@ export class AzureOpenAiProvider extends OpenAiCompatibleChatProvider {
       api: apiVersion === undefined ? 'v1' : 'deployments',
       ...(apiVersion !== undefined ? { apiVersion } : {}),
       ...(deployments ? { deployments: { ...deployments } } : {}),
-      auth: this.azure.entraToken !== undefined ? 'entra' : 'api-key',
+      auth: this.entra ? 'entra-client-credentials' : this.azure.entraToken !== undefined ? 'entra' : 'api-key',
     };
+  }
+
+  protected override callCredentials(): CallCredentials | undefined {
+    return this.entra;
   }
 
   /** Ready when the resource answers its model list with these credentials; deployments are not listed there. */
@@ -78,11 +86,13 @@ export class AzureOpenAiProvider extends OpenAiCompatibleChatProvider {
   }
 }
 
-function azureAuthHeaders(settings: ProviderSettings): Record<string, string> {
+/** The fixed credential headers; none with `azure.entra`, whose token is fetched per call. */
+function azureAuthHeaders(settings: ProviderSettings): Record<string, string> | undefined {
+  if (settings.azure?.entra) return undefined;
   const token = settings.azure?.entraToken;
   if (token !== undefined) return { authorization: `Bearer ${token}` };
   if (settings.apiKey !== undefined) return { 'api-key': settings.apiKey };
-  throw new TollgateError(`${settings.name}: an api_key or azure.entra_token is required for azure_openai`);
+  throw new TollgateError(`${settings.name}: an api_key, azure.entra_token or azure.entra is required for azure_openai`);
 }
 
 /** The content filter first; a missing deployment is Azure's `DeploymentNotFound` (404). */

@@ -1,11 +1,12 @@
 /**
  * Tollgate's request as a Converse body, and Converse answers as Tollgate's results: `system` blocks, user and
- * assistant `messages` of content blocks (`text`, `image` with its bytes, `toolUse`, `toolResult` in the user turn
- * that follows), `inferenceConfig`, `toolConfig` (`toolSpec.inputSchema.json`, `toolChoice` auto/any/tool).
+ * assistant `messages` of content blocks (`text`, `image` and `document` with their bytes, `toolUse`, `toolResult`
+ * in the user turn that follows), `inferenceConfig`, `toolConfig` (`toolSpec.inputSchema.json`, `toolChoice`
+ * auto/any/tool). A cache hint becomes a `cachePoint` block after its system block, message or tool spec.
  */
 import { isObject, numberOrUndefined } from '../../../common/json-values';
 import { CapabilityNotSupportedError, InvalidRequestError, InvalidResponseError } from '../../errors';
-import type { ChatMessage, FinishReason, GenerateRequest, GenerateResult, TokenUsage, ToolCall } from '../ai-provider.interface';
+import type { CacheHint, ChatMessage, DocumentSource, FinishReason, GenerateRequest, GenerateResult, TokenUsage, ToolCall } from '../ai-provider.interface';
 import type { ImageInliner } from '../image-downloads';
 import { toolArgumentsObject } from '../provider-support';
 
@@ -16,11 +17,28 @@ interface ConverseMessage {
 }
 
 const IMAGE_FORMATS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpeg', 'image/gif': 'gif', 'image/webp': 'webp' };
+/** Converse's document formats by media type. */
+const DOCUMENT_FORMATS: Record<string, string> = {
+  'application/pdf': 'pdf',
+  'text/csv': 'csv',
+  'application/msword': 'doc',
+  'application/vnd.openxmlformats-officedocument.wordprocessingml.document': 'docx',
+  'application/vnd.ms-excel': 'xls',
+  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': 'xlsx',
+  'text/html': 'html',
+  'text/plain': 'txt',
+  'text/markdown': 'md',
+};
+
+function cachePoint(hint: CacheHint): Block {
+  return { cachePoint: { type: 'default', ...(hint.ttl !== undefined ? { ttl: hint.ttl } : {}) } };
+}
 
 export async function toConverseBody(request: GenerateRequest, provider: string, images: ImageInliner): Promise<Record<string, unknown>> {
   if (request.responseFormat !== undefined && request.responseFormat.type !== 'text') {
     throw new CapabilityNotSupportedError(`${provider}: bedrock does not support response_format`, { provider });
   }
+  refuseUnsupported(request, provider);
   const inlined = await images.inline(request.messages, request.signal);
   const system: Block[] = [];
   const messages: ConverseMessage[] = [];
@@ -31,8 +49,9 @@ export async function toConverseBody(request: GenerateRequest, provider: string,
     else messages.push({ role, content: blocks });
   };
   inlined.forEach((message, index) => {
-    if (message.role === 'system') system.push({ text: message.content });
-    else push(message.role === 'assistant' ? 'assistant' : 'user', blocksOf(message, index, provider));
+    const cached = message.cache ? [cachePoint(message.cache)] : [];
+    if (message.role === 'system') system.push({ text: message.content }, ...cached);
+    else push(message.role === 'assistant' ? 'assistant' : 'user', [...blocksOf(message, index, provider), ...cached]);
   });
   if (messages.length === 0) throw new InvalidRequestError(`${provider}: at least one user message is required`, { provider });
   const body: Record<string, unknown> = { messages };
@@ -48,12 +67,34 @@ export async function toConverseBody(request: GenerateRequest, provider: string,
   return body;
 }
 
+/**
+ * What Converse's `inferenceConfig` and `toolConfig` have no field for: accepted only at its no-op value, refused
+ * naming it otherwise, never dropped (top-k lives in per-model fields; a client's routine `topK` is left out).
+ */
+function refuseUnsupported(request: GenerateRequest, provider: string): void {
+  const unsupported: Array<[string, unknown, unknown]> = [
+    ['seed', request.seed, undefined],
+    ['frequency_penalty', request.frequencyPenalty, 0],
+    ['presence_penalty', request.presencePenalty, 0],
+    ['top_k', request.topKOptional ? undefined : request.topK, undefined],
+    ['parallel_tool_calls', request.parallelToolCalls, true],
+  ];
+  for (const [name, value, noOp] of unsupported) {
+    if (value !== undefined && value !== noOp) throw new InvalidRequestError(`${provider}: bedrock does not support ${name}`, { provider, param: name });
+  }
+}
+
 function blocksOf(message: ChatMessage, index: number, provider: string): Block[] {
   switch (message.role) {
     case 'user':
       if (typeof message.content === 'string') return [{ text: message.content }];
+      // Converse refuses a document without a text block beside it (a ValidationException the caller would see as a 502).
+      if (message.content.some((part) => part.type === 'document') && !message.content.some((part) => part.type === 'text')) {
+        throw new InvalidRequestError(`${provider}: messages[${index}].content: bedrock needs a text part beside a document`, { provider, param: 'messages' });
+      }
       return message.content.map((part, p) => {
         if (part.type === 'text') return { text: part.text };
+        if (part.type === 'document') return documentBlock(part.document, `messages[${index}].content[${p}]`, p, provider);
         if (part.image.kind !== 'base64') throw new InvalidRequestError(`${provider}: messages[${index}].content[${p}] image was not downloaded`, { provider });
         const format = IMAGE_FORMATS[part.image.mediaType];
         if (!format) {
@@ -75,6 +116,28 @@ function blocksOf(message: ChatMessage, index: number, provider: string): Block[
   }
 }
 
+/**
+ * Converse names every document; the name may hold only letters, digits, single spaces, hyphens, parentheses and
+ * square brackets, so a file name is read down to those (`Q3 report.pdf` is `Q3 report`), and a missing one is
+ * `document-<n>`.
+ */
+function documentBlock(document: DocumentSource, at: string, position: number, provider: string): Block {
+  const format = DOCUMENT_FORMATS[document.mediaType];
+  if (!format) {
+    throw new InvalidRequestError(`${provider}: ${at} document type ${document.mediaType} is not one bedrock takes (${Object.keys(DOCUMENT_FORMATS).join(', ')})`, {
+      provider,
+      param: 'messages',
+    });
+  }
+  const name = (document.name ?? '')
+    .replace(/\.[A-Za-z0-9]{1,5}$/, '')
+    .replace(/[^A-Za-z0-9\s\-()[\]]+/g, '-')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, 200);
+  return { document: { format, name: name || `document-${position + 1}`, source: { bytes: document.data } } };
+}
+
 /** Tools as toolSpecs; `none` sends no tools unless the history holds tool blocks (Converse then needs the specs). */
 function toToolConfig(request: GenerateRequest, messages: ConverseMessage[]): Record<string, unknown> | undefined {
   const tools = request.tools ?? [];
@@ -82,9 +145,10 @@ function toToolConfig(request: GenerateRequest, messages: ConverseMessage[]): Re
   const history = messages.some((m) => m.content.some((b) => 'toolUse' in b || 'toolResult' in b));
   if (request.toolChoice === 'none' && !history) return undefined;
   const config: Record<string, unknown> = {
-    tools: tools.map((tool) => ({
-      toolSpec: { name: tool.name, ...(tool.description ? { description: tool.description } : {}), inputSchema: { json: tool.parameters ?? { type: 'object', properties: {} } } },
-    })),
+    tools: tools.flatMap((tool) => [
+      { toolSpec: { name: tool.name, ...(tool.description ? { description: tool.description } : {}), inputSchema: { json: tool.parameters ?? { type: 'object', properties: {} } } } },
+      ...(tool.cache ? [cachePoint(tool.cache)] : []),
+    ]),
   };
   const choice = request.toolChoice;
   if (choice === 'required') config.toolChoice = { any: {} };
@@ -107,7 +171,10 @@ export function mapBedrockStopReason(reason: unknown): FinishReason | undefined 
   return typeof reason === 'string' && /^[a-z_]{1,64}$/.test(reason) ? (STOP_REASONS[reason] ?? reason) : undefined;
 }
 
-/** Converse usage: `inputTokens` excludes the cached part, which `cacheReadInputTokens` and `cacheWriteInputTokens` count. */
+/**
+ * Converse usage: `inputTokens` excludes the cached part, which `cacheReadInputTokens` and `cacheWriteInputTokens`
+ * count; both are reported as parts of the input, so the ledger prices reads and writes each at its own rate.
+ */
 export function toBedrockUsage(usage: unknown): TokenUsage | undefined {
   if (!isObject(usage)) return undefined;
   const uncached = numberOrUndefined(usage.inputTokens);
@@ -120,6 +187,7 @@ export function toBedrockUsage(usage: unknown): TokenUsage | undefined {
     outputTokens,
     totalTokens: numberOrUndefined(usage.totalTokens) ?? (inputTokens !== undefined && outputTokens !== undefined ? inputTokens + outputTokens : undefined),
     ...(read > 0 ? { cachedInputTokens: read } : {}),
+    ...(written > 0 ? { cacheWriteInputTokens: written } : {}),
   };
 }
 

@@ -49,6 +49,7 @@ export class BedrockProvider implements AiProvider {
     tools: true,
     structuredOutput: false,
     vision: true,
+    documents: true,
   };
   readonly name: string;
   private readonly bedrock: BedrockSettings;
@@ -85,7 +86,7 @@ export class BedrockProvider implements AiProvider {
   }
 
   supportsFeature(feature: ModelFeature, model: string | undefined): boolean {
-    if (feature !== 'vision') return this.capabilities[feature];
+    if (feature !== 'vision') return this.capabilities[feature] === true;
     return VISION_MODEL.test(model ?? this.chatModel);
   }
 

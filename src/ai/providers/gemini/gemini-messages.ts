@@ -1,7 +1,7 @@
 import { InvalidRequestError } from '../../errors';
 import type { ChatMessage, ContentPart } from '../ai-provider.interface';
 import type { ImageInliner } from '../image-downloads';
-import { toolArgumentsObject } from '../provider-support';
+import { documentNotSupported, toolArgumentsObject } from '../provider-support';
 import { THOUGHT_SIGNATURE_SEPARATOR, type GeminiContent, type GeminiGenerateBody, type GeminiPart } from './gemini-wire';
 
 /**
@@ -80,6 +80,7 @@ function userParts(content: string | ContentPart[], index: number, provider: str
       parts.push({ text: part.text });
       continue;
     }
+    if (part.type === 'document') throw documentNotSupported(provider, 'gemini', `messages[${index}].content[${partIndex}]`);
     const image = part.image;
     if (image.kind !== 'base64') {
       // Every URL was downloaded before converting (ImageInliner.inline): one left here is a bug, not dropped.

@@ -5,7 +5,7 @@
  */
 import { InvalidRequestError } from '../../errors';
 import type { ChatMessage } from '../ai-provider.interface';
-import { toolArgumentsObject } from '../provider-support';
+import { documentNotSupported, toolArgumentsObject } from '../provider-support';
 
 export interface OllamaToolCall {
   function: { name: string; arguments: Record<string, unknown> };
@@ -48,6 +48,8 @@ function userMessage(content: Extract<ChatMessage, { role: 'user' }>['content'],
   content.forEach((part, partIndex) => {
     if (part.type === 'text') {
       text.push(part.text);
+    } else if (part.type === 'document') {
+      throw documentNotSupported(provider, 'ollama', `messages[${index}].content[${partIndex}]`);
     } else if (part.detail !== undefined && part.detail !== 'auto') {
       // Ollama has no per-image resolution setting: only the default passes, never silently dropped.
       throw new InvalidRequestError(`${provider}: messages[${index}].content[${partIndex}].image_url.detail '${part.detail}' is not supported by ollama`, {

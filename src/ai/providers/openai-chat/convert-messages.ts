@@ -1,4 +1,5 @@
 /** Domain chat messages in the OpenAI chat-completions shape (tool results, assistant tool calls, image_url parts). */
+import { CapabilityNotSupportedError } from '../../errors';
 import type { ChatMessage, ContentPart } from '../ai-provider.interface';
 
 export type OpenAiContentPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string; detail?: string } };
@@ -16,14 +17,14 @@ export interface OpenAiToolCall {
 }
 
 export function toOpenAiMessages(messages: readonly ChatMessage[]): OpenAiMessage[] {
-  return messages.map((message): OpenAiMessage => {
+  return messages.map((message, index): OpenAiMessage => {
     switch (message.role) {
       case 'system':
         return { role: 'system', content: message.content };
       case 'user':
         return {
           role: 'user',
-          content: typeof message.content === 'string' ? message.content : message.content.map(toOpenAiPart),
+          content: typeof message.content === 'string' ? message.content : message.content.map((part, p) => toOpenAiPart(part, `messages[${index}].content[${p}]`)),
         };
       case 'assistant':
         return {
@@ -46,8 +47,10 @@ export function toOpenAiMessages(messages: readonly ChatMessage[]): OpenAiMessag
 }
 
 /** A base64 image travels as a data: URL, the only inline form the chat-completions format has. */
-function toOpenAiPart(part: ContentPart): OpenAiContentPart {
+function toOpenAiPart(part: ContentPart, at: string): OpenAiContentPart {
   if (part.type === 'text') return { type: 'text', text: part.text };
+  // The call gate refuses documents to these kinds first (call-features.ts); never dropped silently.
+  if (part.type === 'document') throw new CapabilityNotSupportedError(`${at}: document input is not supported by the chat-completions kinds`);
   const url = part.image.kind === 'url' ? part.image.url : `data:${part.image.mediaType};base64,${part.image.data}`;
   return { type: 'image_url', image_url: { url, ...(part.detail ? { detail: part.detail } : {}) } };
 }

@@ -78,6 +78,12 @@ export interface OpenAiDialect {
 
 export type Operation = 'chat' | 'responses' | 'embeddings' | 'models';
 
+/** A credential fetched per call (Azure's Entra tokens), dropped when the upstream answers 401. */
+export interface CallCredentials {
+  authorization(): Promise<Record<string, string>>;
+  forget(): void;
+}
+
 /** Where one operation is sent: a path under the base URL, and a query string when the API wants one. */
 export interface OperationRoute {
   path: string;
@@ -130,12 +136,25 @@ export class OpenAiCompatibleChatProvider implements AiProvider {
       baseUrl: this.chatBaseUrl(url),
       timeoutMs: settings.timeoutMs,
       headers: dialect.authHeaders ? dialect.authHeaders(settings) : apiKey ? { authorization: `Bearer ${apiKey}` } : undefined,
-      mapError: (response) => dialect.refineError?.(response) ?? refineOpenAiError(response),
+      mapError: (response) => {
+        if (response.status === 401) this.callCredentials()?.forget();
+        return dialect.refineError?.(response) ?? refineOpenAiError(response);
+      },
     });
   }
 
+  /** Credentials fetched per call; none by default: the key is among the client's fixed headers. */
+  protected callCredentials(): CallCredentials | undefined {
+    return undefined;
+  }
+
+  private async callHeaders(extra?: Record<string, string>): Promise<Record<string, string> | undefined> {
+    const credentials = this.callCredentials();
+    return credentials ? { ...(await credentials.authorization()), ...extra } : extra;
+  }
+
   supportsFeature(feature: ModelFeature, model: string | undefined): boolean {
-    if (feature !== 'vision') return this.capabilities[feature];
+    if (feature !== 'vision') return this.capabilities[feature] === true;
     const chosen = model ?? this.settings.chatModel;
     return chosen !== undefined && this.dialect.vision(chosen);
   }
@@ -151,7 +170,13 @@ export class OpenAiCompatibleChatProvider implements AiProvider {
     if (native) {
       const route = this.route('responses', model);
       const response = await this.http
-        .postJson(route.path, nativeResponsesBody(native, request, this.upstreamModel(model), false), { signal: request.signal, onSent: request.onSent, model, query: route.query })
+        .postJson(route.path, nativeResponsesBody(native, request, this.upstreamModel(model), false), {
+          signal: request.signal,
+          onSent: request.onSent,
+          model,
+          query: route.query,
+          headers: await this.callHeaders(),
+        })
         .catch((error: unknown) => {
           throw callerRefusal(error);
         });
@@ -163,6 +188,7 @@ export class OpenAiCompatibleChatProvider implements AiProvider {
       onSent: request.onSent,
       model,
       query: route.query,
+      headers: await this.callHeaders(),
     });
     return this.parseCompletion(response.body, model);
   }
@@ -182,7 +208,7 @@ export class OpenAiCompatibleChatProvider implements AiProvider {
       onSent: request.onSent,
       model,
       query: route.query,
-      headers: { accept: 'text/event-stream' },
+      headers: await this.callHeaders({ accept: 'text/event-stream' }),
     });
     let finishReason: string | undefined;
     let usage: TokenUsage | undefined;
@@ -226,7 +252,7 @@ export class OpenAiCompatibleChatProvider implements AiProvider {
         onSent: request.onSent,
         model,
         query: route.query,
-        headers: { accept: 'text/event-stream' },
+        headers: await this.callHeaders({ accept: 'text/event-stream' }),
       })
       .catch((error: unknown) => {
         throw callerRefusal(error);
@@ -253,6 +279,7 @@ export class OpenAiCompatibleChatProvider implements AiProvider {
       onSent: request.onSent,
       model,
       query: route.query,
+      headers: await this.callHeaders(),
     });
     const data = response.body?.data;
     if (!Array.isArray(data)) throw this.invalid('embeddings response has no data list');
@@ -268,7 +295,7 @@ export class OpenAiCompatibleChatProvider implements AiProvider {
 
   async listModels(signal?: AbortSignal): Promise<ModelInfo[]> {
     const route = this.route('models');
-    const response = await this.http.getJson<{ data?: unknown }>(route.path, { signal, query: route.query });
+    const response = await this.http.getJson<{ data?: unknown }>(route.path, { signal, query: route.query, headers: await this.callHeaders() });
     const data = response.body?.data;
     if (!Array.isArray(data)) throw this.invalid('model list has no data list');
     return data.map((item) => {

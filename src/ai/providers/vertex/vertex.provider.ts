@@ -71,6 +71,7 @@ export class VertexProvider implements AiProvider {
     tools: true,
     structuredOutput: true,
     vision: true,
+    documents: true,
   };
   readonly name: string;
   private readonly vertex: VertexSettings;
@@ -104,9 +105,11 @@ export class VertexProvider implements AiProvider {
     this.images = images ?? (this.ownImages = new ImageDownloader());
   }
 
-  supportsFeature(_feature: ModelFeature, model: string | undefined): boolean {
+  /** Documents go to Claude only: the Gemini translation has no document part yet. */
+  supportsFeature(feature: ModelFeature, model: string | undefined): boolean {
     const chosen = bareModel(model ?? this.chatModel);
-    return isClaude(chosen) ? !PRE_CLAUDE_3.test(chosen) : FEATURED_GEMINI_MODEL.test(chosen);
+    if (isClaude(chosen)) return !PRE_CLAUDE_3.test(chosen);
+    return feature !== 'documents' && FEATURED_GEMINI_MODEL.test(chosen);
   }
 
   describe(): Record<string, unknown> {
