@@ -46,7 +46,8 @@ interface Target {
 }
 
 const TARGETS: Target[] = [
-  { name: 'Azure OpenAI', provider: 'azure', model: 'gpt-4o', chatRequests: () => azure.server.requests.filter((r) => r.path.endsWith('/chat/completions')) },
+  // A Responses request goes to Azure's v1 /responses as written (docs/decisions.md B19); every other one to chat completions.
+  { name: 'Azure OpenAI', provider: 'azure', model: 'gpt-4o', chatRequests: () => azure.server.requests.filter((r) => /\/(chat\/completions|responses)$/.test(r.path)) },
   { name: 'Vertex Gemini', provider: 'vertex', model: 'gemini-2.5-flash', chatRequests: () => vertex.server.requests.filter((r) => /:(stream)?generateContent$/i.test(r.path)) },
   { name: 'Vertex Claude', provider: 'vertex', model: 'claude-sonnet-4-5', chatRequests: () => vertex.server.requests.filter((r) => /:(stream)?rawPredict$/i.test(r.path)) },
   { name: 'Bedrock', provider: 'bedrock', model: BEDROCK_CLAUDE, chatRequests: () => bedrock.server.requests.filter((r) => /\/converse(-stream)?$/.test(r.path)) },
