@@ -127,10 +127,30 @@ export type ResponseFormat =
  * the upstream's answer itself in `native`. Every other adapter ignores it and translates the domain fields.
  */
 export interface NativeRequest {
-  dialect: 'anthropic-messages';
+  dialect: NativeDialect;
   body: Readonly<Record<string, unknown>>;
   /** The dialect's own headers the caller sent (Anthropic: `anthropic-version`, `anthropic-beta`). */
   headers: Readonly<Record<string, string>>;
+  /**
+   * The first field the domain request has no form for (a server tool, a PDF document), as the caller's error
+   * names it: set, only a provider that speaks the dialect may take the call (others refuse it naming this, and
+   * fallback skips them).
+   */
+  nativeOnly?: string;
+  /**
+   * The fewest output tokens the body can be sent with (thinking needs `max_tokens` above its 1,024-token
+   * minimum budget): a budget that grants fewer refuses the call instead of sending one the upstream refuses.
+   */
+  leastMaxTokens?: number;
+}
+
+export type NativeDialect = 'anthropic-messages';
+
+/** A token count of a request in a provider's dialect, for the model routing chose (undefined: the configured one). */
+export interface NativeCountRequest {
+  native: NativeRequest;
+  model?: string;
+  signal?: AbortSignal;
 }
 
 /** One upstream server-sent event as it arrived: its name and its data text, byte for byte. */
@@ -264,6 +284,13 @@ export interface AiProvider {
    * families differ; without it, `capabilities[feature]` answers for every model.
    */
   supportsFeature?(feature: ModelFeature, model: string | undefined): boolean;
+  /** Whether requests in `dialect` go to `model` as the caller wrote them (GenerateRequest.native); absent: never. */
+  speaksNative?(dialect: NativeDialect, model: string | undefined): boolean;
+  /**
+   * The upstream's own token count of a request in a dialect it speaks (Anthropic's `count_tokens`), its answer as
+   * sent; present on providers that have such an endpoint.
+   */
+  countNativeTokens?(request: NativeCountRequest): Promise<Record<string, unknown>>;
   /** Settings without secrets, for /v1/providers. */
   describe(): Record<string, unknown>;
   generate(request: GenerateRequest): Promise<GenerateResult>;

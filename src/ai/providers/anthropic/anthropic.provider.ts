@@ -14,6 +14,8 @@ import type {
   HealthResult,
   ModelFeature,
   ModelInfo,
+  NativeCountRequest,
+  NativeDialect,
   NativeRequest,
   ProviderCapabilities,
   ProviderSettings,
@@ -101,6 +103,11 @@ export class AnthropicProvider implements AiProvider {
     return !PRE_CLAUDE_3.test(model ?? this.chatModel);
   }
 
+  /** Every model of the Messages API takes a Messages body as written (docs/decisions.md B16). */
+  speaksNative(dialect: NativeDialect): boolean {
+    return dialect === 'anthropic-messages';
+  }
+
   describe(): Record<string, unknown> {
     const { url, chatModel } = this;
     return {
@@ -156,6 +163,21 @@ export class AnthropicProvider implements AiProvider {
       }
     }
     throw new InvalidResponseError(`${this.name}: upstream stream ended before message_stop`, { provider: this.name });
+  }
+
+  /** `POST /v1/messages/count_tokens` with the caller's body, the routed model and the caller's version and betas. */
+  async countNativeTokens(request: NativeCountRequest): Promise<Record<string, unknown>> {
+    const model = request.model ?? this.chatModel;
+    const { native } = request;
+    const response = await this.http
+      .postJson('/v1/messages/count_tokens', { ...native.body, model }, { signal: request.signal, model, headers: forwardedHeaders(native) })
+      .catch((error: unknown) => {
+        throw callerRefusal(error);
+      });
+    if (!isObject(response.body) || typeof response.body.input_tokens !== 'number') {
+      throw new InvalidResponseError(`${this.name}: upstream token count has no input_tokens`, { provider: this.name });
+    }
+    return response.body;
   }
 
   embed(): Promise<EmbedResult> {
