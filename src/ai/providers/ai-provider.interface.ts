@@ -200,6 +200,8 @@ export interface TokenUsage {
   cacheWriteInputTokens?: number;
   /** The part of cacheWriteInputTokens written for an hour (Anthropic's 1-hour tier; the rest is its 5-minute tier). */
   cacheWrite1hInputTokens?: number;
+  /** Web searches the model's server tool made (Anthropic's `server_tool_use.web_search_requests`), billed per search. */
+  webSearchRequests?: number;
 }
 
 /**
