@@ -13,14 +13,15 @@ import type { GenerateRequest, NativeRequest } from '../ai-provider.interface';
 export const FORWARDED_HEADERS = ['anthropic-version', 'anthropic-beta'] as const;
 
 export function nativeMessagesBody(native: NativeRequest, request: GenerateRequest, model: string, stream: boolean): Record<string, unknown> {
-  const { stream: _stream, ...body } = native.body;
+  const { body } = native;
   const thinking = request.maxTokens !== undefined ? boundedThinking(body.thinking, body.max_tokens, request.maxTokens) : undefined;
+  // `stream: undefined` is left out when the body is written: one copy of the body, no rest destructuring.
   return {
     ...body,
     model,
     ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
     ...(thinking ? { thinking } : {}),
-    ...(stream ? { stream: true } : {}),
+    stream: stream ? true : undefined,
   };
 }
 

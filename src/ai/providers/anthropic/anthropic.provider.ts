@@ -150,6 +150,11 @@ export class AnthropicProvider implements AiProvider {
       });
     const translator = new AnthropicStreamTranslator(this.name, model, native ? undefined : jsonOutputTool(request.responseFormat));
     for await (const event of readSseEvents(response.body)) {
+      // A native stream's pings and block ends carry nothing the domain reads (no JSON-output tool here): not parsed.
+      if (native && event.event !== undefined && UNREAD_NATIVE_EVENTS.has(event.event)) {
+        yield { done: false, text: '', native: [{ event: event.event, data: event.data }] };
+        continue;
+      }
       const data = parseEventObject(event.data, this.name);
       const chunks = translator.translate(data);
       if (native) {
@@ -218,6 +223,8 @@ export class AnthropicProvider implements AiProvider {
     return this.http.close();
   }
 }
+
+const UNREAD_NATIVE_EVENTS: ReadonlySet<string> = new Set(['ping', 'content_block_stop']);
 
 /** The dialect's headers the caller sent; `anthropic-version` replaces the pinned one, since the body is written for it. */
 function forwardedHeaders(native: NativeRequest): Record<string, string> {
