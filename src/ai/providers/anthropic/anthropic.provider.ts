@@ -16,11 +16,12 @@ import type {
   ModelInfo,
   NativeCountRequest,
   NativeDialect,
+  NativeEvent,
   NativeRequest,
   ProviderCapabilities,
   ProviderSettings,
 } from '../ai-provider.interface';
-import { parseEventObject, readSseEvents } from '../../../upstream/stream-framing';
+import { parseEventObject, readSseEventBatches, readSseEvents } from '../../../upstream/stream-framing';
 import { UpstreamClient } from '../../../upstream/upstream-client';
 import { describeSettings, probeModelHealth } from '../provider-support';
 import { mapAnthropicError } from './anthropic-errors';
@@ -148,24 +149,52 @@ export class AnthropicProvider implements AiProvider {
       .catch((error: unknown) => {
         throw native ? callerRefusal(error) : error;
       });
-    const translator = new AnthropicStreamTranslator(this.name, model, native ? undefined : jsonOutputTool(request.responseFormat));
+    if (native) {
+      yield* this.nativeChunks(response.body, model);
+      return;
+    }
+    const translator = new AnthropicStreamTranslator(this.name, model, jsonOutputTool(request.responseFormat));
     for await (const event of readSseEvents(response.body)) {
-      // A native stream's pings and block ends carry nothing the domain reads (no JSON-output tool here): not parsed.
-      if (native && event.event !== undefined && UNREAD_NATIVE_EVENTS.has(event.event)) {
-        yield { done: false, text: '', native: [{ event: event.event, data: event.data }] };
-        continue;
-      }
-      const data = parseEventObject(event.data, this.name);
-      const chunks = translator.translate(data);
-      if (native) {
-        const arrived = [{ event: event.event ?? String(data.type), data: event.data }];
-        if (chunks.length === 0) chunks.push({ done: false, text: '' });
-        chunks[0].native = arrived;
-      }
-      for (const chunk of chunks) {
+      for (const chunk of translator.translate(parseEventObject(event.data, this.name))) {
         yield chunk;
         if (chunk.done) return;
       }
+    }
+    throw new InvalidResponseError(`${this.name}: upstream stream ended before message_stop`, { provider: this.name });
+  }
+
+  /**
+   * A native stream's chunks: every upstream event rides, as it arrived, on the chunk of the first event after it
+   * that the domain reads, within what one read of the body completed; the events of a read that translate to
+   * nothing (`message_start`, block starts and ends, pings, thinking deltas) go on one chunk of empty text at its
+   * end. So each read is relayed in as few steps as it holds answer pieces, and no event waits for a later read.
+   */
+  private async *nativeChunks(body: AsyncIterable<Buffer | string>, model: string): AsyncIterable<GenerateStreamChunk> {
+    const translator = new AnthropicStreamTranslator(this.name, model);
+    for await (const batch of readSseEventBatches(body, this.name)) {
+      let arrived: NativeEvent[] = [];
+      for (const event of batch) {
+        // Pings and block ends carry nothing the domain reads (no JSON-output tool here): not parsed.
+        const unread = event.event !== undefined && UNREAD_NATIVE_EVENTS.has(event.event);
+        let chunks: GenerateStreamChunk[];
+        try {
+          const data = unread ? undefined : parseEventObject(event.data, this.name);
+          chunks = data ? translator.translate(data) : [];
+          arrived.push({ event: event.event ?? String(data?.type), data: event.data });
+        } catch (error) {
+          // An error event (or an unreadable one) ends the stream after everything that came before it.
+          if (arrived.length > 0) yield { done: false, text: '', native: arrived };
+          throw error;
+        }
+        if (chunks.length === 0) continue;
+        chunks[0].native = arrived;
+        arrived = [];
+        for (const chunk of chunks) {
+          yield chunk;
+          if (chunk.done) return;
+        }
+      }
+      if (arrived.length > 0) yield { done: false, text: '', native: arrived };
     }
     throw new InvalidResponseError(`${this.name}: upstream stream ended before message_stop`, { provider: this.name });
   }
