@@ -234,8 +234,8 @@ export interface ToolCallDelta {
 
 /**
  * One streamed piece: text and tool-call deltas, then exactly one final chunk carrying `done: true`. A stream
- * sent in its native dialect carries every upstream event in `native`, on the chunk it yielded (an event that
- * translates to nothing is a chunk of empty text).
+ * sent in its native dialect carries every upstream event in `native`, in order, on the chunk of the first event
+ * from it on that yielded one (events that translate to nothing may share a chunk of empty text).
  */
 export type GenerateStreamChunk =
   | { done: false; text: string; toolCalls?: ToolCallDelta[]; native?: NativeEvent[] }

@@ -133,7 +133,7 @@ export class AnthropicProvider implements AiProvider {
 
   /**
    * Streams the Messages API's SSE events: text and tool-call deltas, then one final chunk with stop reason and
-   * usage. A native request's chunks carry every event as it arrived, one chunk per event at least.
+   * usage. A native request's chunks carry every event as it arrived (nativeChunks).
    */
   async *generateStream(request: GenerateRequest): AsyncIterable<GenerateStreamChunk> {
     const model = request.model ?? this.chatModel;
