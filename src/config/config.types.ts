@@ -85,7 +85,7 @@ export interface PricingSection {
   /** Admit unpriced models to callers held to a dollar budget (default false: 403 model_not_priced). */
   allow_unpriced?: boolean;
   /** Keyed `provider/model`; USD per million tokens. */
-  models?: Record<string, { input: number; output: number; cached_input?: number; cache_write?: number; cache_write_1h?: number }>;
+  models?: Record<string, { input: number; output: number; cached_input?: number; cache_write?: number; cache_write_1h?: number; web_search?: number }>;
 }
 
 /** One search tool (docs/configuration.md); which keys apply depends on `kind`. */

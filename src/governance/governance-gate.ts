@@ -164,11 +164,13 @@ function holdsDollars(scopes: readonly MeteredScope[]): boolean {
 
 /**
  * The output the call may be granted: its max_tokens (or {@link DEFAULT_OUTPUT_ESTIMATE}), bounded by the budget
- * down to {@link LEAST_BOUNDED_OUTPUT}, at the model's output price. Embeddings write no output tokens.
+ * down to {@link LEAST_BOUNDED_OUTPUT}, or the call's own least when it has one (a thinking call is refused rather
+ * than sent a max_tokens the upstream refuses), at the model's output price. Embeddings write no output tokens.
  */
 function outputAllowance(call: GatedCall, price: ModelPrice | undefined): OutputAllowance {
   const wanted = call.operation === 'embed' ? 0 : (call.maxOutputTokens ?? DEFAULT_OUTPUT_ESTIMATE);
-  return { wanted, least: Math.min(wanted, LEAST_BOUNDED_OUTPUT), picosPerToken: price ? Math.round(price.output * PICOS_PER_MICRO) : 0 };
+  const least = Math.max(LEAST_BOUNDED_OUTPUT, call.leastOutputTokens ?? 0);
+  return { wanted, least: Math.min(wanted, least), picosPerToken: price ? Math.round(price.output * PICOS_PER_MICRO) : 0 };
 }
 
 /** A call that got no full answer cost at least what was reserved for it, and more when more was measured. */

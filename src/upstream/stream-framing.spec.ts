@@ -1,5 +1,5 @@
 import { InvalidResponseError } from '../common/errors';
-import { parseEventObject, readLines, readNdjson, readSseEvents } from './stream-framing';
+import { parseEventObject, readLines, readNdjson, readSseEventBatches, readSseEvents } from './stream-framing';
 
 async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
@@ -27,6 +27,20 @@ describe('stream readers', () => {
       { event: undefined, data: 'one\ntwo' },
       { event: undefined, data: '[DONE]' },
     ]);
+  });
+
+  it('hands the events over in batches, one per read that completed any, framed as readSseEvents frames them', async () => {
+    const parts = [': keep-alive\r\n\r', '\nevent: delta\ndata: {"a":', '1}\n\nevent: ping\ndata: {}\n\ndata: one\n', 'data: two\n\n', 'data: [DONE]'];
+    const batches = await collect(readSseEventBatches(chunks(...parts)));
+    expect(batches).toEqual([
+      [
+        { event: 'delta', data: '{"a":1}' },
+        { event: 'ping', data: '{}' },
+      ],
+      [{ event: undefined, data: 'one\ntwo' }],
+      [{ event: undefined, data: '[DONE]' }],
+    ]);
+    expect(batches.flat()).toEqual(await collect(readSseEvents(chunks(...parts))));
   });
 
   it('refuses a line that never ends instead of buffering it', async () => {

@@ -58,6 +58,54 @@ export async function* readSseEvents(body: AsyncIterable<Buffer | string>, provi
   if (data.length > 0) yield { event, data: data.join('\n') };
 }
 
+/**
+ * Server-sent events as readSseEvents frames them, handed over as the events each read of the body completed:
+ * a consumer that relays events can pass on one batch in one step without holding any back.
+ */
+export async function* readSseEventBatches(body: AsyncIterable<Buffer | string>, provider = 'upstream'): AsyncGenerator<SseEvent[]> {
+  const decoder = new StringDecoder('utf8');
+  let pending = '';
+  let data: string[] = [];
+  let event: string | undefined;
+  let batch: SseEvent[] = [];
+  const line = (text: string) => {
+    if (text === '') {
+      if (data.length > 0) batch.push({ event, data: data.join('\n') });
+      data = [];
+      event = undefined;
+      return;
+    }
+    if (text.startsWith(':')) return;
+    const colon = text.indexOf(':');
+    const field = colon < 0 ? text : text.slice(0, colon);
+    let value = colon < 0 ? '' : text.slice(colon + 1);
+    if (value.startsWith(' ')) value = value.slice(1);
+    if (field === 'data') data.push(value);
+    else if (field === 'event') event = value;
+  };
+  for await (const chunk of body) {
+    pending += typeof chunk === 'string' ? chunk : decoder.write(chunk);
+    let start = 0;
+    let newline: number;
+    while ((newline = pending.indexOf('\n', start)) >= 0) {
+      line(pending.charCodeAt(newline - 1) === 0x0d && newline > start ? pending.slice(start, newline - 1) : pending.slice(start, newline));
+      start = newline + 1;
+    }
+    pending = pending.slice(start);
+    if (pending.length > MAX_STREAM_LINE_CHARS) {
+      throw new InvalidResponseError(`${provider}: upstream stream line exceeded ${MAX_STREAM_LINE_CHARS} characters`, { provider });
+    }
+    if (batch.length > 0) {
+      yield batch;
+      batch = [];
+    }
+  }
+  pending += decoder.end();
+  if (pending !== '') line(pending.endsWith('\r') ? pending.slice(0, -1) : pending);
+  if (data.length > 0) batch.push({ event, data: data.join('\n') });
+  if (batch.length > 0) yield batch;
+}
+
 /** Newline-delimited JSON objects (Ollama streaming); blank lines are skipped. */
 export async function* readNdjson(body: AsyncIterable<Buffer | string>, provider: string): AsyncGenerator<unknown> {
   for await (const line of readLines(body, provider)) {

@@ -15,6 +15,12 @@
  * prefix reads it (`cache_read_input_tokens`) and a new one writes it (`cache_creation_input_tokens`, split by
  * tier in `cache_creation`); token counts are characters. `context_management` is refused without its
  * `anthropic-beta`, as the API refuses a beta field.
+ *
+ * Server tools and documents: a `web_search_*` tool makes the answer search once (a `server_tool_use` block, its
+ * `web_search_tool_result` and a text block citing the result, `usage.server_tool_use.web_search_requests: 1`);
+ * `document` blocks (PDF as base64 or URL, plain text, with or without citations) are validated and counted in
+ * the reply. `POST /v1/messages/count_tokens` answers `{ input_tokens }` (emulatedTokenCount) for a body without
+ * `max_tokens`, as the API does.
  */
 import { createHmac } from 'node:crypto';
 import { EmulatorReply, EmulatorRequest, EmulatorServer, startEmulator } from './emulator-server';
@@ -151,6 +157,8 @@ export async function startAnthropicEmulator(options: AnthropicEmulatorOptions =
     };
     const { content, truncated } = withinMaxTokens(answerBlocks(body, settings, messageCount), body.max_tokens as number);
     const outputTokens = JSON.stringify(content).split(' ').length;
+    const searches = content.filter((b) => b.type === 'server_tool_use' && b.name === 'web_search').length;
+    if (searches > 0) Object.assign(input, { server_tool_use: { web_search_requests: searches } });
     const stopReason = truncated ? 'max_tokens' : content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn';
     if (body.stream === true) {
       const reply = streamReply(id, model, content, stopReason, input, outputTokens);
@@ -172,6 +180,20 @@ export async function startAnthropicEmulator(options: AnthropicEmulatorOptions =
         usage: { ...input, output_tokens: outputTokens },
       },
     };
+  });
+
+  server.route('POST', '/v1/messages/count_tokens', (request) => {
+    const denied = guard(request);
+    if (denied) return denied;
+    const body = request.body as Record<string, unknown>;
+    for (const extra of ['max_tokens', 'stream', 'temperature']) {
+      if (body?.[extra] !== undefined) return fail('invalid_request_error', `${extra}: Extra inputs are not permitted`);
+    }
+    const betas = String(request.headers['anthropic-beta'] ?? '').split(',').map((beta) => beta.trim());
+    const invalid = validateMessages({ ...body, max_tokens: COUNT_TOKENS_MAX }, betas);
+    if (invalid) return fail('invalid_request_error', invalid);
+    if (!settings.models.includes(body.model as string)) return fail('not_found_error', `model: ${String(body.model)}`);
+    return { headers: RATE_LIMIT_HEADERS, body: { input_tokens: emulatedTokenCount(body) } };
   });
 
   server.route('GET', '/v1/models', (request) => {
@@ -204,6 +226,14 @@ export async function startAnthropicEmulator(options: AnthropicEmulatorOptions =
   });
 
   return { server, url: server.url, options: settings, streamsSent, clearCache: () => cachedPrefixes.clear(), close: () => server.close() };
+}
+
+/** The max_tokens a count is validated with: a count has none, and any thinking budget fits below it. */
+const COUNT_TOKENS_MAX = 1_000_000_000;
+
+/** The emulator's token count of a request: one token per character of its system prompt, tools and messages. */
+export function emulatedTokenCount(body: Record<string, unknown>): number {
+  return JSON.stringify([body.system ?? null, body.tools ?? null, body.messages]).length;
 }
 
 function modelObject(id: string): Record<string, unknown> {
@@ -297,6 +327,23 @@ function validateBlock(value: unknown, role: unknown, at: string): string | unde
     case 'redacted_thinking':
       if (role !== 'assistant') return `${at}: redacted_thinking blocks are only allowed in assistant messages`;
       return redactedDataValid(block.data) ? undefined : `${at}.data: Invalid \`data\` in \`redacted_thinking\` block`;
+    case 'document': {
+      if (role !== 'user') return `${at}: document blocks are only allowed in user messages`;
+      const source = block.source as Block | undefined;
+      if (source?.type === 'base64') {
+        if (source.media_type !== 'application/pdf') return `${at}.source.media_type: Input should be 'application/pdf'`;
+        return typeof source.data === 'string' && source.data !== '' ? undefined : `${at}.source.data: Field required`;
+      }
+      if (source?.type === 'url') return typeof source.url === 'string' && /^https?:\/\//.test(source.url) ? undefined : `${at}.source.url: invalid URL`;
+      if (source?.type === 'text') return typeof source.data === 'string' ? undefined : `${at}.source.data: Field required`;
+      return `${at}.source.type: Input should be 'base64', 'url', 'text' or 'content'`;
+    }
+    case 'server_tool_use':
+      if (role !== 'assistant') return `${at}: server_tool_use blocks are only allowed in assistant messages`;
+      return typeof block.id === 'string' && typeof block.name === 'string' ? undefined : `${at}: id and name are required`;
+    case 'web_search_tool_result':
+      if (role !== 'assistant') return `${at}: web_search_tool_result blocks are only allowed in assistant messages`;
+      return typeof block.tool_use_id === 'string' ? undefined : `${at}.tool_use_id: Field required`;
     case 'tool_result':
       if (role !== 'user') return `${at}: tool_result blocks are only allowed in user messages`;
       if (block.is_error !== undefined && typeof block.is_error !== 'boolean') return `${at}.is_error: Input should be a valid boolean`;
@@ -413,10 +460,17 @@ function validateToolPairing(messages: Array<Record<string, unknown>>): string |
   return undefined;
 }
 
+/** Server tool types the emulator knows; only web search answers differently. */
+const SERVER_TOOLS = /^(web_search|web_fetch|code_execution|bash|text_editor)_\d{8}$/;
+
 function validateTools(tools: unknown, choice: unknown): string | undefined {
   if (tools !== undefined) {
     if (!Array.isArray(tools)) return 'tools: Input should be a valid list';
     for (const [i, tool] of (tools as Block[]).entries()) {
+      if (typeof tool.type === 'string' && tool.type !== 'custom') {
+        if (!SERVER_TOOLS.test(tool.type)) return `tools.${i}.type: unknown tool type '${tool.type}'`;
+        continue;
+      }
       if (typeof tool.name !== 'string' || !/^[a-zA-Z0-9_-]{1,64}$/.test(tool.name)) return `tools.${i}.name: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'`;
       const schema = tool.input_schema as Block | undefined;
       if (schema?.type !== 'object') return `tools.${i}.input_schema.type: Input should be 'object'`;
@@ -458,8 +512,10 @@ function scriptedBlocks(body: Record<string, unknown>, settings: AnthropicEmulat
   if (results.length > 0) {
     return [{ type: 'text', text: `Tool results: ${results.map((r) => (typeof r.content === 'string' ? r.content : JSON.stringify(r.content))).join(' | ')}` }];
   }
-  const tools = (body.tools as Block[] | undefined) ?? [];
+  const allTools = (body.tools as Block[] | undefined) ?? [];
+  const tools = allTools.filter((tool) => tool.type === undefined || tool.type === 'custom');
   const choice = body.tool_choice as Block | undefined;
+  if (allTools.some((tool) => String(tool.type).startsWith('web_search_'))) return webSearchBlocks(lastBlocks, last.content, messageCount);
   if (tools.length > 0 && choice?.type !== 'none') {
     const forced = choice?.type === 'tool' ? tools.filter((t) => t.name === choice.name) : undefined;
     const single = choice?.disable_parallel_tool_use === true;
@@ -478,8 +534,32 @@ function scriptedBlocks(body: Record<string, unknown>, settings: AnthropicEmulat
   // Structured output (`output_config.format`, or the older `output_format`): the text is JSON of the schema.
   const format = ((body.output_config as Block | undefined)?.format ?? body.output_format) as Block | undefined;
   if (format?.type === 'json_schema') return [{ type: 'text', text: JSON.stringify(scriptedInput(format.schema as Block, messageCount)) }];
-  const images = messages.flatMap((m) => (Array.isArray(m.content) ? (m.content as Block[]) : [])).filter((b) => b.type === 'image');
-  return [{ type: 'text', text: images.length > 0 ? `${settings.reply} (images seen: ${images.length})` : settings.reply }];
+  const blocks = messages.flatMap((m) => (Array.isArray(m.content) ? (m.content as Block[]) : []));
+  const images = blocks.filter((b) => b.type === 'image').length;
+  const documents = blocks.filter((b) => b.type === 'document').length;
+  const seen = [images > 0 ? `images seen: ${images}` : '', documents > 0 ? `documents read: ${documents}` : ''].filter((part) => part !== '');
+  return [{ type: 'text', text: seen.length > 0 ? `${settings.reply} (${seen.join(', ')})` : settings.reply }];
+}
+
+export const WEB_SEARCH_RESULT = { url: 'https://example.com/weather/paris', title: 'Paris weather' };
+
+/** One search for the last user text, its result, and a text block citing it, as the API answers with web search on. */
+function webSearchBlocks(lastBlocks: Block[], content: unknown, messageCount: number): Block[] {
+  const query = typeof content === 'string' ? content : lastBlocks.filter((b) => b.type === 'text').map((b) => b.text).join(' ');
+  const id = `srvtoolu_emulator_${messageCount}`;
+  return [
+    { type: 'server_tool_use', id, name: 'web_search', input: { query } },
+    {
+      type: 'web_search_tool_result',
+      tool_use_id: id,
+      content: [{ type: 'web_search_result', ...WEB_SEARCH_RESULT, encrypted_content: `enc-${messageCount}`, page_age: null }],
+    },
+    {
+      type: 'text',
+      text: 'It is sunny in Paris.',
+      citations: [{ type: 'web_search_result_location', ...WEB_SEARCH_RESULT, encrypted_index: `idx-${messageCount}`, cited_text: 'Sunny all day.' }],
+    },
+  ];
 }
 
 /**
@@ -541,11 +621,16 @@ function streamReply(
     if (block.type === 'redacted_thinking') {
       return [sse('content_block_start', { type: 'content_block_start', index, content_block: block }), sse('content_block_stop', { type: 'content_block_stop', index })];
     }
+    if (block.type === 'web_search_tool_result') {
+      return [sse('content_block_start', { type: 'content_block_start', index, content_block: block }), sse('content_block_stop', { type: 'content_block_stop', index })];
+    }
     if (block.type === 'text') {
       const words = (block.text as string).split(' ');
+      const citations = (block.citations as Block[] | undefined) ?? [];
       return [
-        sse('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } }),
+        sse('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '', ...(block.citations ? { citations: [] } : {}) } }),
         ...(index === 0 ? [sse('ping', { type: 'ping' })] : []),
+        ...citations.map((citation) => delta({ type: 'citations_delta', citation })),
         ...words.map((word, i) => delta({ type: 'text_delta', text: i === 0 ? word : ` ${word}` })),
         sse('content_block_stop', { type: 'content_block_stop', index }),
       ];

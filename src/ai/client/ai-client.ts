@@ -12,6 +12,7 @@ import type {
   HealthResult,
   ModelFeature,
   ModelInfo,
+  NativeRequest,
   ProviderCapabilities,
   ProviderKind,
   TokenUsage,
@@ -183,6 +184,19 @@ export class AiClient {
     return this.router.route(options.provider, options.model);
   }
 
+  /**
+   * The upstream's own count of a request in a provider's dialect, when the model routes to a provider that
+   * speaks the dialect and counts (Anthropic's count_tokens); undefined otherwise, for the surface to estimate.
+   * Counted against the caller's RPM as a listing is; it spends no budget (providers do not bill a count).
+   */
+  async countNativeTokens(model: string, native: NativeRequest, signal?: AbortSignal): Promise<Record<string, unknown> | undefined> {
+    const { target } = this.router.route(undefined, model);
+    const provider = this.registry.get(target.provider);
+    if (!provider.countNativeTokens || provider.speaksNative?.(native.dialect, target.model) !== true) return undefined;
+    await this.gate?.countRequest?.();
+    return provider.countNativeTokens({ native, model: target.model, signal });
+  }
+
   /** Whether the registration's configuration names `model` (its chat or embedding model, or its `models`). */
   servesModel(provider: string, model: string): boolean {
     return this.router.servesModel(provider, model);
@@ -299,6 +313,7 @@ export class AiClient {
         return this.recorder.generate(candidate, sent);
       },
       features: requiredFeatures(options, callerMessages),
+      native: options.native,
       gated,
     });
     if (deployment) this.pipeline.finished(deployment, totalTokens(result.usage), false);
@@ -478,6 +493,7 @@ export class AiClient {
         return this.recorder.open(candidate, sent);
       },
       features: requiredFeatures(options, callerMessages),
+      native: options.native,
       gated,
       holdsOpen: true,
     });

@@ -3,7 +3,7 @@
  * made, the ticket it answers with, and the watch on every attempt of the call (SentAttempts) that the ticket is
  * closed with. Without a gate nothing here runs.
  */
-import type { AiProvider, ChatMessage, GenerateRequest, TokenUsage } from '../providers/ai-provider.interface';
+import type { AiProvider, ChatMessage, GenerateRequest, NativeRequest, TokenUsage } from '../providers/ai-provider.interface';
 import { configuredModel } from './call-features';
 import { measuredUsage, type ModelCallOperation, requestInputTokens } from './model-call';
 import type { GatedCall, GateOutcome, GateTicket, ModelCallGate } from './model-call-gate';
@@ -15,6 +15,8 @@ export interface GateRequest {
   setting: 'chatModel' | 'embeddingModel';
   inputTokens: (provider: AiProvider) => number;
   maxOutputTokens?: number;
+  /** The caller's request in a provider's dialect, whose least max_tokens binds a provider that sends it as written. */
+  native?: NativeRequest;
 }
 
 /** An admitted call: the gate's ticket and the watch on its attempts (both unset for an ungated call). */
@@ -30,10 +32,16 @@ const UNGATED: Admission = Object.freeze({});
 
 export function chatGate(
   operation: ModelCallOperation,
-  request: Pick<GenerateRequest, 'tools' | 'responseFormat' | 'maxTokens'>,
+  request: Pick<GenerateRequest, 'tools' | 'responseFormat' | 'maxTokens' | 'native'>,
   messagesFor: (provider: AiProvider) => ChatMessage[],
 ): GateRequest {
-  return { operation, setting: 'chatModel', inputTokens: (provider) => requestInputTokens(messagesFor(provider), request), maxOutputTokens: request.maxTokens };
+  return {
+    operation,
+    setting: 'chatModel',
+    inputTokens: (provider) => requestInputTokens(messagesFor(provider), request),
+    maxOutputTokens: request.maxTokens,
+    ...(request.native?.leastMaxTokens !== undefined ? { native: request.native } : {}),
+  };
 }
 
 /**
@@ -57,6 +65,8 @@ export function closeUnanswered(admission: Admission): void {
 }
 
 function gatedCall(provider: AiProvider, model: string | undefined, gated: GateRequest): GatedCall {
+  const { native } = gated;
+  const least = native?.leastMaxTokens !== undefined && provider.speaksNative?.(native.dialect, model) === true ? native.leastMaxTokens : undefined;
   return {
     provider: provider.name,
     providerKind: provider.kind,
@@ -64,6 +74,7 @@ function gatedCall(provider: AiProvider, model: string | undefined, gated: GateR
     operation: gated.operation,
     estimateInputTokens: () => gated.inputTokens(provider),
     ...(gated.maxOutputTokens !== undefined ? { maxOutputTokens: gated.maxOutputTokens } : {}),
+    ...(least !== undefined ? { leastOutputTokens: least } : {}),
   };
 }
 

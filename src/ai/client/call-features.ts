@@ -3,8 +3,8 @@
  * features beyond text its request uses. A provider without them is refused (or skipped by fallback), never sent
  * the request with a field dropped.
  */
-import { CapabilityNotSupportedError } from '../errors';
-import type { AiProvider, ChatMessage, GenerateRequest, ModelFeature } from '../providers/ai-provider.interface';
+import { CapabilityNotSupportedError, InvalidRequestError } from '../errors';
+import type { AiProvider, ChatMessage, GenerateRequest, ModelFeature, NativeDialect, NativeRequest } from '../providers/ai-provider.interface';
 
 export type Capability = 'generate' | 'embeddings' | 'streaming';
 
@@ -22,12 +22,31 @@ export function hasFeature(provider: AiProvider, feature: ModelFeature, model: s
 }
 
 /** Whether `provider` can take the call as a fallback candidate (judged on the model it would be asked for). */
-export function canServe(provider: AiProvider, capability: Capability, features: readonly ModelFeature[], model: string | undefined): boolean {
-  return provider.capabilities[capability] && features.every((feature) => hasFeature(provider, feature, model));
+export function canServe(
+  provider: AiProvider,
+  capability: Capability,
+  features: readonly ModelFeature[],
+  model: string | undefined,
+  native?: NativeRequest,
+): boolean {
+  return provider.capabilities[capability] && features.every((feature) => hasFeature(provider, feature, model)) && takesNative(provider, model, native);
 }
 
+/** A request with a field only its own dialect has goes only to a provider that sends it as written (docs/decisions.md B16). */
+function takesNative(provider: AiProvider, model: string | undefined, native: NativeRequest | undefined): boolean {
+  return native?.nativeOnly === undefined || provider.speaksNative?.(native.dialect, model) === true;
+}
+
+const DIALECT_UPSTREAMS: Readonly<Record<NativeDialect, string>> = { 'anthropic-messages': 'an Anthropic model', 'openai-responses': 'an OpenAI model' };
+
 /** Refuses a call the routed provider cannot take: 400 `capability_not_supported` naming what is missing. */
-export function assertServes(provider: AiProvider, capability: Capability, features: readonly ModelFeature[], model: string | undefined): void {
+export function assertServes(
+  provider: AiProvider,
+  capability: Capability,
+  features: readonly ModelFeature[],
+  model: string | undefined,
+  native?: NativeRequest,
+): void {
   if (!provider.capabilities[capability]) {
     throw new CapabilityNotSupportedError(`${provider.name}: ${provider.kind} does not support ${capabilityLabel(capability)}`, {
       provider: provider.name,
@@ -38,6 +57,14 @@ export function assertServes(provider: AiProvider, capability: Capability, featu
     const named = model ?? provider.describe().chatModel;
     throw new CapabilityNotSupportedError(
       `${provider.name}: ${provider.kind}${typeof named === 'string' ? ` model ${named}` : ''} does not support ${FEATURE_LABELS[missing]}`,
+      { provider: provider.name },
+    );
+  }
+  if (!takesNative(provider, model, native)) {
+    // The caller's field first, as the dialect's own 400s name it; a 400 of the caller's request, never a fallback.
+    const named = model ?? provider.describe().chatModel;
+    throw new InvalidRequestError(
+      `${native!.nativeOnly}: only ${DIALECT_UPSTREAMS[native!.dialect]} takes it; ${typeof named === 'string' ? `model ${named} of ` : ''}provider ${provider.name} (${provider.kind}) does not`,
       { provider: provider.name },
     );
   }

@@ -5,7 +5,7 @@
  * (fallback.ts); measuring and recording (call-recording.ts, stream-relay.ts) wrap each attempt's upstream call,
  * which the caller of {@link CallPipeline.run} supplies.
  */
-import type { AiProvider, ModelFeature } from '../providers/ai-provider.interface';
+import type { AiProvider, ModelFeature, NativeRequest } from '../providers/ai-provider.interface';
 import { type Admission, admit, closeUnanswered, type GateRequest, UNGATED_ATTEMPT } from './call-admission';
 import { assertServes, type Capability, configuredModel } from './call-features';
 import type { Deployment, DeploymentChooser } from './deployment-choice';
@@ -25,6 +25,8 @@ export interface PipelineCall<T> {
   /** One attempt's upstream call on `provider` for `model` (undefined: the provider's configured one). */
   call: (provider: AiProvider, model: string | undefined, attempt: AttemptOptions) => Promise<T>;
   features?: readonly ModelFeature[];
+  /** The caller's request in a provider's dialect: one with a field only that dialect has goes to no other provider. */
+  native?: NativeRequest;
   /** Set when the call passes the gate. */
   gated?: GateRequest;
   /** An answered attempt stays in flight on its deployment until {@link CallPipeline.finished} (a stream). */
@@ -69,7 +71,7 @@ export class CallPipeline {
     const gate = this.gate;
     let admission: Admission;
     try {
-      assertServes(primary, capability, features, model);
+      assertServes(primary, capability, features, model, call.native);
       const admitted = admit(gate, primary, model, gated);
       admission = admitted instanceof Promise ? await admitted : admitted;
     } catch (error) {
@@ -102,7 +104,9 @@ export class CallPipeline {
         const answered = await fallBack({
           error,
           from: primary,
-          candidates: order ? deploymentCandidates(this.registry, order, capability, features) : fallbackCandidates(this.registry, this.fallback, route, capability, features),
+          candidates: order
+            ? deploymentCandidates(this.registry, order, capability, features, call.native)
+            : fallbackCandidates(this.registry, this.fallback, route, capability, features, call.native),
           operation,
           signal: options.signal,
           admits: ({ provider, model }: Candidate) => !gate || !gated || gate.admits(provider.name, configuredModel(provider, model, gated.setting), provider.kind),

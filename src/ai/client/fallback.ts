@@ -4,7 +4,7 @@
  * any kind moves on to the next; when every one fails, the first provider's error is the one reported.
  */
 import { isFallbackEligible } from '../errors';
-import type { AiProvider, ModelFeature } from '../providers/ai-provider.interface';
+import type { AiProvider, ModelFeature, NativeRequest } from '../providers/ai-provider.interface';
 import { type Capability, canServe } from './call-features';
 import type { Deployment } from './deployment-choice';
 import { isDeploymentFailure } from './deployment-health';
@@ -38,12 +38,13 @@ export function deploymentCandidates(
   order: readonly Deployment[],
   capability: Capability,
   features: readonly ModelFeature[],
+  native?: NativeRequest,
 ): Candidate[] {
   const candidates: Candidate[] = [];
   for (let index = 1; index < order.length; index++) {
     const deployment = order[index];
     const provider = registry.get(deployment.provider);
-    if (canServe(provider, capability, features, deployment.model)) candidates.push({ provider, model: deployment.model, deployment });
+    if (canServe(provider, capability, features, deployment.model, native)) candidates.push({ provider, model: deployment.model, deployment });
   }
   return candidates;
 }
@@ -58,12 +59,13 @@ export function fallbackCandidates(
   route: ModelRoute,
   capability: Capability,
   features: readonly ModelFeature[],
+  native?: NativeRequest,
 ): Candidate[] {
   const targets: ModelTarget[] =
     route.equivalents ?? (policy.providers ?? registry.names()).filter((name) => name !== route.target.provider).map((name) => ({ provider: name }));
   return targets
     .map((target) => ({ provider: registry.get(target.provider), model: target.model }))
-    .filter(({ provider, model }) => canServe(provider, capability, features, model));
+    .filter(({ provider, model }) => canServe(provider, capability, features, model, native));
 }
 
 export interface FallbackRun<T> {

@@ -17,6 +17,8 @@ export interface GatedCall {
   estimateInputTokens(): number;
   /** The caller's output bound (`max_tokens`), when it gave one. */
   maxOutputTokens?: number;
+  /** The fewest output tokens the call can be sent with (Anthropic thinking): a budget that grants fewer refuses it. */
+  leastOutputTokens?: number;
 }
 
 /** A provider and model a request of the call went to. */

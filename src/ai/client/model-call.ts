@@ -22,6 +22,8 @@ export interface ModelCallUsage {
   cacheWriteTokens?: number;
   /** The part of cacheWriteTokens written to a one-hour cache (Anthropic's dearer tier). */
   cacheWrite1hTokens?: number;
+  /** Web searches a server tool made, priced per search when the price table has a price for them. */
+  webSearchRequests?: number;
 }
 
 export interface ModelCallRecord {
@@ -116,6 +118,7 @@ export function measuredUsage(usage: TokenUsage | undefined, sentChars: number, 
       ...(usage?.reasoningTokens !== undefined ? { reasoningTokens: usage.reasoningTokens } : {}),
       ...(usage?.cacheWriteInputTokens ? { cacheWriteTokens: usage.cacheWriteInputTokens } : {}),
       ...(usage?.cacheWrite1hInputTokens ? { cacheWrite1hTokens: usage.cacheWrite1hInputTokens } : {}),
+      ...(usage?.webSearchRequests ? { webSearchRequests: usage.webSearchRequests } : {}),
     },
     estimated,
   };

@@ -161,10 +161,30 @@ export type ResponseFormat =
  */
 export interface NativeRequest {
   /** Anthropic's Messages API, or OpenAI's Responses API (whose body the surface has made self-contained, B19). */
-  dialect: 'anthropic-messages' | 'openai-responses';
+  dialect: NativeDialect;
   body: Readonly<Record<string, unknown>>;
   /** The dialect's own headers the caller sent (Anthropic: `anthropic-version`, `anthropic-beta`; none for Responses). */
   headers: Readonly<Record<string, string>>;
+  /**
+   * The first field the domain request has no form for (a server tool, a PDF document), as the caller's error
+   * names it: set, only a provider that speaks the dialect may take the call (others refuse it naming this, and
+   * fallback skips them).
+   */
+  nativeOnly?: string;
+  /**
+   * The fewest output tokens the body can be sent with (thinking needs `max_tokens` above its 1,024-token
+   * minimum budget): a budget that grants fewer refuses the call instead of sending one the upstream refuses.
+   */
+  leastMaxTokens?: number;
+}
+
+export type NativeDialect = 'anthropic-messages' | 'openai-responses';
+
+/** A token count of a request in a provider's dialect, for the model routing chose (undefined: the configured one). */
+export interface NativeCountRequest {
+  native: NativeRequest;
+  model?: string;
+  signal?: AbortSignal;
 }
 
 /** One upstream server-sent event as it arrived: its name and its data text, byte for byte. */
@@ -214,6 +234,8 @@ export interface TokenUsage {
   cacheWriteInputTokens?: number;
   /** The part of cacheWriteInputTokens written for an hour (Anthropic's 1-hour tier; the rest is its 5-minute tier). */
   cacheWrite1hInputTokens?: number;
+  /** Web searches the model's server tool made (Anthropic's `server_tool_use.web_search_requests`), billed per search. */
+  webSearchRequests?: number;
 }
 
 /**
@@ -246,8 +268,8 @@ export interface ToolCallDelta {
 
 /**
  * One streamed piece: text and tool-call deltas, then exactly one final chunk carrying `done: true`. A stream
- * sent in its native dialect carries every upstream event in `native`, on the chunk it yielded (an event that
- * translates to nothing is a chunk of empty text).
+ * sent in its native dialect carries every upstream event in `native`, in order, on the chunk of the first event
+ * from it on that yielded one (events that translate to nothing may share a chunk of empty text).
  */
 export type GenerateStreamChunk =
   | { done: false; text: string; toolCalls?: ToolCallDelta[]; native?: NativeEvent[] }
@@ -298,6 +320,13 @@ export interface AiProvider {
    * families differ; without it, `capabilities[feature]` answers for every model.
    */
   supportsFeature?(feature: ModelFeature, model: string | undefined): boolean;
+  /** Whether requests in `dialect` go to `model` as the caller wrote them (GenerateRequest.native); absent: never. */
+  speaksNative?(dialect: NativeDialect, model: string | undefined): boolean;
+  /**
+   * The upstream's own token count of a request in a dialect it speaks (Anthropic's `count_tokens`), its answer as
+   * sent; present on providers that have such an endpoint.
+   */
+  countNativeTokens?(request: NativeCountRequest): Promise<Record<string, unknown>>;
   /** Settings without secrets, for /v1/providers. */
   describe(): Record<string, unknown>;
   generate(request: GenerateRequest): Promise<GenerateResult>;

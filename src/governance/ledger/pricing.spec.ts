@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { baseModelName, buildPricingTable, costMicros, findPrice, PriceLookup, type PriceSection } from './pricing';
+import { baseModelName, buildPricingTable, costMicros, findPrice, PriceLookup, type PriceSection, toModelPrice } from './pricing';
 
 const defaults: Record<string, PriceSection> = {
   'openai/gpt-4o': { input: 2.5, output: 10, cached_input: 1.25 },
@@ -64,6 +64,12 @@ describe('costMicros', () => {
   it('charges cache writes at the input rate without a cache_write price, and 1-hour writes at cache_write without their own', () => {
     expect(costMicros({ input: 2, output: 6 }, { inputTokens: 100, cachedTokens: 0, cacheWriteTokens: 60, outputTokens: 0 })).toBe(200);
     expect(costMicros({ input: 2, output: 6, cacheWrite: 2.5 }, { inputTokens: 100, cachedTokens: 0, cacheWriteTokens: 60, cacheWrite1hTokens: 60, outputTokens: 0 })).toBe(230);
+  });
+
+  it('prices web searches per thousand when the entry has a web_search price, and leaves them out otherwise', () => {
+    // 100 × 3 + 10 × 15 + 2 searches × $10 / 1000 = 300 + 150 + 20000 micro-dollars
+    expect(costMicros(toModelPrice({ input: 3, output: 15, web_search: 10 }), { inputTokens: 100, cachedTokens: 0, outputTokens: 10, webSearchRequests: 2 })).toBe(20_450);
+    expect(costMicros({ input: 3, output: 15 }, { inputTokens: 100, cachedTokens: 0, outputTokens: 10, webSearchRequests: 2 })).toBe(450);
   });
 
   it('never counts more written or read tokens than the input holds', () => {

@@ -15,6 +15,8 @@ export interface ModelPrice {
   cachedInput?: number;
   cacheWrite?: number;
   cacheWrite1h?: number;
+  /** USD per thousand web searches (Anthropic's server tool); searches are not priced without it. */
+  webSearch?: number;
 }
 
 /**
@@ -27,6 +29,8 @@ export interface PricedUsage {
   cachedTokens: number;
   cacheWriteTokens?: number;
   cacheWrite1hTokens?: number;
+  /** Searches a server tool made (Anthropic's web search), priced per search, not per token. */
+  webSearchRequests?: number;
 }
 
 export interface PricingTable {
@@ -41,6 +45,8 @@ export interface PriceSection {
   cached_input?: number;
   cache_write?: number;
   cache_write_1h?: number;
+  /** USD per thousand web searches. */
+  web_search?: number;
 }
 
 export function toModelPrice(section: PriceSection): ModelPrice {
@@ -50,6 +56,7 @@ export function toModelPrice(section: PriceSection): ModelPrice {
     ...(section.cached_input !== undefined ? { cachedInput: section.cached_input } : {}),
     ...(section.cache_write !== undefined ? { cacheWrite: section.cache_write } : {}),
     ...(section.cache_write_1h !== undefined ? { cacheWrite1h: section.cache_write_1h } : {}),
+    ...(section.web_search !== undefined ? { webSearch: section.web_search } : {}),
   };
 }
 
@@ -162,7 +169,9 @@ export function costMicros(price: ModelPrice | undefined, usage: PricedUsage): n
     cached * (price.cachedInput ?? price.input) +
     (writes - writes1h) * writePrice +
     writes1h * (price.cacheWrite1h ?? writePrice) +
-    usage.outputTokens * price.output;
+    usage.outputTokens * price.output +
+    // USD per thousand searches is a thousand micro-dollars per search per USD.
+    (usage.webSearchRequests ?? 0) * (price.webSearch ?? 0) * 1_000;
   return Math.round(micros);
 }
 

@@ -117,9 +117,9 @@ export function ApiMessagesDocs(): MethodDecorator {
 
 export function ApiCountTokensDocs(): MethodDecorator {
   return applyDecorators(
-    ApiOperation({ summary: "The request's input tokens, estimated by the gateway (4 characters per token) for every provider kind" }),
+    ApiOperation({ summary: "The request's input tokens: Anthropic's own count for a model that routes to Anthropic, the gateway's estimate (4 characters per token) for every other kind" }),
     ApiBody({ schema: toOpenApi30(COUNT_TOKENS_SCHEMA) }),
-    ApiOkResponse({ description: 'The estimate', content: { 'application/json': { schema: { type: 'object', required: ['input_tokens'], properties: { input_tokens: { type: 'integer' } } } } } }),
+    ApiOkResponse({ description: "Anthropic's count as it answered, or the estimate", content: { 'application/json': { schema: { type: 'object', required: ['input_tokens'], properties: { input_tokens: { type: 'integer' } } } } } }),
     ERROR_RESPONSE,
   );
 }

@@ -88,9 +88,17 @@ describe('generationParameters', () => {
     expect(parameters.responseFormat).toEqual({ type: 'json_schema', name: 'output', schema });
   });
 
-  it('refuses a server tool by name rather than offering it as a custom one', () => {
-    const body = { ...base, messages: [], tools: [{ type: 'web_search_20250305', name: 'web_search' }] };
-    expect(messageOf(() => generationParameters(parseMessagesRequest(body)))).toMatch(/^tools\.0\.type: server tool 'web_search_20250305'/);
+  it('leaves server tools and mcp_servers out of the domain request, naming them as Anthropic-only, never as custom tools', () => {
+    const tools = [{ type: 'web_search_20250305', name: 'web_search', max_uses: 2 }, { name: 'get_weather', input_schema: { type: 'object' } }];
+    const body = { ...base, messages: [], tools, mcp_servers: [{ type: 'url', url: 'https://mcp.example.com', name: 'x' }] };
+    const anthropicOnly: string[] = [];
+    expect(generationParameters(parseMessagesRequest(body), anthropicOnly).tools).toEqual([{ name: 'get_weather', parameters: { type: 'object' } }]);
+    expect(anthropicOnly).toEqual(['mcp_servers', "tools.0.type: server tool 'web_search_20250305'"]);
+  });
+
+  it('still checks a custom tool field by field', () => {
+    const body = { ...base, messages: [], tools: [{ name: 'get_weather', input_schema: { type: 'object' }, max_uses: 2 }] };
+    expect(messageOf(() => parseMessagesRequest(body))).toBe('tools.0.max_uses: Extra inputs are not permitted');
   });
 });
 
@@ -234,13 +242,42 @@ describe('domainMessages', () => {
 
   it.each([
     [{ type: 'image', source: { type: 'file', file_id: 'f' } }, /^messages\.0\.content\.0\.source\.type: /],
-    [{ type: 'document', source: { type: 'url', url: 'https://example.com/a.pdf' } }, /^messages\.0\.content\.0\.source\.type: only text and base64 documents/],
     [{ type: 'document', source: { type: 'base64', media_type: 'image/png', data: 'x' } }, /^messages\.0\.content\.0\.source\.media_type: a document media type/],
+    [{ type: 'document', source: {} }, /^messages\.0\.content\.0\.source\.type: Field required$/],
     [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'image', source: {} }] }, /^messages\.0\.content\.0\.content\.0\.source\.type: /],
     [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'document', source: {} }] }, /^messages\.0\.content\.0\.content\.0\.type: only text and image/],
     [{ type: 'server_tool_use', id: 'x' }, /^messages\.0\.content\.0\.type: 'server_tool_use' is not supported/],
     [{ type: 'text' }, /^messages\.0\.content\.0\.text: Field required$/],
   ])('refuses %j naming the block', (block, message) => {
     expect(messageOf(() => domainMessages({ messages: [{ role: 'user', content: [block as never] }] }))).toMatch(message);
+  });
+
+  it('names URL documents, citations and server-tool blocks as Anthropic-only, keeping a line for each document', () => {
+    const anthropicOnly: string[] = [];
+    const messages = domainMessages(
+      {
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'document', source: { type: 'url', url: 'https://example.com/report.pdf' }, title: 'Report' },
+              { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'Notes' }, citations: { enabled: true } },
+            ],
+          },
+          { role: 'assistant', content: [{ type: 'server_tool_use', id: 's', name: 'web_search', input: {} }, { type: 'web_search_tool_result', tool_use_id: 's', content: [] }, { type: 'text', text: 'Sunny.' }] },
+        ],
+      },
+      anthropicOnly,
+    );
+    expect(messages).toEqual([
+      { role: 'user', content: '[document: Report]\n\nNotes' },
+      { role: 'assistant', content: 'Sunny.' },
+    ]);
+    expect(anthropicOnly).toEqual([
+      "messages.0.content.0.source.type: 'url' document",
+      'messages.0.content.1.citations',
+      "messages.1.content.0.type: 'server_tool_use'",
+      "messages.1.content.1.type: 'web_search_tool_result'",
+    ]);
   });
 });

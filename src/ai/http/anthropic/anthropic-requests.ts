@@ -8,8 +8,10 @@
  * what happens to each): `cache_control` anywhere, `thinking` / `redacted_thinking` blocks in the history,
  * the `thinking` setting, `context_management`, `output_config.effort`, `metadata`, `service_tier` and the tool
  * fields `defer_loading`, `strict`, `input_examples`, `eager_input_streaming`; an Anthropic upstream gets them
- * all as sent (nativeRequest). What changes the answer and cannot be honoured (server tools, documents that are
- * not text; `top_k` by targets without top-k) is refused naming the field.
+ * all as sent (nativeRequest). What only Anthropic can answer (server tools, `mcp_servers`, documents that are
+ * not text or ask for citations, and the server tools' blocks in the history) is left out of the domain request
+ * and named in `nativeOnly`: the call then goes to an Anthropic model only, and any other target refuses it
+ * naming the field (docs/decisions.md B16). `top_k` is refused by targets without top-k.
  */
 import Ajv, { type ErrorObject } from 'ajv';
 import type { CacheHint, ChatMessage, ContentPart, ImageSource, NativeRequest, ResponseFormat, ToolChoice, ToolDefinition } from '../../providers/ai-provider.interface';
@@ -28,7 +30,7 @@ const CACHE_CONTROL = { type: ['object', 'null'] } as const;
 /** A content block: its `type` here, its other fields checked by the mapping. */
 const BLOCK = { type: 'object', required: ['type'], properties: { type: { type: 'string' } } } as const;
 
-const TOOL = {
+const CUSTOM_TOOL = {
   type: 'object',
   required: ['name'],
   properties: {
@@ -43,6 +45,16 @@ const TOOL = {
     eager_input_streaming: { type: ['boolean', 'null'] },
   },
   additionalProperties: false,
+} as const;
+
+/**
+ * A custom tool (no `type`, or `custom`) is checked field by field; a server tool (`web_search_20250305`,
+ * `bash_20250124`, `mcp_toolset`, ...) has fields of its own per type, which only Anthropic checks.
+ */
+const TOOL = {
+  if: { type: 'object', required: ['type'], properties: { type: { not: { const: 'custom' } } } },
+  then: { type: 'object', properties: { type: { type: 'string', minLength: 1 }, name: { type: 'string' } } },
+  else: CUSTOM_TOOL,
 } as const;
 
 const TOOL_CHOICE = {
@@ -103,6 +115,7 @@ export const MESSAGES_SCHEMA = {
     output_format: JSON_SCHEMA_FORMAT,
     context_management: { type: ['object', 'null'] },
     service_tier: { enum: ['auto', 'standard_only'] },
+    mcp_servers: { type: 'array', items: { type: 'object' } },
   },
   additionalProperties: false,
 } as const;
@@ -128,6 +141,7 @@ export interface MessagesRequest {
   output_format?: { type: 'json_schema'; schema: Record<string, unknown> } | null;
   context_management?: Record<string, unknown> | null;
   service_tier?: 'auto' | 'standard_only';
+  mcp_servers?: Array<Record<string, unknown>>;
 }
 
 /** `count_tokens` takes the same body without `max_tokens` and the sampling settings. */
@@ -144,6 +158,7 @@ export const COUNT_TOKENS_SCHEMA = {
     output_config: MESSAGES_SCHEMA.properties.output_config,
     output_format: MESSAGES_SCHEMA.properties.output_format,
     context_management: MESSAGES_SCHEMA.properties.context_management,
+    mcp_servers: MESSAGES_SCHEMA.properties.mcp_servers,
   },
 } as const;
 
@@ -170,20 +185,35 @@ export function parseCountTokensRequest(body: unknown): CountTokensRequest {
  * (the API refuses that role in `messages`; the domain path moves them the same way) unless the caller enabled
  * the beta that takes them where they stand (Claude Code sends `mid-conversation-system-…`).
  */
-export function nativeRequest(request: MessagesRequest, headers: Readonly<Record<string, string | string[] | undefined>>): NativeRequest {
+export function nativeRequest(
+  request: CountTokensRequest,
+  headers: Readonly<Record<string, string | string[] | undefined>>,
+  anthropicOnly: readonly string[] = [],
+): NativeRequest {
   const forwarded: Record<string, string> = {};
   for (const name of ['anthropic-version', 'anthropic-beta']) {
     const value = headers[name];
     if (value !== undefined) forwarded[name] = Array.isArray(value) ? value.join(',') : value;
   }
   const systemInPlace = forwarded['anthropic-beta']?.includes(MID_CONVERSATION_SYSTEM_BETA) === true;
-  return { dialect: 'anthropic-messages', body: { ...(systemInPlace ? request : withSystemMessagesMoved(request)) }, headers: forwarded };
+  const least = request.thinking?.type === 'enabled' ? THINKING_LEAST_MAX_TOKENS : undefined;
+  return {
+    dialect: 'anthropic-messages',
+    body: { ...(systemInPlace ? request : withSystemMessagesMoved(request)) },
+    headers: forwarded,
+    ...(anthropicOnly.length > 0 ? { nativeOnly: anthropicOnly[0] } : {}),
+    ...(least !== undefined ? { leastMaxTokens: least } : {}),
+  };
 }
+
+/** The API's least `thinking.budget_tokens`; `max_tokens` must be above it. */
+export const THINKING_LEAST_BUDGET = 1024;
+const THINKING_LEAST_MAX_TOKENS = THINKING_LEAST_BUDGET + 1;
 
 /** The prefix of the beta under which the API takes `role: "system"` messages in the list. */
 const MID_CONVERSATION_SYSTEM_BETA = 'mid-conversation-system-';
 
-function withSystemMessagesMoved(request: MessagesRequest): MessagesRequest {
+function withSystemMessagesMoved(request: CountTokensRequest): CountTokensRequest {
   if (!request.messages.some((message) => message.role === 'system')) return request;
   const system: Block[] = typeof request.system === 'string' ? [{ type: 'text', text: request.system }] : [...(request.system ?? [])];
   const messages: MessagesRequest['messages'] = [];
@@ -195,16 +225,20 @@ function withSystemMessagesMoved(request: MessagesRequest): MessagesRequest {
   return { ...request, system, messages };
 }
 
-/** The generation settings of a request, as GenerateOptions names them. */
-export function generationParameters(request: MessagesRequest): GenerationParameters {
+/**
+ * The generation settings of a request, as GenerateOptions names them. `anthropicOnly` collects the fields only an
+ * Anthropic upstream takes, left out here (server tools, `mcp_servers`).
+ */
+export function generationParameters(request: MessagesRequest, anthropicOnly: string[] = []): GenerationParameters {
   const format = request.output_config?.format ?? request.output_format;
+  if (request.mcp_servers?.length) anthropicOnly.push('mcp_servers');
   return {
     maxTokens: request.max_tokens,
     temperature: request.temperature,
     topP: request.top_p,
     topK: request.top_k,
     stop: request.stop_sequences?.length ? request.stop_sequences : undefined,
-    tools: toolDefinitions(request.tools),
+    tools: toolDefinitions(request.tools, anthropicOnly),
     toolChoice: toolChoice(request.tool_choice),
     parallelToolCalls: request.tool_choice?.disable_parallel_tool_use === true ? false : undefined,
     responseFormat: format ? jsonSchemaFormat(format.schema) : undefined,
@@ -215,17 +249,20 @@ function jsonSchemaFormat(schema: Record<string, unknown>): ResponseFormat {
   return { type: 'json_schema', name: 'output', schema };
 }
 
-/** Custom tools only: a server tool (`web_search_...`, `bash_...`) runs at Anthropic, which no other target has. */
-export function toolDefinitions(tools: MessagesRequest['tools']): ToolDefinition[] | undefined {
+/** Custom tools; a server tool (`web_search_...`, `bash_...`) runs at Anthropic, so it is only named in `anthropicOnly`. */
+export function toolDefinitions(tools: MessagesRequest['tools'], anthropicOnly: string[] = []): ToolDefinition[] | undefined {
   if (tools === undefined || tools.length === 0) return undefined;
-  return tools.map((tool, index) => {
+  const definitions: ToolDefinition[] = [];
+  tools.forEach((tool, index) => {
     if (tool.type !== undefined && tool.type !== 'custom') {
-      throw new AnthropicRequestError(`tools.${index}.type: server tool '${tool.type}' is not supported by this gateway; only custom tools are.`);
+      anthropicOnly.push(`tools.${index}.type: server tool '${tool.type}'`);
+      return;
     }
     if (tool.input_schema === undefined) throw new AnthropicRequestError(`tools.${index}.input_schema: Field required`);
     const cache = controlHint(tool.cache_control, `tools.${index}.cache_control`);
-    return { name: tool.name, ...(tool.description !== undefined ? { description: tool.description } : {}), parameters: tool.input_schema, ...(cache ? { cache } : {}) };
+    definitions.push({ name: tool.name, ...(tool.description !== undefined ? { description: tool.description } : {}), parameters: tool.input_schema, ...(cache ? { cache } : {}) });
   });
+  return definitions.length > 0 ? definitions : undefined;
 }
 
 export function toolChoice(choice: MessagesRequest['tool_choice']): ToolChoice | undefined {
@@ -243,17 +280,19 @@ export function toolChoice(choice: MessagesRequest['tool_choice']): ToolChoice |
 
 /**
  * The system prompt and the turns as domain messages. `system` comes first; a `role: "system"` message stays
- * a system instruction where it stands (Claude Code sends one after the prompt), never a user turn.
+ * a system instruction where it stands (Claude Code sends one after the prompt), never a user turn. Blocks only
+ * Anthropic reads are named in `anthropicOnly` and left out (a document stands as a line saying so, so a turn of
+ * one PDF is still a turn).
  */
-export function domainMessages(request: Pick<MessagesRequest, 'system' | 'messages'>): ChatMessage[] {
+export function domainMessages(request: Pick<MessagesRequest, 'system' | 'messages'>, anthropicOnly: string[] = []): ChatMessage[] {
   const out: ChatMessage[] = [];
   const system = request.system === undefined ? '' : systemText(request.system, 'system');
   if (system !== '') out.push(withCache({ role: 'system', content: system }, request.system, 'system'));
   request.messages.forEach((message, index) => {
     const at = `messages.${index}.content`;
     if (message.role === 'system') out.push(withCache({ role: 'system', content: systemText(message.content, at) }, message.content, at));
-    else if (message.role === 'user') out.push(...userTurn(message.content, at));
-    else out.push(withCache(assistantTurn(message.content, at), message.content, at));
+    else if (message.role === 'user') out.push(...userTurn(message.content, at, anthropicOnly));
+    else out.push(withCache(assistantTurn(message.content, at, anthropicOnly), message.content, at));
   });
   return out;
 }
@@ -300,7 +339,7 @@ function textOf(block: Block, at: string): string {
  * domain as messages of their own), the rest one user message of text and image parts (images from tool
  * results first).
  */
-function userTurn(content: string | Block[], at: string): ChatMessage[] {
+function userTurn(content: string | Block[], at: string, anthropicOnly: string[]): ChatMessage[] {
   if (typeof content === 'string') return [{ role: 'user', content }];
   const results: ChatMessage[] = [];
   const resultImages: ContentPart[] = [];
@@ -315,7 +354,7 @@ function userTurn(content: string | Block[], at: string): ChatMessage[] {
         parts.push({ type: 'image', image: imageSource(block.source, `${here}.source`) });
         break;
       case 'document':
-        parts.push(documentPart(block, here));
+        parts.push(documentPart(block, here, anthropicOnly));
         break;
       case 'tool_result':
         results.push(toolResult(block, here, resultImages));
@@ -335,7 +374,7 @@ function userTurn(content: string | Block[], at: string): ChatMessage[] {
  * model's own past reasoning; the domain has no place for them, so they are left out of the history sent to
  * other kinds (an Anthropic upstream gets them, signatures intact, in the native body).
  */
-function assistantTurn(content: string | Block[], at: string): ChatMessage {
+function assistantTurn(content: string | Block[], at: string, anthropicOnly: string[]): ChatMessage {
   if (typeof content === 'string') return { role: 'assistant', content };
   const texts: string[] = [];
   const toolCalls: Array<{ id: string; name: string; arguments: string }> = [];
@@ -352,13 +391,17 @@ function assistantTurn(content: string | Block[], at: string): ChatMessage {
       case 'redacted_thinking':
         break;
       default:
-        throw new AnthropicRequestError(`${here}.type: '${block.type}' is not supported in an assistant turn by this gateway`);
+        if (!SERVER_TOOL_BLOCK.test(block.type)) throw new AnthropicRequestError(`${here}.type: '${block.type}' is not supported in an assistant turn by this gateway`);
+        anthropicOnly.push(`${here}.type: '${block.type}'`);
     }
   });
   const text = texts.join('');
   if (toolCalls.length === 0) return { role: 'assistant', content: text };
   return { role: 'assistant', content: text === '' ? null : text, toolCalls };
 }
+
+/** A server tool's call or result in an earlier answer (`server_tool_use`, `web_search_tool_result`, `mcp_tool_use`, ...). */
+const SERVER_TOOL_BLOCK = /^(server_tool_use|mcp_tool_use|[a-z_]+_tool_result)$/;
 
 /**
  * A tool's result: its text (a string or text blocks) and `is_error`. Domain tool results are text only, so
@@ -407,18 +450,22 @@ function imageSource(source: unknown, at: string): ImageSource {
 
 /**
  * A plain-text document is text the model reads; a base64 one (a PDF) is a document part, for the kinds that take
- * documents (the others refuse the call naming document input). URL and file sources have no domain form.
+ * documents (the others refuse the call naming document input). URL and file sources, and citations (the answer's
+ * text blocks would cite the document), have no domain form: they are Anthropic's only.
  */
-function documentPart(block: Block, at: string): ContentPart {
+function documentPart(block: Block, at: string, anthropicOnly: string[]): ContentPart {
   const source = (block.source ?? {}) as Record<string, unknown>;
   const title = typeof block.title === 'string' ? block.title : undefined;
+  if ((block.citations as { enabled?: unknown } | undefined)?.enabled === true) anthropicOnly.push(`${at}.citations`);
   if (source.type === 'text' && typeof source.data === 'string') return { type: 'text', text: title !== undefined ? `${title}\n\n${source.data}` : source.data };
   if (source.type === 'base64') {
     if (typeof source.media_type !== 'string' || !DOCUMENT_MEDIA_TYPE.test(source.media_type)) throw new AnthropicRequestError(`${at}.source.media_type: a document media type is required`);
     if (typeof source.data !== 'string' || source.data === '') throw new AnthropicRequestError(`${at}.source.data: Field required`);
     return { type: 'document', document: { mediaType: source.media_type.toLowerCase(), data: source.data, ...(title !== undefined ? { name: title } : {}) } };
   }
-  throw new AnthropicRequestError(`${at}.source.type: only text and base64 documents are supported by this gateway`);
+  if (typeof source.type !== 'string') throw new AnthropicRequestError(`${at}.source.type: Field required`);
+  anthropicOnly.push(`${at}.source.type: '${source.type}' document`);
+  return { type: 'text', text: `[document${title !== undefined ? `: ${title}` : ''}]` };
 }
 
 const DOCUMENT_MEDIA_TYPE = /^(application|text)\/[a-z0-9.+-]+$/i;

@@ -72,6 +72,19 @@ describe('messageStreamFormat', () => {
     ]);
   });
 
+  it("writes an upstream's own events as they came, message_start naming the model as asked (also when not compact JSON)", () => {
+    const format = messageStreamFormat('anthropic/claude-x', 1);
+    const compact = '{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-x-2025\\"q","content":[],"usage":{"input_tokens":3}}}';
+    const spaced = '{"type": "message_start", "message": {"model": "claude-x", "content": []}}';
+    const written = format.render({ type: 'delta', text: '', native: [{ event: 'message_start', data: compact }, { event: 'ping', data: '{"type": "ping"}' }] });
+    expect(written).toBe(
+      'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"anthropic/claude-x","content":[],"usage":{"input_tokens":3}}}\n\n' +
+        'event: ping\ndata: {"type": "ping"}\n\n',
+    );
+    const again = messageStreamFormat('anthropic/claude-x', 1).render({ type: 'delta', text: '', native: [{ event: 'message_start', data: spaced }] });
+    expect(JSON.parse(again.split('data: ')[1])).toEqual({ type: 'message_start', message: { model: 'anthropic/claude-x', content: [] } });
+  });
+
   it('ends a stream that fails after the first byte with an Anthropic error event', () => {
     const failure = messageStreamFormat('m', 1).failure(new BudgetExceededError({ kind: 'key', id: 'k1', period: 'day', limit: { tokens: 10 } }, 'tokens', new Date(0)));
     expect(failure.frame).toMatch(/^event: error\ndata: /);

@@ -149,10 +149,32 @@ function nativeFrames(events: readonly NativeEvent[], model: string): string {
   return frames;
 }
 
+/**
+ * message_start's data with the message's `model` replaced, the rest of the text as it came. Outside strings a
+ * `"model":` is a key (quotes inside strings are escaped), and the message's is the only one before `content`,
+ * which is empty at the start; anything else is parsed and written anew.
+ */
 function withModel(data: string, model: string): string {
+  const key = data.indexOf(MODEL_KEY);
+  const end = key === -1 ? -1 : stringEnd(data, key + MODEL_KEY.length);
+  if (end !== -1 && data.indexOf('"message":') !== -1 && data.indexOf('"message":') < key) {
+    return `${data.slice(0, key + MODEL_KEY.length - 1)}${JSON.stringify(model)}${data.slice(end + 1)}`;
+  }
   const start = JSON.parse(data) as { message?: { model?: string } };
   if (start.message) start.message.model = model;
   return JSON.stringify(start);
+}
+
+const MODEL_KEY = '"model":"';
+
+/** The index of the quote that closes the JSON string whose text starts at `from`, or -1. */
+function stringEnd(text: string, from: number): number {
+  for (let at = from; at < text.length; at++) {
+    const char = text.charCodeAt(at);
+    if (char === 0x22) return at;
+    if (char === 0x5c) at++;
+  }
+  return -1;
 }
 
 function toolUseStart(id: string | undefined, name: string | undefined): object {

@@ -34,11 +34,13 @@ export class AnthropicController {
     // The Anthropic SDK shows this header as a message's `_request_id` and in its errors.
     reply.header('request-id', String(request.id));
     const parsed = parseMessagesRequest(body);
-    const messages = domainMessages(parsed);
+    // What only Anthropic takes is left out of the domain request and named here: it then goes to Anthropic only.
+    const anthropicOnly: string[] = [];
+    const messages = domainMessages(parsed, anthropicOnly);
     const options: GenerateOptions = {
       model: parsed.model,
-      ...generationParameters(parsed),
-      native: nativeRequest(parsed, request.headers),
+      ...generationParameters(parsed, anthropicOnly),
+      native: nativeRequest(parsed, request.headers, anthropicOnly),
       signal: disconnectSignal(reply),
     };
     if (parsed.stream === true) {
@@ -51,16 +53,20 @@ export class AnthropicController {
   }
 
   /**
-   * The input tokens of a request, estimated from its characters as the gateway's budget check does (no
-   * provider is asked, whichever kind the model routes to). The model is routed and checked against the
-   * caller's allow-lists, so a model the caller may not use is refused here as on `messages`.
+   * The input tokens of a request. A model that routes to Anthropic counts them itself: the caller's body goes to
+   * its `count_tokens` with the routed model and the caller's version and betas, and its answer comes back as
+   * sent. Any other kind has no such count: the tokens are estimated from the characters, as the gateway's budget
+   * check does. The model is routed and checked against the caller's allow-lists either way, so a model the
+   * caller may not use is refused here as on `messages`.
    */
   @Post('messages/count_tokens')
   @HttpCode(200)
   @ApiCountTokensDocs()
-  countTokens(@Body() body: unknown) {
+  async countTokens(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() body: unknown) {
     const parsed = parseCountTokensRequest(body);
     if (!this.admits(parsed.model)) throw new ModelNotAllowedError(parsed.model);
+    const counted = await this.client.countNativeTokens(parsed.model, nativeRequest(parsed, request.headers), disconnectSignal(reply));
+    if (counted) return counted;
     return { input_tokens: estimatedInputTokens(domainMessages(parsed), { tools: toolDefinitions(parsed.tools) }) };
   }
 

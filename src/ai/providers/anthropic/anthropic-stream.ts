@@ -15,7 +15,10 @@ export class AnthropicStreamTranslator {
   private answeredModel: string;
   private stopReason: unknown;
   private usage: Record<string, unknown> = {};
-  /** Content block index -> tool call index, for tool_use blocks (the JSON tool maps to -1: it is text). */
+  /**
+   * Content block index -> tool call index, for tool_use blocks (the JSON tool maps to -1: it is text; a server
+   * tool's call, which Anthropic runs itself, to -2: no call of the caller's).
+   */
   private readonly toolIndexOf = new Map<number, number>();
   private toolCount = 0;
   /** Whether the JSON-output tool streamed any input; an input of `{}` may arrive as a single empty piece. */
@@ -81,6 +84,10 @@ export class AnthropicStreamTranslator {
 
   private blockStart(data: Record<string, unknown>): GenerateStreamChunk[] {
     const block = data.content_block;
+    if (isObject(block) && SERVER_TOOL_CALL.has(block.type) && typeof data.index === 'number') {
+      this.toolIndexOf.set(data.index, SERVER_TOOL_INDEX);
+      return [];
+    }
     if (!isObject(block) || block.type !== 'tool_use') return [];
     if (typeof data.index !== 'number' || typeof block.id !== 'string' || typeof block.name !== 'string') {
       throw new InvalidResponseError(`${this.provider}: upstream tool_use block start lacks index, id or name`, { provider: this.provider });
@@ -103,7 +110,7 @@ export class AnthropicStreamTranslator {
     if (index === undefined) {
       throw new InvalidResponseError(`${this.provider}: upstream input_json_delta for a block that is not a tool_use`, { provider: this.provider });
     }
-    if (delta.partial_json === '') return [];
+    if (delta.partial_json === '' || index === SERVER_TOOL_INDEX) return [];
     if (index === -1) {
       this.jsonTextSent = true;
       return [{ done: false, text: delta.partial_json }];
@@ -111,6 +118,10 @@ export class AnthropicStreamTranslator {
     return [{ done: false, text: '', toolCalls: [{ index, arguments: delta.partial_json }] }];
   }
 }
+
+/** Blocks of a call a server tool makes (web search, code execution, an MCP server's tool), answered by Anthropic. */
+const SERVER_TOOL_CALL: ReadonlySet<unknown> = new Set(['server_tool_use', 'mcp_tool_use']);
+const SERVER_TOOL_INDEX = -2;
 
 function withoutNulls(value: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null && v !== undefined));

@@ -215,6 +215,10 @@ describe('Anthropic results', () => {
     expect(mapAnthropicStopReason('tool_use', true)).toBe('stop');
   });
 
+  it('reads the searches a server tool made beside the tokens', () => {
+    expect(toTokenUsage({ input_tokens: 10, output_tokens: 5, server_tool_use: { web_search_requests: 3 } })).toEqual({ inputTokens: 10, outputTokens: 5, totalTokens: 15, webSearchRequests: 3 });
+  });
+
   it('counts cache reads and writes as input, cache reads as cached', () => {
     expect(toTokenUsage({ input_tokens: 12, cache_creation_input_tokens: 100, cache_read_input_tokens: 2048, output_tokens: 85 })).toEqual({
       inputTokens: 2160,
@@ -317,6 +321,19 @@ describe('Anthropic stream events', () => {
       { type: 'content_block_stop', index: 0 },
     ].flatMap((e) => translator.translate(e));
     expect(out).toEqual([{ done: false, text: '{}' }]);
+  });
+
+  it("reads a server tool's call (web search) as none of the caller's tool calls, and the answer's text around it", () => {
+    const translator = new AnthropicStreamTranslator('anthropic', 'm');
+    const out = [
+      { type: 'content_block_start', index: 0, content_block: { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: {} } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '{"query":"Paris"}' } },
+      { type: 'content_block_start', index: 1, content_block: { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_1', content: [] } },
+      { type: 'content_block_start', index: 2, content_block: { type: 'text', text: '', citations: [] } },
+      { type: 'content_block_delta', index: 2, delta: { type: 'citations_delta', citation: { type: 'web_search_result_location' } } },
+      { type: 'content_block_delta', index: 2, delta: { type: 'text_delta', text: 'Sunny.' } },
+    ].flatMap((e) => translator.translate(e));
+    expect(out).toEqual([{ done: false, text: 'Sunny.' }]);
   });
 
   it('refuses an input_json_delta for an unknown block, and maps an error event', () => {

@@ -14,11 +14,14 @@ import type {
   HealthResult,
   ModelFeature,
   ModelInfo,
+  NativeCountRequest,
+  NativeDialect,
+  NativeEvent,
   NativeRequest,
   ProviderCapabilities,
   ProviderSettings,
 } from '../ai-provider.interface';
-import { parseEventObject, readSseEvents } from '../../../upstream/stream-framing';
+import { parseEventObject, readSseEventBatches, readSseEvents } from '../../../upstream/stream-framing';
 import { UpstreamClient } from '../../../upstream/upstream-client';
 import { describeSettings, probeModelHealth } from '../provider-support';
 import { mapAnthropicError } from './anthropic-errors';
@@ -103,6 +106,11 @@ export class AnthropicProvider implements AiProvider {
     return !PRE_CLAUDE_3.test(model ?? this.chatModel);
   }
 
+  /** Every model of the Messages API takes a Messages body as written (docs/decisions.md B16). */
+  speaksNative(dialect: NativeDialect): boolean {
+    return dialect === 'anthropic-messages';
+  }
+
   describe(): Record<string, unknown> {
     const { url, chatModel } = this;
     return {
@@ -127,7 +135,7 @@ export class AnthropicProvider implements AiProvider {
 
   /**
    * Streams the Messages API's SSE events: text and tool-call deltas, then one final chunk with stop reason and
-   * usage. A native request's chunks carry every event as it arrived, one chunk per event at least.
+   * usage. A native request's chunks carry every event as it arrived (nativeChunks).
    */
   async *generateStream(request: GenerateRequest): AsyncIterable<GenerateStreamChunk> {
     const model = request.model ?? this.chatModel;
@@ -143,21 +151,69 @@ export class AnthropicProvider implements AiProvider {
       .catch((error: unknown) => {
         throw native ? callerRefusal(error) : error;
       });
-    const translator = new AnthropicStreamTranslator(this.name, model, native ? undefined : jsonOutputTool(request.responseFormat));
+    if (native) {
+      yield* this.nativeChunks(response.body, model);
+      return;
+    }
+    const translator = new AnthropicStreamTranslator(this.name, model, jsonOutputTool(request.responseFormat));
     for await (const event of readSseEvents(response.body)) {
-      const data = parseEventObject(event.data, this.name);
-      const chunks = translator.translate(data);
-      if (native) {
-        const arrived = [{ event: event.event ?? String(data.type), data: event.data }];
-        if (chunks.length === 0) chunks.push({ done: false, text: '' });
-        chunks[0].native = arrived;
-      }
-      for (const chunk of chunks) {
+      for (const chunk of translator.translate(parseEventObject(event.data, this.name))) {
         yield chunk;
         if (chunk.done) return;
       }
     }
     throw new InvalidResponseError(`${this.name}: upstream stream ended before message_stop`, { provider: this.name });
+  }
+
+  /**
+   * A native stream's chunks: every upstream event rides, as it arrived, on the chunk of the first event after it
+   * that the domain reads, within what one read of the body completed; the events of a read that translate to
+   * nothing (`message_start`, block starts and ends, pings, thinking deltas) go on one chunk of empty text at its
+   * end. So each read is relayed in as few steps as it holds answer pieces, and no event waits for a later read.
+   */
+  private async *nativeChunks(body: AsyncIterable<Buffer | string>, model: string): AsyncIterable<GenerateStreamChunk> {
+    const translator = new AnthropicStreamTranslator(this.name, model);
+    for await (const batch of readSseEventBatches(body, this.name)) {
+      let arrived: NativeEvent[] = [];
+      for (const event of batch) {
+        // Pings and block ends carry nothing the domain reads (no JSON-output tool here): not parsed.
+        const unread = event.event !== undefined && UNREAD_NATIVE_EVENTS.has(event.event);
+        let chunks: GenerateStreamChunk[];
+        try {
+          const data = unread ? undefined : parseEventObject(event.data, this.name);
+          chunks = data ? translator.translate(data) : [];
+          arrived.push({ event: event.event ?? String(data?.type), data: event.data });
+        } catch (error) {
+          // An error event (or an unreadable one) ends the stream after everything that came before it.
+          if (arrived.length > 0) yield { done: false, text: '', native: arrived };
+          throw error;
+        }
+        if (chunks.length === 0) continue;
+        chunks[0].native = arrived;
+        arrived = [];
+        for (const chunk of chunks) {
+          yield chunk;
+          if (chunk.done) return;
+        }
+      }
+      if (arrived.length > 0) yield { done: false, text: '', native: arrived };
+    }
+    throw new InvalidResponseError(`${this.name}: upstream stream ended before message_stop`, { provider: this.name });
+  }
+
+  /** `POST /v1/messages/count_tokens` with the caller's body, the routed model and the caller's version and betas. */
+  async countNativeTokens(request: NativeCountRequest): Promise<Record<string, unknown>> {
+    const model = request.model ?? this.chatModel;
+    const { native } = request;
+    const response = await this.http
+      .postJson('/v1/messages/count_tokens', { ...native.body, model }, { signal: request.signal, model, headers: forwardedHeaders(native) })
+      .catch((error: unknown) => {
+        throw callerRefusal(error);
+      });
+    if (!isObject(response.body) || typeof response.body.input_tokens !== 'number') {
+      throw new InvalidResponseError(`${this.name}: upstream token count has no input_tokens`, { provider: this.name });
+    }
+    return response.body;
   }
 
   embed(): Promise<EmbedResult> {
@@ -198,6 +254,8 @@ export class AnthropicProvider implements AiProvider {
     return this.http.close();
   }
 }
+
+const UNREAD_NATIVE_EVENTS: ReadonlySet<string> = new Set(['ping', 'content_block_stop']);
 
 /** The dialect's headers the caller sent; `anthropic-version` replaces the pinned one, since the body is written for it. */
 function forwardedHeaders(native: NativeRequest): Record<string, string> {
