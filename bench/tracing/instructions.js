@@ -1,6 +1,6 @@
 'use strict';
 // bench/tracing/instructions.js: the chat path's instructions per request with tracing off and on, counted by
-// valgrind's callgrind, which the machine's load does not move (bench/README.md). Each variant runs
+// valgrind's callgrind (bench/README.md: work driven by the clock still varies between runs). Each variant runs
 // inject-cpu.js under `valgrind --tool=callgrind --instr-atstart=no node --no-opt`, which switches the counting
 // on for its REQUESTS measured requests only (callgrind_control), so start-up and warm-up cost nothing but the
 // time valgrind takes to run them; the span exports of the measured window count.
