@@ -5,8 +5,10 @@
 // (process.cpuUsage: user + system, the exporters' work included), after the exports have drained.
 const fs = require('node:fs');
 const path = require('node:path');
-const { loadConfig } = require(path.join(__dirname, '..', '..', 'dist', 'src', 'config', 'config.loader'));
-const { createHttpApp } = require(path.join(__dirname, '..', '..', 'dist', 'src', 'server', 'http-server'));
+// DIST: another build's dist/ (cpu.js's BASELINE_DIST), measured the same way.
+const DIST = process.env.DIST || path.join(__dirname, '..', '..', 'dist');
+const { loadConfig } = require(path.join(DIST, 'src', 'config', 'config.loader'));
+const { createHttpApp } = require(path.join(DIST, 'src', 'server', 'http-server'));
 
 const REQUESTS = Number(process.env.REQUESTS || 3000);
 const WARMUP = Number(process.env.WARMUP_REQUESTS || 1500);
@@ -29,6 +31,8 @@ async function main() {
   // Let the warm-up's exports leave before measuring.
   await new Promise((resolve) => setTimeout(resolve, 300));
   const profiler = process.env.PROFILE ? await startProfile() : undefined;
+  // Under `valgrind --tool=callgrind --instr-atstart=no` (instructions.js): instructions counted for the measured requests only.
+  if (process.env.CALLGRIND) callgrindInstrumentation('on');
   const before = process.cpuUsage();
   const mainBefore = mainThreadMicros();
   await run(REQUESTS);
@@ -36,10 +40,15 @@ async function main() {
   await new Promise((resolve) => setTimeout(resolve, 300));
   const used = process.cpuUsage(before);
   const main = mainThreadMicros() - mainBefore;
+  if (process.env.CALLGRIND) callgrindInstrumentation('off');
   if (profiler) await profiler.stop(process.env.PROFILE);
   // Both: the whole process (V8's compiler and GC threads included) and the event-loop thread alone.
   process.stdout.write(`${((used.user + used.system) / REQUESTS).toFixed(2)} ${(main / REQUESTS).toFixed(2)}\n`);
   await app.close();
+}
+
+function callgrindInstrumentation(state) {
+  require('node:child_process').execFileSync('callgrind_control', [`--instr=${state}`, String(process.pid)], { stdio: 'ignore' });
 }
 
 /** CPU time of the main (event-loop) thread, from /proc (Linux), in microseconds; clock ticks of 10 ms. */

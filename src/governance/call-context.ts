@@ -48,16 +48,39 @@ class RequestScope {
   }
 }
 
-const storage = new AsyncLocalStorage<CallContext | RequestScope>();
+/**
+ * What the storage holds: the call's context (an HTTP request's, resolved when first asked for) and the trace
+ * context, which tracing keeps in this same storage (otel/call-scope-context-manager.ts) rather than in an
+ * AsyncLocalStorage of its own: on Node 20 every async resource, each promise included, copies the store of every
+ * AsyncLocalStorage in the process (docs/decisions.md C12). Opaque here: governance imports nothing of tracing.
+ */
+class Scope {
+  constructor(
+    readonly call: CallContext | RequestScope | undefined,
+    readonly trace: unknown,
+  ) {}
+}
 
-/** Runs `fn` with `context` visible to every model call it makes, streams included. */
+const storage = new AsyncLocalStorage<Scope>();
+
+/** Runs `fn` with `context` visible to every model call it makes, streams included; the trace context stays. */
 export function runWithCallContext<T>(context: CallContext, fn: () => T): T {
-  return storage.run(context, fn);
+  return storage.run(new Scope(context, storage.getStore()?.trace), fn);
 }
 
 export function currentCallContext(): CallContext | undefined {
-  const store = storage.getStore();
-  return store instanceof RequestScope ? store.current() : store;
+  const call = storage.getStore()?.call;
+  return call instanceof RequestScope ? call.current() : call;
+}
+
+/** The trace context current here (what tracing's context manager last entered), undefined outside any. */
+export function currentTraceContext(): unknown {
+  return storage.getStore()?.trace;
+}
+
+/** Runs `fn(...args)` with `trace` as the current trace context; the call context stays. */
+export function runWithTraceContext<A extends unknown[], R>(trace: unknown, fn: (...args: A) => R, ...args: A): R {
+  return storage.run(new Scope(storage.getStore()?.call, trace), fn, ...args);
 }
 
 /** The call context of an HTTP request the API auth layer identified; with its reply, the gate can set headers of the answer. */
@@ -82,5 +105,6 @@ interface HookHost {
  * AsyncResource bind (about 60 µs per request on the development machine).
  */
 export function installCallContextHook(fastify: HookHost): void {
-  fastify.addHook('onRequest', (request, reply, done) => storage.run(new RequestScope(request, reply), done));
+  // The trace context stays: tracing's hook may have entered the request's server span before this one.
+  fastify.addHook('onRequest', (request, reply, done) => storage.run(new Scope(new RequestScope(request, reply), storage.getStore()?.trace), done));
 }

@@ -37,6 +37,7 @@ import { type OperationTracer, setOperationTracer } from '../../common/traced-op
 import { governanceOf } from '../../governance/governance-identity';
 import { LEDGER_ENTRY_CHANNEL, type LedgerEntryEvent } from '../../governance/ledger/ledger-events';
 import { setTraceContextInjector } from '../../upstream/trace-context-headers';
+import { CallScopeContextManager } from './call-scope-context-manager';
 import { GEN_AI, TOLLGATE } from './gen-ai-conventions';
 import { GenAiMetrics } from './gen-ai-metrics';
 import type { OtelSettings } from './otel-settings';
@@ -94,10 +95,11 @@ export function startOpenTelemetry(app: NestFastifyApplication, settings: OtelSe
     ...(settings.samplingRatio !== undefined ? { sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.samplingRatio) }) } : {}),
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter(exporterOptions('traces')))],
   });
-  // The context manager (AsyncLocalStorage) and the propagator, process-wide as the API expects: W3C trace
-  // context alone, since nothing here reads baggage (the default adds a baggage propagator to every request).
+  // The context manager and the propagator, process-wide as the API expects. The context lives in the call
+  // context's AsyncLocalStorage, not a third one (call-scope-context-manager.ts); W3C trace context alone, since
+  // nothing here reads baggage (the default adds a baggage propagator to every request).
   const propagator = new W3CTraceContextPropagator();
-  tracerProvider.register({ propagator });
+  tracerProvider.register({ propagator, contextManager: new CallScopeContextManager() });
   const tracer = tracerProvider.getTracer(INSTRUMENTATION_SCOPE, version);
   const meterProvider = settings.metrics
     ? new MeterProvider({

@@ -17,7 +17,7 @@ import type {
   TokenUsage,
 } from '../../ai/providers/ai-provider.interface';
 import { GEN_AI, PROVIDER_NAMES, TOLLGATE } from './gen-ai-conventions';
-import type { GenAiMetrics } from './gen-ai-metrics';
+import { type AnsweredMetricAttributes, type GenAiMetrics, MetricAttributeSets, type ModelMetricAttributes } from './gen-ai-metrics';
 
 type Operation = 'chat' | 'embeddings';
 
@@ -50,6 +50,7 @@ class AttemptTracer {
   private readonly server: Attributes;
   /** The registration's models, for attempts that name none (its settings do not change while it lives). */
   private readonly configured: Readonly<Record<Operation, string>>;
+  private readonly metricAttributes: Readonly<Record<Operation, MetricAttributeSets>>;
 
   constructor(
     private readonly inner: AiProvider,
@@ -60,6 +61,7 @@ class AttemptTracer {
     this.server = serverAttributes(settings.url);
     const named = (value: unknown) => (typeof value === 'string' ? value : 'unknown');
     this.configured = { chat: named(settings.chatModel), embeddings: named(settings.embeddingModel) };
+    this.metricAttributes = { chat: new MetricAttributeSets('chat', this.providerName), embeddings: new MetricAttributeSets('embeddings', this.providerName) };
   }
 
   async generate(request: GenerateRequest): Promise<GenerateResult> {
@@ -150,33 +152,36 @@ class AttemptTracer {
     if (request && this.options.captureContent) attributes[GEN_AI.inputMessages] = inputMessages(request.messages);
     const parent = context.active();
     const span = this.options.tracer.startSpan(`${operation} ${model}`, { kind: SpanKind.CLIENT, attributes }, parent);
-    return new Attempt(span, trace.setSpan(parent, span), operation, this.providerName, model, this.options.metrics);
+    const metrics = this.options.metrics;
+    return new Attempt(span, trace.setSpan(parent, span), metrics && { metrics, attributes: this.metricAttributes[operation].of(model) });
   }
+}
+
+/** Where an attempt records its metrics, and the attribute objects of its requested model. */
+interface AttemptMetrics {
+  metrics: GenAiMetrics;
+  attributes: ModelMetricAttributes;
 }
 
 /** One attempt's span and measurements; ended once, whichever way the attempt ends. */
 class Attempt {
   private readonly started = performance.now();
   private ended = false;
-  private metricLabels?: Attributes;
+  private answeredAttributes?: AnsweredMetricAttributes;
 
   constructor(
     readonly span: Span,
     readonly context: ReturnType<typeof trace.setSpan>,
-    private readonly operation: Operation,
-    private readonly providerName: string,
-    private readonly requestModel: string,
-    private readonly metrics: GenAiMetrics | undefined,
+    private readonly metrics: AttemptMetrics | undefined,
   ) {}
 
   firstChunk(): void {
     const seconds = (performance.now() - this.started) / 1000;
     this.span.setAttribute(GEN_AI.responseTimeToFirstChunk, seconds);
-    this.metrics?.timeToFirstToken(seconds, this.metricAttributes());
+    if (this.metrics) this.metrics.metrics.timeToFirstToken(seconds, this.metrics.attributes.requested);
   }
 
   answered(model: string, usage: TokenUsage | undefined, finishReason: string | undefined): void {
-    if (this.metrics) this.metricLabels = { ...this.metricAttributes(), [GEN_AI.responseModel]: model };
     const span = this.span;
     span.setAttribute(GEN_AI.responseModel, model);
     if (finishReason !== undefined) span.setAttribute(GEN_AI.responseFinishReasons, [finishReason]);
@@ -184,13 +189,15 @@ class Attempt {
     if (usage?.outputTokens !== undefined) span.setAttribute(GEN_AI.usageOutputTokens, usage.outputTokens);
     if (usage?.cachedInputTokens !== undefined) span.setAttribute(GEN_AI.usageCacheReadInputTokens, usage.cachedInputTokens);
     if (usage?.reasoningTokens !== undefined) span.setAttribute(GEN_AI.usageReasoningOutputTokens, usage.reasoningTokens);
-    if (this.metrics && usage) this.metrics.tokens(usage.inputTokens, usage.outputTokens, this.metricAttributes());
+    if (!this.metrics) return;
+    this.answeredAttributes = this.metrics.attributes.answeredBy(model);
+    if (usage) this.metrics.metrics.tokens(usage.inputTokens, usage.outputTokens, this.answeredAttributes);
   }
 
   end(): void {
     if (this.ended) return;
     this.ended = true;
-    this.metrics?.duration((performance.now() - this.started) / 1000, this.metricAttributes());
+    if (this.metrics) this.metrics.metrics.duration((performance.now() - this.started) / 1000, this.answeredAttributes?.duration ?? this.metrics.attributes.requested);
     this.span.end();
   }
 
@@ -208,13 +215,11 @@ class Attempt {
     // Tollgate's own message only: an upstream body never reaches a TollgateError's message (docs/decisions.md B4).
     this.span.setStatus({ code: SpanStatusCode.ERROR, message: type });
     this.ended = true;
-    this.metrics?.duration((performance.now() - this.started) / 1000, { ...this.metricAttributes(), 'error.type': type });
+    if (this.metrics) {
+      const attributes = this.answeredAttributes?.duration ?? this.metrics.attributes.requested;
+      this.metrics.metrics.duration((performance.now() - this.started) / 1000, { ...attributes, 'error.type': type });
+    }
     this.span.end();
-  }
-
-  /** The metrics' attributes: the attempt's, with the answering model once known. */
-  private metricAttributes(): Attributes {
-    return (this.metricLabels ??= { [GEN_AI.operationName]: this.operation, [GEN_AI.providerName]: this.providerName, [GEN_AI.requestModel]: this.requestModel });
   }
 }
 
