@@ -17,8 +17,9 @@ const IDLE_UTILIZATION = 0.02;
  * ~95 MiB (bench/RESULTS.md, issue 29 part 5). A busy server skips it, its young generation being in use; once
  * a load ends, V8's memory reducer, armed by the load's collections, shrinks it within ~30 s.
  *
- * The collector is taken from a new context (`--expose-gc` applies to contexts made after it is set), so the
- * application's global gets no `gc`; only the server's entries call this, never a host app of the modules.
+ * The collector is taken from a new context (`--expose-gc` applies to contexts made after it is set) and the
+ * flag cleared again, so neither the application's global nor a worker started later gets a `gc`; only the
+ * server's entries call this, never a host app of the modules.
  */
 export function collectGarbageOnceIdle(): void {
   let since = performance.eventLoopUtilization();
@@ -28,7 +29,9 @@ export function collectGarbageOnceIdle(): void {
     if (window.utilization > IDLE_UTILIZATION) return;
     clearInterval(timer);
     setFlagsFromString('--expose-gc');
-    (runInNewContext('gc') as () => void)();
+    const collect = runInNewContext('gc') as () => void;
+    setFlagsFromString('--no-expose-gc');
+    collect();
   }, IDLE_WINDOW_MS);
   timer.unref();
 }
