@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import './server/nest-common-preload';
 import { runCli } from './cli/cli.runner';
 
 // Exit explicitly: a store client that failed to close cleanly must not keep the CLI alive.

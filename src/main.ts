@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import './server/nest-common-preload';
 import { ConfigError } from './config/config.error';
 import { loadConfig } from './config/config.loader';
 import { checkServerStart } from './config/server-start-checks';

@@ -8,6 +8,7 @@ import { installRequestIdHeader, requestIdAdapterOptions } from '../http/request
 import type { TollgateConfig } from '../config/config.types';
 import { installApiPreAuth } from './api-pre-auth';
 import { installGracefulShutdown } from './graceful-shutdown';
+import { collectGarbageOnceIdle } from './idle-collection';
 import { useBoundedJsonParser, useChatBodyLimit } from './json-body-parser';
 import { installHttpMetrics } from '../observability/http-metrics';
 import { defaultLogLevel, ServerLogging, type LogOutput } from '../observability/logging';
@@ -86,6 +87,7 @@ export async function startHttpServer(config: TollgateConfig): Promise<NestFasti
   const logger = new Logger('Tollgate');
   const origin = await app.getUrl();
   logger.log(`listening on ${origin}${config.server.basePath}`);
+  collectGarbageOnceIdle();
   // Not awaited: the probes' follow-up lines come when each settles, the server is already answering.
   logStartupSummary(logger, config, origin, app.get(AiClient)).catch((error: unknown) =>
     logger.warn(`start-up summary incomplete: ${(error as Error)?.message ?? String(error)}`),

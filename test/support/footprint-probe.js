@@ -1,8 +1,13 @@
 'use strict';
 // Preloaded into a server by test/idle-footprint.e2e-spec.ts (node --expose-gc --require): on SIGWINCH it
-// collects garbage and writes one line "footprint <json>" to stderr: RSS and heap used in bytes, and the npm
-// packages loaded so far (from require.cache), so the test can tell what a configuration really loads.
+// writes one line "footprint <json>" to stderr: RSS and the young generation's size (bytes) as the server
+// left them, then, after a full collection of its own, heap used and the npm packages loaded so far (from
+// require.cache), so the test can tell what a configuration really loads.
+const v8 = require('node:v8');
+
 process.on('SIGWINCH', () => {
+  const { rss } = process.memoryUsage();
+  const youngGeneration = v8.getHeapSpaceStatistics().find((space) => space.space_name === 'new_space').space_size;
   global.gc();
   global.gc();
   const packages = new Set();
@@ -12,6 +17,6 @@ process.on('SIGWINCH', () => {
     const parts = file.slice(at + 'node_modules/'.length).split('/');
     packages.add(parts[0].startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0]);
   }
-  const { rss, heapUsed } = process.memoryUsage();
-  process.stderr.write(`footprint ${JSON.stringify({ rss, heapUsed, packages: [...packages].sort() })}\n`);
+  const { heapUsed } = process.memoryUsage();
+  process.stderr.write(`footprint ${JSON.stringify({ rss, youngGeneration, heapUsed, packages: [...packages].sort() })}\n`);
 });
