@@ -133,7 +133,7 @@ export function startOpenTelemetry(app: NestFastifyApplication, settings: OtelSe
       .finally(done);
   });
   logger.log(
-    `exporting traces${metrics ? ' and GenAI metrics' : ''} over OTLP/HTTP to ${settings.endpoint ?? 'the OTEL_EXPORTER_OTLP_* endpoint'}` +
+    `exporting traces${metrics ? ' and GenAI metrics' : ''} over OTLP/HTTP to ${settings.endpoint !== undefined ? endpointForLog(settings.endpoint) : 'the OTEL_EXPORTER_OTLP_* endpoint'}` +
       `${settings.captureContent ? ', with prompts and answers' : ''}`,
   );
 }
@@ -243,4 +243,14 @@ function operationTracer(tracer: Tracer): OperationTracer {
       span.end();
     }
   };
+}
+
+/** The endpoint as the start-up line names it: scheme, host and path, never credentials in its user part or query. */
+export function endpointForLog(endpoint: string): string {
+  try {
+    const url = new URL(endpoint);
+    return `${url.protocol}//${url.host}${url.pathname === '/' ? '' : url.pathname}`;
+  } catch {
+    return 'the configured endpoint';
+  }
 }
