@@ -4,7 +4,7 @@
 // SURFACE (chat: /openai/v1/chat/completions, messages: /anthropic/v1/messages) to the Anthropic emulator process,
 // streamed when STREAM=1; prints the process's CPU microseconds per request (user + system) and the event-loop
 // thread's alone. PROFILE=file.cpuprofile writes a CPU profile of the measured requests.
-const fs = require('node:fs');
+const { mainThreadMicros, startProfile } = require('../in-process-cpu');
 const path = require('node:path');
 
 const DIST = process.env.DIST || path.join(__dirname, '..', '..', 'dist');
@@ -50,29 +50,6 @@ async function main() {
   if (profiler) await profiler.stop(process.env.PROFILE);
   process.stdout.write(`${((used.user + used.system) / REQUESTS).toFixed(2)} ${(main / REQUESTS).toFixed(2)}\n`);
   await app.close();
-}
-
-/** CPU time of the main (event-loop) thread, from /proc (Linux), in microseconds; clock ticks of 10 ms. */
-function mainThreadMicros() {
-  const stat = fs.readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / 100;
-}
-
-async function startProfile() {
-  const { Session } = require('node:inspector');
-  const session = new Session();
-  session.connect();
-  const post = (method, params) => new Promise((resolve, reject) => session.post(method, params, (error, result) => (error ? reject(error) : resolve(result))));
-  await post('Profiler.enable');
-  await post('Profiler.start');
-  return {
-    stop: async (file) => {
-      const { profile } = await post('Profiler.stop');
-      fs.writeFileSync(file, JSON.stringify(profile));
-      session.disconnect();
-    },
-  };
 }
 
 main().catch((error) => {

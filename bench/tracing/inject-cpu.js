@@ -3,7 +3,7 @@
 // (the real createHttpApp, tracing installed or not), warmed up, then REQUESTS sequential chat requests
 // through Fastify's inject() against the emulator process; prints the process's CPU microseconds per request
 // (process.cpuUsage: user + system, the exporters' work included), after the exports have drained.
-const fs = require('node:fs');
+const { mainThreadMicros, startProfile } = require('../in-process-cpu');
 const path = require('node:path');
 // DIST: another build's dist/ (cpu.js's BASELINE_DIST), measured the same way.
 const DIST = process.env.DIST || path.join(__dirname, '..', '..', 'dist');
@@ -49,30 +49,6 @@ async function main() {
 
 function callgrindInstrumentation(state) {
   require('node:child_process').execFileSync('callgrind_control', [`--instr=${state}`, String(process.pid)], { stdio: 'ignore' });
-}
-
-/** CPU time of the main (event-loop) thread, from /proc (Linux), in microseconds; clock ticks of 10 ms. */
-function mainThreadMicros() {
-  const stat = fs.readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / 100;
-}
-
-/** A CPU profile of the measured requests only (PROFILE=file.cpuprofile), for finding where a difference goes. */
-async function startProfile() {
-  const { Session } = require('node:inspector');
-  const session = new Session();
-  session.connect();
-  const post = (method, params) => new Promise((resolve, reject) => session.post(method, params, (error, result) => (error ? reject(error) : resolve(result))));
-  await post('Profiler.enable');
-  await post('Profiler.start');
-  return {
-    stop: async (file) => {
-      const { profile } = await post('Profiler.stop');
-      fs.writeFileSync(file, JSON.stringify(profile));
-      session.disconnect();
-    },
-  };
 }
 
 main().catch((error) => {
