@@ -1,13 +1,18 @@
 import { performance } from 'node:perf_hooks';
-import { setFlagsFromString } from 'node:v8';
+import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
 /** How often the server looks for an idle window after it listens, and how idle the window must be. */
 const IDLE_WINDOW_MS = 5_000;
 const IDLE_UTILIZATION = 0.02;
+/** Node 20's young generation once shrunk is 2 x 1 MiB; at most 2 x 16 MiB. */
+const SHRUNK_YOUNG_GENERATION = 4 * 2 ** 20;
+/** Idle windows with a collection before the server stops trying (a minute). */
+const MAX_TRIES = 12;
 
 /**
- * One full garbage collection, once, after the server's first idle window (`npm start`, `tollgate serve`).
+ * One full garbage collection after the server's first idle window (`npm start`, `tollgate serve`), repeated at
+ * the next idle windows until the young generation has shrunk, for a minute at most.
  *
  * Starting the application grows V8's young generation to its maximum (2 x 16 MiB on Node 20) and nothing
  * shrinks it back while the process idles: V8 shrinks it at a collection that sees a low allocation rate, and
@@ -23,15 +28,25 @@ const IDLE_UTILIZATION = 0.02;
  */
 export function collectGarbageOnceIdle(): void {
   let since = performance.eventLoopUtilization();
+  let collect: (() => void) | undefined;
+  let tries = 0;
   const timer = setInterval(() => {
     const window = performance.eventLoopUtilization(since);
     since = performance.eventLoopUtilization();
     if (window.utilization > IDLE_UTILIZATION) return;
-    clearInterval(timer);
-    setFlagsFromString('--expose-gc');
-    const collect = runInNewContext('gc') as () => void;
-    setFlagsFromString('--no-expose-gc');
+    if (!collect) {
+      setFlagsFromString('--expose-gc');
+      collect = runInNewContext('gc') as () => void;
+      setFlagsFromString('--no-expose-gc');
+    }
     collect();
+    // V8 shrinks the young generation only at a collection that follows a window of low allocation, which the
+    // first idle window is not always (start-up's allocations may still count): try again at the next ones.
+    if (youngGenerationSize() <= SHRUNK_YOUNG_GENERATION || ++tries >= MAX_TRIES) clearInterval(timer);
   }, IDLE_WINDOW_MS);
   timer.unref();
+}
+
+function youngGenerationSize(): number {
+  return getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size ?? 0;
 }

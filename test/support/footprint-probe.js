@@ -2,12 +2,17 @@
 // Preloaded into a server by test/idle-footprint.e2e-spec.ts (node --expose-gc --require): on SIGWINCH it
 // writes one line "footprint <json>" to stderr: RSS and the young generation's size (bytes) as the server
 // left them, then, after a full collection of its own, heap used and the npm packages loaded so far (from
-// require.cache), so the test can tell what a configuration really loads.
+// require.cache), so the test can tell what a configuration really loads. On SIGURG it writes "young <bytes>", the
+// young generation's size alone, collecting nothing, so the test can wait for the server's own collection.
 const v8 = require('node:v8');
+
+const youngGenerationSize = () => v8.getHeapSpaceStatistics().find((space) => space.space_name === 'new_space').space_size;
+
+process.on('SIGURG', () => process.stderr.write(`young ${youngGenerationSize()}\n`));
 
 process.on('SIGWINCH', () => {
   const { rss } = process.memoryUsage();
-  const youngGeneration = v8.getHeapSpaceStatistics().find((space) => space.space_name === 'new_space').space_size;
+  const youngGeneration = youngGenerationSize();
   global.gc();
   global.gc();
   const packages = new Set();
