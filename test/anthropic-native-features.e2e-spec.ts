@@ -137,7 +137,7 @@ describe('server tools and documents', () => {
     });
     const pdf = await client().messages.create(pdfRequest('openai/gpt-test') as unknown as Anthropic.MessageCreateParamsNonStreaming).catch((e: unknown) => e);
     expect(pdf).toBeInstanceOf(Anthropic.BadRequestError);
-    // A base64 PDF is a domain document (B21): refused as document input by a kind that reads none.
+    // A base64 PDF is a domain document (B20): refused as document input by a kind that reads none.
     expect((pdf as InstanceType<typeof Anthropic.BadRequestError>).message).toContain('openai: openai model gpt-test does not support document input');
     const mcp = await client()
       .messages.create({ ...searchRequest('gpt-alias'), tools: undefined, mcp_servers: [{ type: 'url', url: 'https://mcp.example.com/sse', name: 'example' }] } as unknown as Anthropic.MessageCreateParamsNonStreaming)

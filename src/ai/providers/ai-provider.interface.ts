@@ -112,7 +112,7 @@ export type ContentPart =
 /**
  * A prompt-cache breakpoint at the end of a message or a tool definition: the prefix up to it may be cached
  * (Anthropic's `cache_control`, Bedrock's `cachePoint`); kinds without explicit caching leave it out
- * (docs/decisions.md B21).
+ * (docs/decisions.md B20).
  */
 export interface CacheHint {
   ttl?: '5m' | '1h';
