@@ -49,13 +49,3 @@ function text(value: unknown, max: number): string {
 function hostOf(url: string): string {
   return new URL(url).hostname;
 }
-
-/** Display form of a tool URL: no credentials, query or fragment. */
-export function displayUrl(raw: string): string {
-  const url = new URL(raw);
-  url.username = '';
-  url.password = '';
-  url.search = '';
-  url.hash = '';
-  return url.toString().replace(/\/$/, '');
-}

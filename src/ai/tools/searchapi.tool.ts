@@ -5,7 +5,8 @@
  */
 import { InvalidResponseError } from '../errors';
 import { UpstreamClient } from '../../upstream/upstream-client';
-import { displayUrl, normalizeResults, type RawResult } from './search-results';
+import { displayUrl } from '../../common/display-url';
+import { normalizeResults, type RawResult } from './search-results';
 import { SEARCH_DEFAULTS, type SearchApiToolSettings, type SearchCallOptions, type SearchResponse, type SearchTool } from './search-tool.interface';
 import { checkToolUrl, publicOnlyLookup } from './tool-url-guard';
 

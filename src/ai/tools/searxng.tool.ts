@@ -7,7 +7,8 @@ import { isObject } from '../../common/json-values';
 import { InvalidResponseError, ProviderError } from '../errors';
 import { UpstreamClient } from '../../upstream/upstream-client';
 import type { UpstreamErrorResponse } from '../../upstream/upstream-types';
-import { displayUrl, normalizeResults, type RawResult } from './search-results';
+import { displayUrl } from '../../common/display-url';
+import { normalizeResults, type RawResult } from './search-results';
 import { SEARCH_DEFAULTS, type SearchCallOptions, type SearchResponse, type SearchTool, type SearxngToolSettings } from './search-tool.interface';
 import { checkToolUrl, publicOnlyLookup } from './tool-url-guard';
 

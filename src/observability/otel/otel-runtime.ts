@@ -32,6 +32,7 @@ import { BatchSpanProcessor, NodeTracerProvider, ParentBasedSampler, TraceIdRati
 import { ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE, ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION, ATTR_URL_PATH } from '@opentelemetry/semantic-conventions';
 import { AiClient } from '../../ai/client/ai-client';
 import type { GateTicket, ModelCallGate } from '../../ai/client/model-call-gate';
+import { displayUrl } from '../../common/display-url';
 import { packageVersion } from '../../common/packaged-files';
 import { type OperationTracer, setOperationTracer } from '../../common/traced-operation';
 import { governanceOf } from '../../governance/governance-identity';
@@ -245,11 +246,10 @@ function operationTracer(tracer: Tracer): OperationTracer {
   };
 }
 
-/** The endpoint as the start-up line names it: scheme, host and path, never credentials in its user part or query. */
+/** The endpoint as the start-up line names it: never credentials in its user part or query. */
 export function endpointForLog(endpoint: string): string {
   try {
-    const url = new URL(endpoint);
-    return `${url.protocol}//${url.host}${url.pathname === '/' ? '' : url.pathname}`;
+    return displayUrl(endpoint);
   } catch {
     return 'the configured endpoint';
   }
