@@ -28,6 +28,16 @@ export class ConnectionError extends TollgateError {
 
 export class TimeoutError extends ConnectionError {
   override readonly type: string = 'timeout';
+  /**
+   * What the call was waiting for when it timed out: a connection (nothing went out), the response's headers, or
+   * the rest of its body (a stream's next chunk); unset for a transport's own timeout.
+   */
+  awaiting?: 'connection' | 'headers' | 'body';
+
+  constructor(message: string, options?: { provider?: string; cause?: unknown; awaiting?: 'connection' | 'headers' | 'body' }) {
+    super(message, options);
+    this.awaiting = options?.awaiting;
+  }
 }
 
 /** The provider rejected our credentials. */

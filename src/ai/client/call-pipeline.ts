@@ -29,8 +29,6 @@ export interface PipelineCall<T> {
   native?: NativeRequest;
   /** Set when the call passes the gate. */
   gated?: GateRequest;
-  /** An answered attempt stays in flight on its deployment until {@link CallPipeline.finished} (a stream). */
-  holdsOpen?: boolean;
 }
 
 /** The answer, who gave it, and the admission whose ticket the caller closes with what the call cost. */
@@ -88,7 +86,7 @@ export class CallPipeline {
         provider,
         operation,
         options.signal,
-        () => chooser.track(deployment, upstream, call.holdsOpen === true, options.signal),
+        () => chooser.track(deployment, upstream, capability, options.signal),
         () => chooser.cooling(deployment),
       );
     };
