@@ -188,6 +188,25 @@ describe('cool-down', () => {
     expect(east.server.requestsTo(CHAT)).toHaveLength(3);
   });
 
+  it("the strategy picks among the deployments the caller's allow-lists admit: 20 weighted calls of a caller allowed one all go to it", async () => {
+    const made = client('weighted', ['east/gpt-test', 'west/gpt-test']);
+    let allowed = ['west/gpt-test'];
+    const check = (provider: string, model: string) => allowed.includes(`${provider}/${model}`);
+    made.setModelCallGate({
+      open: (call) => {
+        if (!check(call.provider, call.model)) throw new ModelNotAllowedError(`${call.provider}/${call.model}`);
+        return undefined;
+      },
+      admits: check,
+    });
+    for (let call = 0; call < 20; call++) expect((await ask(made)).provider).toBe('west');
+    expect(east.server.requestsTo(CHAT)).toHaveLength(0);
+    // A caller allowed none of them is refused, naming the deployment picked, before any upstream call.
+    allowed = [];
+    await expect(ask(made)).rejects.toBeInstanceOf(ModelNotAllowedError);
+    expect(east.server.requestsTo(CHAT).length + west.server.requestsTo(CHAT).length).toBe(20);
+  });
+
   it('a probe claimed by a call the gate then refuses is given back: the next call probes the deployment', async () => {
     const made = client('ordered', ['east/gpt-test', 'west/gpt-test'], cooldown(300));
     let refusing = false;

@@ -90,6 +90,16 @@ export class DeploymentGroup {
   ) {}
 }
 
+/**
+ * The deployments of `group` a caller may reach (its allow-lists; a priced model for a dollar budget), so the
+ * strategy picks among those instead of picking one the gate then refuses while another serves the alias. All of
+ * them when it may reach every one or none (then the gate refuses the call, naming the one picked).
+ */
+export function reachableDeployments(group: DeploymentGroup, admits: (deployment: Deployment) => boolean): DeploymentGroup {
+  const reachable = group.deployments.filter(admits);
+  return reachable.length === 0 || reachable.length === group.deployments.length ? group : new DeploymentGroup(group.alias, group.strategy, reachable);
+}
+
 export interface ChooserSeams {
   random?: () => number;
   now?: () => number;
