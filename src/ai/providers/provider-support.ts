@@ -149,8 +149,9 @@ export function validateEmbeddings(
 export function sendTogether<T>(
   count: number,
   request: { signal?: AbortSignal; onSent?: () => void },
-  send: (index: number, options: { signal: AbortSignal; onSent: () => void }) => Promise<T>,
+  send: (index: number, options: { signal?: AbortSignal; onSent?: () => void }) => Promise<T>,
 ): Promise<T[]> {
+  if (count === 1) return send(0, request).then((answer) => [answer]);
   const siblings = new AbortController();
   const signal = request.signal ? AbortSignal.any([request.signal, siblings.signal]) : siblings.signal;
   const sent = new Array<boolean>(count).fill(false);
