@@ -140,10 +140,9 @@ export function validateEmbeddings(
   return vectors as number[][];
 }
 
-/** A configured vector size must be a positive integer; checked when the adapter is built. */
 /**
  * The requests of one attempt sent at once (a single-input embedding model: one per input), settled together:
- * the first failure aborts the others, so none runs on unbilled-for, and is marked `othersSent` when another had
+ * the first failure aborts the others, so none runs on uncharged, and is marked `othersSent` when another had
  * gone out (the upstream bills it, answered or cut), so the attempt is charged (decision D6).
  */
 export function sendTogether<T>(
@@ -170,6 +169,7 @@ export function sendTogether<T>(
   return Promise.all(sends);
 }
 
+/** A configured vector size must be a positive integer; checked when the adapter is built. */
 export function checkEmbeddingDimensions(settings: Pick<ProviderSettings, 'name' | 'embeddingDimensions'>): void {
   const dimensions = settings.embeddingDimensions;
   if (dimensions !== undefined && (!Number.isInteger(dimensions) || dimensions <= 0)) {
