@@ -10,11 +10,14 @@ import type { GatedCall, GateOutcome, GateTicket, ModelCallGate } from '../src/a
 import { ProviderRegistry } from '../src/ai/client/provider-registry';
 import type { ProviderSettings } from '../src/ai/providers/ai-provider.interface';
 import { DEFAULT_PROMPT_TEMPLATES } from '../src/ai/prompts/prompt-templates';
+import type { ModelCallRecord } from '../src/ai/client/model-call';
 import { ANTHROPIC_EMULATOR_KEY, type AnthropicEmulator, startAnthropicEmulator } from './emulators/anthropic-emulator';
+import { BEDROCK_API_KEY, BEDROCK_REGION, BedrockEmulator } from './emulators/bedrock-emulator';
 import { startEmulator } from './emulators/emulator-server';
 import { GEMINI_EMULATOR_KEY, type GeminiEmulator, startGeminiEmulator } from './emulators/gemini-emulator';
 import { type OllamaEmulator, startOllamaEmulator } from './emulators/ollama-emulator';
 import { OpenAiEmulator } from './emulators/openai-emulator';
+import { VERTEX_LOCATION, VERTEX_PROJECT, VertexEmulator } from './emulators/vertex-emulator';
 import { collect } from './support/provider-specs';
 
 const KEY = 'sk-gate-outcomes-key';
@@ -23,15 +26,20 @@ let backup: OpenAiEmulator;
 let anthropic: AnthropicEmulator;
 let gemini: GeminiEmulator;
 let ollama: OllamaEmulator;
+let bedrock: BedrockEmulator;
+let vertex: VertexEmulator;
+const VERTEX_TOKEN = 'ya29.gate-outcomes-token';
 let closedUrl: string;
 
 beforeAll(async () => {
-  [openai, backup, anthropic, gemini, ollama] = await Promise.all([
+  [openai, backup, anthropic, gemini, ollama, bedrock, vertex] = await Promise.all([
     OpenAiEmulator.start({ apiKey: KEY }),
     OpenAiEmulator.start({ flavour: 'compatible', chatModels: ['backup-chat'], embeddingModels: ['backup-embed'] }),
     startAnthropicEmulator(),
     startGeminiEmulator(),
     startOllamaEmulator(),
+    BedrockEmulator.start(),
+    VertexEmulator.start({ staticTokens: [VERTEX_TOKEN] }),
   ]);
   const closed = await startEmulator();
   closedUrl = closed.url;
@@ -39,13 +47,13 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.all([openai.close(), backup.close(), anthropic.close(), gemini.close(), ollama.close()]);
+  await Promise.all([openai.close(), backup.close(), anthropic.close(), gemini.close(), ollama.close(), bedrock.close(), vertex.close()]);
 });
 
 const clients: AiClient[] = [];
 beforeEach(() => {
   for (const emulator of [openai, backup]) emulator.server.reset();
-  for (const emulator of [anthropic, gemini, ollama]) emulator.server.reset();
+  for (const emulator of [anthropic, gemini, ollama, bedrock, vertex]) emulator.server.reset();
 });
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((client) => client.close()));
@@ -74,6 +82,15 @@ const settings: Record<string, () => ProviderSettings> = {
   gemini: () => ({ name: 'gemini', kind: 'gemini', url: gemini.url, apiKey: GEMINI_EMULATOR_KEY, embeddingModel: 'gemini-embedding-001', timeoutMs: 5000 }),
   ollama: () => ({ name: 'ollama', kind: 'ollama', url: ollama.url, chatModel: 'llama3.2', embeddingModel: 'nomic-embed-text', timeoutMs: 5000 }),
   backup: () => ({ name: 'backup', kind: 'openai_compatible', url: backup.url, chatModel: 'backup-chat', embeddingModel: 'backup-embed', timeoutMs: 5000 }),
+  bedrock: () => ({ name: 'bedrock', kind: 'bedrock', url: bedrock.url, apiKey: BEDROCK_API_KEY, embeddingModel: 'amazon.titan-embed-text-v2:0', timeoutMs: 10_000, bedrock: { region: BEDROCK_REGION } }),
+  vertex: () => ({
+    name: 'vertex',
+    kind: 'vertex',
+    url: vertex.url,
+    embeddingModel: 'gemini-embedding-001',
+    timeoutMs: 10_000,
+    vertex: { project: VERTEX_PROJECT, location: VERTEX_LOCATION, accessToken: VERTEX_TOKEN },
+  }),
   down: () => ({ name: 'down', kind: 'openai', url: closedUrl, apiKey: KEY, chatModel: 'gpt-test', timeoutMs: 2000 }),
 };
 
@@ -142,6 +159,23 @@ describe('the outcome a gate ticket is closed with', () => {
     openai.server.failNext(500);
     await expect(client.generateMessages(hello())).rejects.toMatchObject({ type: 'provider_error' });
     expect(gate.outcomes).toEqual([{ sent: true, unanswered: [] }]);
+  });
+
+  it.each([
+    { name: 'bedrock', model: 'amazon.titan-embed-text-v2:0', failure: { headers: { 'x-amzn-errortype': 'InternalServerException:http://internal.amazon.com/coral/com.amazon.bedrock/' }, body: { message: 'Internal failure' } } },
+    { name: 'vertex', model: 'gemini-embedding-001', failure: { body: { error: { code: 500, message: 'Internal error encountered.', status: 'INTERNAL' } } } },
+  ])('$name: one request per input, one answered with an error: the others are cut and the call is charged and recorded as sent', async ({ name, model, failure }) => {
+    const { client, gate } = harness([name]);
+    const records: ModelCallRecord[] = [];
+    client.setModelCallSink((record) => records.push(record));
+    const emulator = name === 'bedrock' ? bedrock : vertex;
+    // The first input's request hangs in flight; the second's is answered with a 500 the provider does not bill.
+    emulator.server.inject({ kind: 'delay', ms: 8_000 }).inject({ kind: 'status', status: 500, ...failure });
+    await expect(client.generateEmbeddings(['first input', 'second input'])).rejects.toMatchObject({ type: 'provider_error' });
+    await Promise.race([emulator.server.waitForAbort(), new Promise((wait) => setTimeout(wait, 3_000))]);
+    expect(emulator.server.requests.map((request) => request.aborted)).toEqual([true, false]);
+    expect(gate.outcomes).toEqual([{ sent: true, unanswered: [{ provider: name, providerKind: name, model }] }]);
+    expect(records).toEqual([expect.objectContaining({ provider: name, model, operation: 'embed', status: 'error', estimated: true, usage: expect.objectContaining({ inputTokens: 6 }) })]);
   });
 
   it('a caller that leaves a non-streamed call, or a stream before its first chunk, leaves it unanswered', async () => {

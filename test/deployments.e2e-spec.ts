@@ -11,6 +11,7 @@ import { NoHealthyDeploymentError } from '../src/ai/errors';
 import { ModelNotAllowedError } from '../src/governance/governance-errors';
 import { DEFAULT_PROMPT_TEMPLATES } from '../src/ai/prompts/prompt-templates';
 import { OpenAiEmulator } from './emulators/openai-emulator';
+import { collect } from './support/provider-specs';
 
 const KEY = 'sk-deployments';
 const CHAT = '/v1/chat/completions';
@@ -37,6 +38,8 @@ function client(strategy: DeploymentStrategy, deployments: Array<string | { targ
       { name: 'west', kind: 'openai', url: west.url, apiKey: KEY, chatModel: 'gpt-test', timeoutMs: 5000 },
       // East again, with a key it refuses: a deployment whose credential has expired.
       { name: 'stale', kind: 'openai', url: east.url, apiKey: 'sk-expired', chatModel: 'gpt-test', timeoutMs: 5000 },
+      // East again, with a timeout short enough for a test to meet.
+      { name: 'hasty', kind: 'openai', url: east.url, apiKey: KEY, chatModel: 'gpt-test', timeoutMs: 300 },
     ]),
     {
       defaultProvider: 'east',
@@ -128,6 +131,25 @@ describe('cool-down', () => {
     expect(east.server.requestsTo(CHAT)).toHaveLength(9);
   });
 
+  it("a non-streamed answer that times out is the caller's (its length is): 5 such calls leave the deployment healthy", async () => {
+    const made = client('ordered', ['hasty/gpt-test', 'west/gpt-test'], cooldown(60_000));
+    east.server.delayNext(1_000, 5, CHAT);
+    for (let call = 0; call < 5; call++) expect((await ask(made)).provider).toBe('west');
+    expect(east.server.requestsTo(CHAT)).toHaveLength(5);
+    expect(made.deploymentStatus()[0]).toMatchObject({ deployment: 'hasty/gpt-test', state: 'healthy', recentFailures: 0 });
+    expect((await ask(made)).provider).toBe('hasty');
+  });
+
+  it("a stream whose headers do not come in time is the deployment's: 3 such calls cool it down", async () => {
+    const made = client('ordered', ['hasty/gpt-test', 'west/gpt-test'], cooldown(60_000));
+    east.server.delayNext(1_000, 3, CHAT);
+    for (let call = 0; call < 3; call++) {
+      const events = await collect(made.streamMessages([{ role: 'user', content: 'hi' }], { model: 'chat' }));
+      expect(events.at(-1)).toMatchObject({ type: 'done', provider: 'west' });
+    }
+    expect(made.deploymentStatus()[0]).toMatchObject({ deployment: 'hasty/gpt-test', state: 'cooling' });
+  });
+
   it('a refused credential (401) is the deployment failing: the call moves on, and 3 refusals cool it down', async () => {
     const made = client('ordered', ['stale/gpt-test', 'west/gpt-test'], cooldown(60_000));
     for (let call = 0; call < 5; call++) expect((await ask(made)).provider).toBe('west');
@@ -164,6 +186,25 @@ describe('cool-down', () => {
     expect(refused).toMatchObject({ type: 'no_healthy_deployment', message: expect.stringContaining("every deployment of 'chat' is cooling down") });
     expect((refused as NoHealthyDeploymentError).retryAfterMs).toBeGreaterThan(4000);
     expect(east.server.requestsTo(CHAT)).toHaveLength(3);
+  });
+
+  it("the strategy picks among the deployments the caller's allow-lists admit: 20 weighted calls of a caller allowed one all go to it", async () => {
+    const made = client('weighted', ['east/gpt-test', 'west/gpt-test']);
+    let allowed = ['west/gpt-test'];
+    const check = (provider: string, model: string) => allowed.includes(`${provider}/${model}`);
+    made.setModelCallGate({
+      open: (call) => {
+        if (!check(call.provider, call.model)) throw new ModelNotAllowedError(`${call.provider}/${call.model}`);
+        return undefined;
+      },
+      admits: check,
+    });
+    for (let call = 0; call < 20; call++) expect((await ask(made)).provider).toBe('west');
+    expect(east.server.requestsTo(CHAT)).toHaveLength(0);
+    // A caller allowed none of them is refused, naming the deployment picked, before any upstream call.
+    allowed = [];
+    await expect(ask(made)).rejects.toBeInstanceOf(ModelNotAllowedError);
+    expect(east.server.requestsTo(CHAT).length + west.server.requestsTo(CHAT).length).toBe(20);
   });
 
   it('a probe claimed by a call the gate then refuses is given back: the next call probes the deployment', async () => {

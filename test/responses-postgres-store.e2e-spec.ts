@@ -115,6 +115,20 @@ describe('PostgresResponseStore', () => {
     expect(await store.get('t-a', 'resp_3')).toBeDefined();
   });
 
+  it("over max_stored the sweep takes from the owner holding the most: one tenant's saves never evict another's smaller share", async () => {
+    const table = newTable();
+    const store = open(table, { retentionMs: 60_000, maxStored: 4 });
+    for (const id of ['resp_b1', 'resp_b2']) await store.save(stored(id, 't-b'));
+    for (const id of ['resp_a1', 'resp_a2', 'resp_a3', 'resp_a4', 'resp_a5']) await store.save(stored(id, 't-a'));
+    await store.sweep();
+    expect(await rowCount(table)).toBe(4);
+    expect(await store.get('t-b', 'resp_b1')).toBeDefined();
+    expect(await store.get('t-b', 'resp_b2')).toBeDefined();
+    expect(await store.get('t-a', 'resp_a3')).toBeUndefined();
+    expect(await store.get('t-a', 'resp_a4')).toBeDefined();
+    expect(await store.get('t-a', 'resp_a5')).toBeDefined();
+  });
+
   it('points an item sent again (a previous output passed back as input) at the newest response holding it', async () => {
     const store = open(newTable());
     await store.save(stored('resp_1', 't-a', ['msg_in_shared']));

@@ -1,6 +1,7 @@
 /**
  * The Redis store of /openai/v1/responses (ai.responses.store: redis) against the real Redis of the test
- * services: item pointers belong to the owner whose response holds the item. The server-level loop across two
+ * services: item pointers belong to the owner whose response holds the item, and the count bound is each
+ * owner's. The server-level loop across two
  * processes is in openai-responses.e2e-spec.ts.
  */
 import { randomUUID } from 'node:crypto';
@@ -20,7 +21,7 @@ function stored(id: string, owner: string, inputIds: string[]): StoredResponse {
 }
 
 beforeAll(async () => {
-  store = new RedisResponseStore(REDIS_URL, prefix, 60_000);
+  store = new RedisResponseStore(REDIS_URL, prefix, { retentionMs: 60_000, maxStored: 3 });
   await store.onModuleInit();
 });
 afterAll(async () => {
@@ -38,5 +39,19 @@ describe('RedisResponseStore', () => {
     expect(await store.item('t-a', 'msg_shared')).toEqual(theirs.input[0]);
     expect(await store.item('t-b', 'msg_shared')).toEqual(mine.input[0]);
     expect(await store.item('t-c', 'msg_shared')).toBeUndefined();
+  });
+
+  it("keeps at most max_stored responses per owner: one tenant's saves evict its own oldest, never another's", async () => {
+    for (const id of ['resp_d1', 'resp_d2']) await store.save(stored(id, 't-d', []));
+    for (const id of ['resp_e1', 'resp_e2', 'resp_e3', 'resp_e4', 'resp_e5']) await store.save(stored(id, 't-e', []));
+    expect(await store.get('t-d', 'resp_d1')).toBeDefined();
+    expect(await store.get('t-d', 'resp_d2')).toBeDefined();
+    expect(await store.get('t-e', 'resp_e2')).toBeUndefined();
+    expect(await store.get('t-e', 'resp_e3')).toBeDefined();
+    expect(await store.get('t-e', 'resp_e5')).toBeDefined();
+    // A deleted response frees its place: the owner's next save takes nothing.
+    expect(await store.delete('t-e', 'resp_e5')).toBe(true);
+    await store.save(stored('resp_e6', 't-e', []));
+    expect(await store.get('t-e', 'resp_e3')).toBeDefined();
   });
 });

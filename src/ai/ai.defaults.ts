@@ -18,7 +18,7 @@ export const AI_DEFAULTS = Object.freeze({
   maxBatchInputs: 32,
   /** How long a stored response of /openai/v1/responses can be retrieved and continued (OpenAI keeps them 30 days). */
   responseRetentionMs: 3_600_000,
-  /** Stored responses kept at most by the memory store (per process) and the PostgreSQL store (in all); the oldest go first. */
+  /** Stored responses kept at most: by the memory store per process and the PostgreSQL store in all (the oldest of whoever holds the most go first), by the Redis store per tenant. */
   maxStoredResponses: 10_000,
   /** Prefix of the Redis keys of stored responses. */
   responseKeyPrefix: 'tollgate:responses:',

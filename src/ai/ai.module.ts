@@ -70,7 +70,7 @@ function createResponseStore(options: AiModuleOptions): ResponseStore {
   if (settings.store === 'redis' || settings.store === 'postgres') {
     if (settings.url === undefined) throw new Error(`AiModule: responses.url is required with responses.store ${settings.store}`);
     return settings.store === 'redis'
-      ? new RedisResponseStore(settings.url, settings.keyPrefix ?? AI_DEFAULTS.responseKeyPrefix, bounds.retentionMs)
+      ? new RedisResponseStore(settings.url, settings.keyPrefix ?? AI_DEFAULTS.responseKeyPrefix, bounds)
       : new PostgresResponseStore(settings.url, settings.table ?? AI_DEFAULTS.responseTable, bounds);
   }
   return new MemoryResponseStore(bounds);

@@ -7,6 +7,12 @@ export class TollgateError extends Error {
   readonly type: string = 'internal_error';
   /** Provider that raised it, when there is one. */
   provider?: string;
+  /**
+   * Set on the failure of one of the requests an attempt sent at once (a single-input embedding model: one per
+   * input) when another of them had gone out: the upstream bills those, so the attempt is charged as one that
+   * went out unanswered even when this failure is an error the upstream answered with.
+   */
+  othersSent?: boolean;
 
   constructor(message: string, options?: { provider?: string; cause?: unknown }) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
@@ -22,6 +28,16 @@ export class ConnectionError extends TollgateError {
 
 export class TimeoutError extends ConnectionError {
   override readonly type: string = 'timeout';
+  /**
+   * What the call was waiting for when it timed out: a connection (nothing went out), the response's headers, or
+   * the rest of its body (a stream's next chunk); unset for a transport's own timeout.
+   */
+  awaiting?: 'connection' | 'headers' | 'body';
+
+  constructor(message: string, options?: { provider?: string; cause?: unknown; awaiting?: 'connection' | 'headers' | 'body' }) {
+    super(message, options);
+    this.awaiting = options?.awaiting;
+  }
 }
 
 /** The provider rejected our credentials. */

@@ -20,7 +20,7 @@ const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEO
 export function mapNetworkError(error: unknown, provider: string): ConnectionError {
   const code = networkErrorCode(error);
   if (code !== undefined && TIMEOUT_CODES.has(code)) {
-    return new TimeoutError(`${provider}: upstream timed out (${code})`, { provider });
+    return new TimeoutError(`${provider}: upstream timed out (${code})`, { provider, ...(code === 'UND_ERR_CONNECT_TIMEOUT' ? { awaiting: 'connection' as const } : {}) });
   }
   return new ConnectionError(`${provider}: could not reach upstream${code ? ` (${code})` : ''}`, { provider });
 }

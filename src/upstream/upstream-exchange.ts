@@ -80,7 +80,8 @@ abstract class UpstreamExchange implements Dispatcher.DispatchHandlers {
     clearTimeout(this.timer);
     const { provider, timeoutMs } = this;
     this.timer = setTimeout(() => {
-      this.fail(new TimeoutError(`${provider}: upstream did not answer within ${timeoutMs} ms`, { provider }));
+      const awaiting = this.abortRequest === undefined ? 'connection' : this.status === 0 ? 'headers' : 'body';
+      this.fail(new TimeoutError(`${provider}: upstream did not answer within ${timeoutMs} ms`, { provider, awaiting }));
     }, timeoutMs);
     this.timer.unref?.();
   }

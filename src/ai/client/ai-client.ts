@@ -495,7 +495,6 @@ export class AiClient {
       features: requiredFeatures(options, callerMessages),
       native: options.native,
       gated,
-      holdsOpen: true,
     });
     const { deployment } = admission;
     const onEnd = deployment ? (usage: TokenUsage | undefined) => this.pipeline.finished(deployment, totalTokens(usage), true) : undefined;

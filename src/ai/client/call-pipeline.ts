@@ -8,7 +8,7 @@
 import type { AiProvider, ModelFeature, NativeRequest } from '../providers/ai-provider.interface';
 import { type Admission, admit, closeUnanswered, type GateRequest, UNGATED_ATTEMPT } from './call-admission';
 import { assertServes, type Capability, configuredModel } from './call-features';
-import type { Deployment, DeploymentChooser } from './deployment-choice';
+import { type Deployment, type DeploymentChooser, reachableDeployments } from './deployment-choice';
 import { type Candidate, deploymentCandidates, fallBack, fallbackCandidates, type FallbackPolicy, mayFallBack } from './fallback';
 import type { ModelCallGate } from './model-call-gate';
 import type { ModelRouter } from './model-routing';
@@ -29,8 +29,6 @@ export interface PipelineCall<T> {
   native?: NativeRequest;
   /** Set when the call passes the gate. */
   gated?: GateRequest;
-  /** An answered attempt stays in flight on its deployment until {@link CallPipeline.finished} (a stream). */
-  holdsOpen?: boolean;
 }
 
 /** The answer, who gave it, and the admission whose ticket the caller closes with what the call cost. */
@@ -61,14 +59,21 @@ export class CallPipeline {
     const features = call.features ?? NO_FEATURES;
     const route = this.router.route(options.provider, options.model);
     const chooser = this.chooser;
-    const choice = route.deployments && chooser ? chooser.choose(route.deployments, options.signal) : undefined;
+    const gate = this.gate;
+    const group =
+      route.deployments && gate && gated
+        ? reachableDeployments(route.deployments, (deployment) => {
+            const provider = this.registry.get(deployment.provider);
+            return gate.admits(provider.name, configuredModel(provider, deployment.model, gated.setting), provider.kind);
+          })
+        : route.deployments;
+    const choice = group && chooser ? chooser.choose(group, options.signal) : undefined;
     const order = choice instanceof Promise ? await choice : choice;
     const chosen = order?.[0];
     // The chooser puts a deployment whose probe this call claimed first.
     const probe = chosen && chooser && chooser.health.state(chosen.key) === 'probing' ? chosen : undefined;
     const model = chosen ? chosen.model : route.target.model;
     const primary = this.registry.get(chosen ? chosen.provider : route.target.provider);
-    const gate = this.gate;
     let admission: Admission;
     try {
       assertServes(primary, capability, features, model, call.native);
@@ -88,7 +93,7 @@ export class CallPipeline {
         provider,
         operation,
         options.signal,
-        () => chooser.track(deployment, upstream, call.holdsOpen === true, options.signal),
+        () => chooser.track(deployment, upstream, capability, options.signal),
         () => chooser.cooling(deployment),
       );
     };

@@ -92,16 +92,16 @@ describe('DeploymentChooser.track', () => {
   it('counts a call in flight while it runs, and tells the breaker its outcome', async () => {
     const { deployments, chooser, health } = setUp('ordered', [{}]);
     let release!: () => void;
-    const running = chooser.track(deployments[0], () => new Promise<string>((resolve) => (release = () => resolve('ok'))), false);
+    const running = chooser.track(deployments[0], () => new Promise<string>((resolve) => (release = () => resolve('ok'))), 'generate');
     expect(deployments[0].inFlight).toBe(1);
     release();
     await expect(running).resolves.toBe('ok');
     expect(deployments[0].inFlight).toBe(0);
     expect(deployments[0].latencyMs).toBeGreaterThanOrEqual(0);
-    await chooser.track(deployments[0], async () => 'stream', true);
+    await chooser.track(deployments[0], async () => 'stream', 'streaming');
     expect(deployments[0].inFlight).toBe(1);
     chooser.release(deployments[0]);
-    await expect(chooser.track(deployments[0], () => Promise.reject(new ConnectionError('reset')), false)).rejects.toThrow('reset');
+    await expect(chooser.track(deployments[0], () => Promise.reject(new ConnectionError('reset')), 'generate')).rejects.toThrow('reset');
     expect(deployments[0].inFlight).toBe(0);
     expect(health.status('p0/m').state).toBe('cooling');
     expect(chooser.cooling(deployments[0])).toBe(true);
@@ -112,7 +112,7 @@ describe('DeploymentChooser.track', () => {
     const caller = new AbortController();
     let cut!: () => void;
     // A try that started before the deployment cooled down, still in flight when its probe goes out.
-    const older = chooser.track(deployments[0], () => new Promise<string>((_resolve, reject) => (cut = () => reject(new Error('client disconnected')))), false, caller.signal);
+    const older = chooser.track(deployments[0], () => new Promise<string>((_resolve, reject) => (cut = () => reject(new Error('client disconnected')))), 'generate', caller.signal);
     health.failed('p0/m', new ConnectionError('reset'));
     time.now += 10_000;
     await expect(keys()).resolves.toEqual(['p0/m', 'p1/m']);
@@ -124,7 +124,7 @@ describe('DeploymentChooser.track', () => {
     // The probe's own caller leaves: no answer, no failure, and the next call probes again.
     const prober = new AbortController();
     prober.abort();
-    await expect(chooser.track(deployments[0], () => Promise.reject(new Error('client disconnected')), false, prober.signal)).rejects.toThrow();
+    await expect(chooser.track(deployments[0], () => Promise.reject(new Error('client disconnected')), 'generate', prober.signal)).rejects.toThrow();
     expect(health.status('p0/m').state).not.toBe('probing');
     expect(health.coolingUntil('p0/m')).toBeGreaterThan(0);
     await expect(keys()).resolves.toEqual(['p0/m', 'p1/m']);

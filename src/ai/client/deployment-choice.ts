@@ -6,7 +6,8 @@
  * its known RPM/TPM is passed over before the provider answers 429.
  */
 import { NoHealthyDeploymentError } from '../errors';
-import type { DeploymentHealth } from './deployment-health';
+import type { Capability } from './call-features';
+import { type DeploymentHealth, isCallerShapedTimeout } from './deployment-health';
 import { sleepFor, type Sleep } from './retry';
 
 export const DEPLOYMENT_STRATEGIES = ['ordered', 'weighted', 'least-busy', 'lowest-latency'] as const;
@@ -87,6 +88,16 @@ export class DeploymentGroup {
     readonly strategy: DeploymentStrategy,
     readonly deployments: readonly Deployment[],
   ) {}
+}
+
+/**
+ * The deployments of `group` a caller may reach (its allow-lists; a priced model for a dollar budget), so the
+ * strategy picks among those instead of picking one the gate then refuses while another serves the alias. All of
+ * them when it may reach every one or none (then the gate refuses the call, naming the one picked).
+ */
+export function reachableDeployments(group: DeploymentGroup, admits: (deployment: Deployment) => boolean): DeploymentGroup {
+  const reachable = group.deployments.filter(admits);
+  return reachable.length === 0 || reachable.length === group.deployments.length ? group : new DeploymentGroup(group.alias, group.strategy, reachable);
 }
 
 export interface ChooserSeams {
@@ -182,10 +193,11 @@ export class DeploymentChooser {
   /**
    * One try on a deployment: counted in flight and against its minute, timed, and its outcome told to the
    * breaker. `holdOpen` keeps an answered try in flight until {@link release} (a stream, until it ends). A try
-   * its caller aborted says nothing of the deployment: not a failure, nor an answer that would close a breaker
-   * whose probe it was.
+   * its caller aborted, or one that timed out as the caller's request can make it ({@link isCallerShapedTimeout}),
+   * says nothing of the deployment: not a failure, nor an answer that would close a breaker whose probe it was.
    */
-  async track<T>(deployment: Deployment, attempt: () => Promise<T>, holdOpen: boolean, signal?: AbortSignal): Promise<T> {
+  async track<T>(deployment: Deployment, attempt: () => Promise<T>, capability: Capability, signal?: AbortSignal): Promise<T> {
+    const holdOpen = capability === 'streaming';
     deployment.inFlight++;
     // A probe is claimed before its try starts, and no other try starts on the deployment while it is out.
     const probe = this.health.state(deployment.key) === 'probing';
@@ -199,7 +211,7 @@ export class DeploymentChooser {
       return answer;
     } catch (error) {
       deployment.inFlight--;
-      if (!signal?.aborted) this.health.failed(deployment.key, error);
+      if (!signal?.aborted && !isCallerShapedTimeout(error, capability)) this.health.failed(deployment.key, error);
       else if (probe) this.health.unclaimProbe(deployment.key);
       throw error;
     }

@@ -1,5 +1,5 @@
-import { AuthenticationError, ConnectionError, ProviderError, RateLimitError } from '../errors';
-import { DeploymentHealth, type SharedCooldowns } from './deployment-health';
+import { AuthenticationError, ConnectionError, ProviderError, RateLimitError, TimeoutError } from '../errors';
+import { DeploymentHealth, isCallerShapedTimeout, type SharedCooldowns } from './deployment-health';
 
 const policy = { failures: 3, window: 10, cooldownMs: 30_000, honourRetryAfter: true };
 
@@ -88,5 +88,23 @@ describe('DeploymentHealth', () => {
     await expect(health.claimProbe('a')).resolves.toBe(true);
     health.succeeded('a');
     expect(released).toEqual(['a']);
+  });
+});
+
+describe('isCallerShapedTimeout', () => {
+  const timeout = (awaiting?: 'connection' | 'headers' | 'body') => new TimeoutError('timed out', awaiting ? { awaiting } : {});
+
+  it("is a non-streamed answer's wait, and a stream's first chunk after its headers: what the caller's max_tokens, reasoning and prompt stretch", () => {
+    expect(isCallerShapedTimeout(timeout('headers'), 'generate')).toBe(true);
+    expect(isCallerShapedTimeout(timeout('body'), 'generate')).toBe(true);
+    expect(isCallerShapedTimeout(timeout('body'), 'streaming')).toBe(true);
+  });
+
+  it("is not a connection's, a stream's headers', an embedding's or the transport's own timeout, nor any other failure", () => {
+    expect(isCallerShapedTimeout(timeout('connection'), 'generate')).toBe(false);
+    expect(isCallerShapedTimeout(timeout('headers'), 'streaming')).toBe(false);
+    expect(isCallerShapedTimeout(timeout('headers'), 'embeddings')).toBe(false);
+    expect(isCallerShapedTimeout(timeout(), 'generate')).toBe(false);
+    expect(isCallerShapedTimeout(new ProviderError('5xx', { status: 503 }), 'generate')).toBe(false);
   });
 });

@@ -5,7 +5,8 @@
  * again. Failure counts are this process's; cool-downs and the probe are shared through {@link SharedCooldowns}
  * when one is configured (Redis), so a fleet stops calling a failing deployment together.
  */
-import { AuthenticationError, isFallbackEligible, RateLimitError } from '../errors';
+import { AuthenticationError, isFallbackEligible, RateLimitError, TimeoutError } from '../errors';
+import type { Capability } from './call-features';
 
 export interface CooldownPolicy {
   /** Failures among the last `window` calls that cool a deployment down. */
@@ -193,4 +194,17 @@ export class DeploymentHealth {
  */
 export function isDeploymentFailure(error: unknown): boolean {
   return isFallbackEligible(error) || error instanceof AuthenticationError;
+}
+
+/**
+ * A timeout the caller's own request can cause, which therefore says nothing of the deployment (B18): a
+ * non-streamed generation's answer (its headers come with it) and a stream's first chunk after its headers take
+ * as long as the caller asks (max_tokens, reasoning effort, a long prompt). A timeout before the request went
+ * out, before a stream's headers (upstreams send them before reading the prompt), of an embedding (no output;
+ * its input bounded by the model) or of the transport itself is the deployment's.
+ */
+export function isCallerShapedTimeout(error: unknown, capability: Capability): boolean {
+  if (!(error instanceof TimeoutError) || error.awaiting === undefined || error.awaiting === 'connection') return false;
+  if (capability === 'embeddings') return false;
+  return capability === 'generate' || error.awaiting === 'body';
 }

@@ -46,9 +46,11 @@ export class SentAttempts {
 
 /**
  * A failure after the request went out that is not the upstream's own refusal (an error status it answered
- * with, which providers do not bill): the caller left, a timeout or dropped connection, an unreadable answer.
- * The upstream may have read the whole prompt and written an answer.
+ * with, which providers do not bill): the caller left, a timeout or dropped connection, an unreadable answer,
+ * or a refusal of one request among several sent at once whose siblings went out (`othersSent`). The upstream
+ * may have read the whole prompt and written an answer.
  */
 export function wentUnanswered(error: unknown, signal: AbortSignal | undefined): boolean {
-  return signal?.aborted === true || error instanceof ConnectionError || error instanceof InvalidResponseError || !(error instanceof TollgateError);
+  if (signal?.aborted === true || error instanceof ConnectionError || error instanceof InvalidResponseError) return true;
+  return !(error instanceof TollgateError) || error.othersSent === true;
 }

@@ -140,6 +140,35 @@ export function validateEmbeddings(
   return vectors as number[][];
 }
 
+/**
+ * The requests of one attempt sent at once (a single-input embedding model: one per input), settled together:
+ * the first failure aborts the others, so none runs on uncharged, and is marked `othersSent` when another had
+ * gone out (the upstream bills it, answered or cut), so the attempt is charged (decision D6).
+ */
+export function sendTogether<T>(
+  count: number,
+  request: { signal?: AbortSignal; onSent?: () => void },
+  send: (index: number, options: { signal?: AbortSignal; onSent?: () => void }) => Promise<T>,
+): Promise<T[]> {
+  if (count === 1) return send(0, request).then((answer) => [answer]);
+  const siblings = new AbortController();
+  const signal = request.signal ? AbortSignal.any([request.signal, siblings.signal]) : siblings.signal;
+  const sent = new Array<boolean>(count).fill(false);
+  const sends = Array.from({ length: count }, (_, index) => {
+    const onSent = () => {
+      sent[index] = true;
+      request.onSent?.();
+    };
+    return send(index, { signal, onSent }).catch((error: unknown) => {
+      if (siblings.signal.aborted) throw error;
+      siblings.abort();
+      if (error instanceof TollgateError && sent.some((went, other) => went && other !== index)) error.othersSent = true;
+      throw error;
+    });
+  });
+  return Promise.all(sends);
+}
+
 /** A configured vector size must be a positive integer; checked when the adapter is built. */
 export function checkEmbeddingDimensions(settings: Pick<ProviderSettings, 'name' | 'embeddingDimensions'>): void {
   const dimensions = settings.embeddingDimensions;

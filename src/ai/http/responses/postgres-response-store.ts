@@ -11,8 +11,8 @@ const SWEEP_INTERVAL_MS = 60_000;
  * Stored responses in PostgreSQL, shared by every process on it, so a conversation one process started another
  * can continue. `<table>` holds each response (its JSON, owner and expiry, in the database's clock so every
  * process agrees); `<table>_items` maps an owner's item id to the response holding it and goes with that response
- * (ON DELETE CASCADE). Reads skip what has expired; a save deletes it, and the oldest responses over
- * `maxStored`, at most once a minute per process.
+ * (ON DELETE CASCADE). Reads skip what has expired; a save deletes it, and the responses over `maxStored`
+ * (the oldest of whoever holds the most), at most once a minute per process.
  */
 export class PostgresResponseStore implements ResponseStore, OnModuleDestroy {
   private readonly logger = new Logger('ResponseStore');
@@ -95,12 +95,21 @@ export class PostgresResponseStore implements ResponseStore, OnModuleDestroy {
     return result.rowCount === 1;
   }
 
-  /** Deletes the expired responses and the oldest beyond `maxStored` (their items go with them); returns how many. */
+  /**
+   * Deletes the expired responses and those beyond `maxStored` (their items go with them); returns how many. The
+   * excess is taken deepest-first from each owner's newest-first ranking: the oldest of whoever holds the most,
+   * so one tenant's saves never bring another below an equal share (decision D11).
+   */
   async sweep(): Promise<number> {
     await this.ensureTables();
     const result = await this.pool.query(
-      `DELETE FROM ${this.table} WHERE expires_at <= now()
-          OR id IN (SELECT id FROM ${this.table} ORDER BY created_at DESC, id DESC OFFSET $1)`,
+      `WITH live AS (
+         SELECT id, created_at, row_number() OVER (PARTITION BY owner ORDER BY created_at DESC, id DESC) AS depth
+           FROM ${this.table} WHERE expires_at > now()
+       )
+       DELETE FROM ${this.table} WHERE expires_at <= now()
+          OR id IN (SELECT id FROM live ORDER BY depth DESC, created_at, id
+                     LIMIT greatest((SELECT count(*) FROM live) - $1, 0))`,
       [this.bounds.maxStored],
     );
     return result.rowCount ?? 0;

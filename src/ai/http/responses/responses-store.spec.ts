@@ -27,6 +27,22 @@ describe('MemoryResponseStore', () => {
     expect(await store.get('t-a', 'resp_3')).toBeDefined();
   });
 
+  it("over max_stored takes from the owner holding the most: one tenant's saves never evict another's smaller share", async () => {
+    const store = new MemoryResponseStore({ retentionMs: 60_000, maxStored: 4 });
+    for (const id of ['resp_b1', 'resp_b2']) await store.save(stored(id, 't-b'));
+    for (const id of ['resp_a1', 'resp_a2', 'resp_a3', 'resp_a4', 'resp_a5']) await store.save(stored(id, 't-a'));
+    expect(await store.get('t-b', 'resp_b1')).toBeDefined();
+    expect(await store.get('t-b', 'resp_b2')).toBeDefined();
+    expect(await store.get('t-a', 'resp_a3')).toBeUndefined();
+    expect(await store.get('t-a', 'resp_a4')).toBeDefined();
+    expect(await store.get('t-a', 'resp_a5')).toBeDefined();
+    expect(await store.item('t-a', 'msg_out_resp_a3')).toBeUndefined();
+    // Once the other holds as many, the older of the two equals goes first.
+    await store.save(stored('resp_c1', 't-c'));
+    expect(await store.get('t-b', 'resp_b1')).toBeUndefined();
+    expect(await store.get('t-a', 'resp_a4')).toBeDefined();
+  });
+
   it("answers another owner's response, item or deletion as missing", async () => {
     const store = new MemoryResponseStore({ retentionMs: 60_000, maxStored: 10 });
     await store.save(stored('resp_1', 't-a'));

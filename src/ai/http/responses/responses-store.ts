@@ -38,7 +38,10 @@ export function storedItemIds(stored: StoredResponse): string[] {
 export interface ResponseStoreBounds {
   /** How long a response stays retrievable (milliseconds). */
   retentionMs: number;
-  /** Responses kept at most; the oldest go first. */
+  /**
+   * Responses kept at most (in memory and PostgreSQL: in all; in Redis: per owner). Over it the oldest of the
+   * owner holding the most go first, so no tenant's saves bring another below an equal share (decision D11).
+   */
   maxStored: number;
 }
 
@@ -49,6 +52,8 @@ export interface ResponseStoreBounds {
 export class MemoryResponseStore implements ResponseStore {
   /** Insertion order is age order: the first entries are the oldest. */
   private readonly entries = new Map<string, { stored: StoredResponse; expiresAt: number }>();
+  /** Owner -> its responses' ids, oldest first: whom the count bound takes from. */
+  private readonly idsByOwner = new Map<string, Set<string>>();
   /** Owner and item id ({@link itemKey}) -> the owner's response holding it. */
   private readonly itemOwners = new Map<string, string>();
 
@@ -59,13 +64,13 @@ export class MemoryResponseStore implements ResponseStore {
 
   async save(stored: StoredResponse): Promise<void> {
     this.evictExpired();
+    this.forget(stored.body.id);
     this.entries.set(stored.body.id, { stored, expiresAt: this.now() + this.bounds.retentionMs });
+    const ownIds = this.idsByOwner.get(stored.owner) ?? new Set<string>();
+    this.idsByOwner.set(stored.owner, ownIds.add(stored.body.id));
     // Keyed by owner: item ids are the caller's to choose, and another tenant's same id must not take the pointer over.
     for (const itemId of storedItemIds(stored)) this.itemOwners.set(itemKey(stored.owner, itemId), stored.body.id);
-    for (const id of this.entries.keys()) {
-      if (this.entries.size <= this.bounds.maxStored) break;
-      this.forget(id);
-    }
+    while (this.entries.size > this.bounds.maxStored) this.forget(this.oldestOfLargestOwner());
   }
 
   async item(owner: string, itemId: string): Promise<ResponseItem | undefined> {
@@ -98,10 +103,25 @@ export class MemoryResponseStore implements ResponseStore {
     }
   }
 
+  /** The count bound takes from the owner holding the most (between equals, the older), so one tenant's saves evict its own first. */
+  private oldestOfLargestOwner(): string {
+    let chosen = '';
+    let chosenSize = 0;
+    for (const ids of this.idsByOwner.values()) {
+      const oldest = ids.values().next().value as string;
+      const older = ids.size === chosenSize && this.entries.get(oldest)!.expiresAt < this.entries.get(chosen)!.expiresAt;
+      if (ids.size > chosenSize || older) [chosen, chosenSize] = [oldest, ids.size];
+    }
+    return chosen;
+  }
+
   private forget(id: string): void {
     const entry = this.entries.get(id);
     if (!entry) return;
     this.entries.delete(id);
+    const ownIds = this.idsByOwner.get(entry.stored.owner);
+    ownIds?.delete(id);
+    if (ownIds?.size === 0) this.idsByOwner.delete(entry.stored.owner);
     for (const itemId of storedItemIds(entry.stored)) {
       const key = itemKey(entry.stored.owner, itemId);
       if (this.itemOwners.get(key) === id) this.itemOwners.delete(key);

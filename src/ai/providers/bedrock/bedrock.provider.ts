@@ -22,7 +22,7 @@ import type {
 } from '../ai-provider.interface';
 import { UpstreamClient } from '../../../upstream/upstream-client';
 import { ImageDownloader, type ImageInliner } from '../image-downloads';
-import { checkEmbeddingDimensions, describeSettings, probeModelHealth, validateEmbeddings } from '../provider-support';
+import { checkEmbeddingDimensions, describeSettings, probeModelHealth, sendTogether, validateEmbeddings } from '../provider-support';
 import { BedrockAuth } from './bedrock-auth';
 import { fromConverseResponse, toConverseBody } from './bedrock-converse';
 import { mapBedrockError, mapBedrockStreamException } from './bedrock-errors';
@@ -126,7 +126,7 @@ export class BedrockProvider implements AiProvider {
     yield translator.finish();
   }
 
-  /** Titan: one InvokeModel call per input (its body takes one text); Cohere: one call for the batch. */
+  /** Titan: one InvokeModel call per input (its body takes one text), sent together; Cohere: one call for the batch. */
   async embed(request: EmbedRequest): Promise<EmbedResult> {
     if (request.inputs.length === 0) throw new InvalidRequestError(`${this.name}: at least one input is required`, { provider: this.name });
     const model = request.model ?? this.embeddingModel;
@@ -137,8 +137,8 @@ export class BedrockProvider implements AiProvider {
       const vectors = isObject(response.body) && Array.isArray(response.body.embeddings) ? response.body.embeddings : [];
       return { embeddings: validateEmbeddings(vectors, request.inputs.length, dimensions, this.name), model };
     }
-    const answers = await Promise.all(
-      request.inputs.map((inputText) => this.post(path, { inputText, ...(dimensions !== undefined ? { dimensions } : {}) }, request, model)),
+    const answers = await sendTogether(request.inputs.length, request, (index, options) =>
+      this.post(path, { inputText: request.inputs[index], ...(dimensions !== undefined ? { dimensions } : {}) }, options, model),
     );
     let inputTokens = 0;
     const vectors = answers.map(({ body }) => {

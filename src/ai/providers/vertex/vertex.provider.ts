@@ -38,7 +38,7 @@ import { convertGeminiResponse } from '../gemini/gemini-response';
 import { GeminiStreamTranslator } from '../gemini/gemini-stream';
 import { bareModel, FEATURED_GEMINI_MODEL, toGeminiGenerateBody } from '../gemini/gemini.provider';
 import { ImageDownloader, type ImageInliner } from '../image-downloads';
-import { checkEmbeddingDimensions, describeSettings, probeModelHealth, validateEmbeddings } from '../provider-support';
+import { checkEmbeddingDimensions, describeSettings, probeModelHealth, sendTogether, validateEmbeddings } from '../provider-support';
 import { VertexCredentials } from './vertex-credentials';
 
 /** The Messages API version Claude on Vertex takes, in the body (the header of the direct API does not apply). */
@@ -165,7 +165,7 @@ export class VertexProvider implements AiProvider {
     }
     const model = bareModel(request.model ?? this.embeddingModel);
     const batches = SINGLE_INSTANCE_EMBEDDING.test(model) ? request.inputs.map((input) => [input]) : [request.inputs];
-    const answers = await Promise.all(batches.map((inputs) => this.predict(request, model, inputs)));
+    const answers = await sendTogether(batches.length, request, (index, options) => this.predict(options, model, batches[index]));
     const predictions = answers.flat();
     const vectors = predictions.map((p) => (isObject(p) && isObject(p.embeddings) ? p.embeddings.values : undefined));
     let inputTokens = 0;
@@ -222,7 +222,7 @@ export class VertexProvider implements AiProvider {
     return { signal: request.signal, onSent: request.onSent, model, headers: { authorization: await this.credentials.authorization() } as Record<string, string> };
   }
 
-  private async predict(request: EmbedRequest, model: string, inputs: string[]): Promise<unknown[]> {
+  private async predict(request: Pick<EmbedRequest, 'signal' | 'onSent'>, model: string, inputs: string[]): Promise<unknown[]> {
     const dimensions = this.settings.embeddingDimensions;
     const body = {
       instances: inputs.map((content) => ({ content })),
