@@ -43,6 +43,13 @@ describe('npm run demo', () => {
     expect(body.choices[0].message.content).toMatch(/^\[demo\] .*You said: Hello$/);
   });
 
+  it('prints its instructions after its start-up lines, not among them', () => {
+    const instructions = output.indexOf('Tollgate demo on ');
+    expect(output.indexOf('"msg":"listening on ')).toBeGreaterThan(-1);
+    expect(output.indexOf('"msg":"listening on ')).toBeLessThan(instructions);
+    expect(output.slice(instructions)).not.toContain('"context":"RouterExplorer"');
+  });
+
   it('answers the openai npm client as its snippet says: chat, streaming, embeddings and models, all labelled', async () => {
     expect(output).toContain(`new OpenAI({ baseURL: '${origin}/openai/v1', apiKey: 'demo-token' })`);
     const client = new OpenAI({ baseURL: `${origin}/openai/v1`, apiKey: 'demo-token', maxRetries: 0 });
