@@ -2,7 +2,7 @@
  * What the demo provider answers a Chat Completions request, decided from the request alone so that what the
  * demo advertises is true:
  * - **the prompt** is the last message that is not a system or developer instruction, without what coding CLIs
- *   add in their own tags (CLIENT_CONTEXT): it is what the answer echoes and what names a tool.
+ *   add in their own tags (CLIENT_CONTEXT): it is what the answer echoes and what names a tool (docs/decisions.md B25).
  * - **tools**: a forced tool (`tool_choice` `required`, or a named function) is called; under `auto` (or no
  *   `tool_choice`) an offered tool is called when the prompt names it in whole words, as written or
  *   as words (`_`, `-` and camelCase humps read as spaces: "use get_weather", "get weather in Paris"), once per
