@@ -9,6 +9,8 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { GoogleGenAI } from '@google/genai';
 import { generateObject } from 'ai';
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import OpenAI from 'openai';
 import { zodResponseFormat } from 'openai/helpers/zod';
 import { getGlobalDispatcher } from 'undici';
@@ -39,6 +41,13 @@ describe('npm run demo', () => {
     const body = JSON.parse(run.stdout);
     expect(body).toMatchObject({ object: 'chat.completion', model: 'demo/demo-chat' });
     expect(body.choices[0].message.content).toMatch(/^\[demo\] .*You said: Hello$/);
+  });
+
+  it('prints its instructions after its start-up lines, not among them', () => {
+    const instructions = output.indexOf('Tollgate demo on ');
+    expect(output.indexOf('"msg":"listening on ')).toBeGreaterThan(-1);
+    expect(output.indexOf('"msg":"listening on ')).toBeLessThan(instructions);
+    expect(output.slice(instructions)).not.toContain('"context":"RouterExplorer"');
   });
 
   it('answers the openai npm client as its snippet says: chat, streaming, embeddings and models, all labelled', async () => {
@@ -192,6 +201,44 @@ describe('what the demo advertises', () => {
       contents: [{ role: 'user', parts: [{ text: 'Hi gemini' }, { inlineData: { mimeType: 'image/png', data: PNG } }] }],
     });
     expect(content.text).toBe("[demo] Tollgate's built-in demo provider answering, not a language model. You said: Hi gemini (and an image: image/png, 70 bytes)");
+  });
+});
+
+describe('the coding CLIs as docs/clients.md runs them', () => {
+  /** A request as the CLI sent it to `npm run demo` (test/fixtures/clients/), with the key in the CLI's header. */
+  function replay(fixture: string, keyHeader: Record<string, string>): Promise<Response> {
+    const request = JSON.parse(readFileSync(join(__dirname, 'fixtures', 'clients', fixture), 'utf8')) as { method: string; path: string; headers: Record<string, string>; body: unknown };
+    return fetch(`${origin}${request.path}`, { method: request.method, headers: { ...request.headers, ...keyHeader }, body: JSON.stringify(request.body) });
+  }
+
+  /** The `data:` payloads of an SSE body. */
+  async function events(response: Response): Promise<Array<Record<string, any>>> {
+    const text = await response.text();
+    return text.split('\n').filter((line) => line.startsWith('data: ')).map((line) => JSON.parse(line.slice(6)));
+  }
+
+  const SAY_HELLO = "[demo] Tollgate's built-in demo provider answering, not a language model. You said: Say hello";
+
+  it("answers Claude Code 2.1.332's turn (adaptive thinking with display, its tools and agents in a system message after the prompt) with the prompt", async () => {
+    const response = await replay('claude-code-2.1.332-demo-turn.json', { 'x-api-key': 'demo-token' });
+    expect(response.status).toBe(200);
+    const text = (await events(response)).flatMap((event) => (event.delta?.type === 'text_delta' ? [event.delta.text] : [])).join('');
+    expect(text).toBe(SAY_HELLO);
+  });
+
+  it("answers Gemini CLI 0.61.0's turn (its session context in the prompt's content) with the prompt", async () => {
+    const response = await replay('gemini-cli-0.61.0-demo-turn.json', { 'x-goog-api-key': 'demo-token' });
+    expect(response.status).toBe(200);
+    const text = (await events(response)).flatMap((event) => event.candidates?.[0]?.content?.parts ?? []).map((part: { text?: string }) => part.text ?? '').join('');
+    expect(text).toBe(SAY_HELLO);
+  });
+
+  it("refuses Claude Code's turn on the demo key: more than its 100 tokens, 429 with x-should-retry: false", async () => {
+    const key = /the API key (tg_\S+) \(tenant demo\)/.exec(output)?.[1];
+    const response = await replay('claude-code-2.1.332-demo-turn.json', { 'x-api-key': key! });
+    expect(response.status).toBe(429);
+    expect(response.headers.get('x-should-retry')).toBe('false');
+    expect(await response.json()).toMatchObject({ error: { type: 'rate_limit_error', message: expect.stringMatching(/^This call's estimate \(\d+ tokens\) is more than the 100 left of the daily token budget/) } });
   });
 });
 

@@ -25,6 +25,27 @@ describe('demoAnswer', () => {
     expect(demoAnswer({ tools, tool_choice: 'required', messages: [user('Read x'), called, result, user('again')] })).toMatchObject({ kind: 'tool_call' });
   });
 
+  it('takes the prompt from the last message that is not a system or developer instruction', () => {
+    const tools = [tool('Agent')];
+    const reminder = { role: 'system', content: [{ type: 'text', text: 'Available agent types for the Agent tool: ...' }] };
+    expect(demoAnswer({ tools, messages: [user('Say hello'), reminder] })).toEqual({
+      kind: 'text',
+      text: "[demo] Tollgate's built-in demo provider answering, not a language model. You said: Say hello",
+    });
+    expect(demoAnswer({ tools, messages: [user('ask the Agent'), reminder] })).toMatchObject({ kind: 'tool_call', call: { name: 'Agent' } });
+  });
+
+  it.each([
+    ['Claude Code', '<system-reminder>\nUse the Agent tool for commits\n</system-reminder>\n'],
+    ['Gemini CLI', '<session_context>\nThis is the Gemini CLI. Agent notes.\n</session_context>'],
+  ])("leaves out of the prompt what %s adds in its tags, so neither the echo nor a tool's name comes from it", (_client, context) => {
+    const prompt = user([{ type: 'text', text: context }, { type: 'text', text: 'Say hello' }]);
+    expect(demoAnswer({ tools: [tool('Agent')], messages: [prompt] })).toEqual({
+      kind: 'text',
+      text: "[demo] Tollgate's built-in demo provider answering, not a language model. You said: Say hello",
+    });
+  });
+
   it('calls the named function a tool_choice forces, with an object of arguments even for an empty schema', () => {
     const tools = [tool('first'), tool('second', {})];
     const answer = demoAnswer({ tools, tool_choice: { type: 'function', function: { name: 'second' } }, messages: [user('hi')] });

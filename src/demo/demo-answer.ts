@@ -1,8 +1,10 @@
 /**
  * What the demo provider answers a Chat Completions request, decided from the request alone so that what the
  * demo advertises is true:
+ * - **the prompt** is the last message that is not a system or developer instruction, without what coding CLIs
+ *   add in their own tags (CLIENT_CONTEXT): it is what the answer echoes and what names a tool (docs/decisions.md B25).
  * - **tools**: a forced tool (`tool_choice` `required`, or a named function) is called; under `auto` (or no
- *   `tool_choice`) an offered tool is called when the last user message names it in whole words, as written or
+ *   `tool_choice`) an offered tool is called when the prompt names it in whole words, as written or
  *   as words (`_`, `-` and camelCase humps read as spaces: "use get_weather", "get weather in Paris"), once per
  *   conversation: with a tool result among the messages, `auto` is answered in text, so an agent that repeats
  *   tool names (Claude Code's reminders) is not sent round a loop. The arguments are the smallest value its
@@ -42,11 +44,17 @@ export function demoReply(lastMessage: string): string {
   return `${DEMO_LABEL} Tollgate's built-in demo provider answering, not a language model. You said: ${lastMessage}`;
 }
 
+/**
+ * Instructions a client adds after the prompt (Claude Code's mid-conversation system message, which lists its
+ * tools and agents) are not what the caller said: the prompt is the last message of another role.
+ */
+const INSTRUCTION_ROLES = new Set<unknown>(['system', 'developer']);
+
 export function demoAnswer(body: Record<string, unknown>): DemoAnswer {
   const messages = Array.isArray(body.messages) ? (body.messages as ChatMessage[]) : [];
-  const last = messages.at(-1);
+  const last = [...messages].reverse().find((message) => !INSTRUCTION_ROLES.has(message.role));
   if (last?.role === 'tool') return { kind: 'text', text: toolResultReply(last, messages) };
-  const prompt = textOf(last?.content);
+  const prompt = withoutClientContext(textOf(last?.content));
   const tool = chosenTool(offeredTools(body.tools), body.tool_choice, prompt, messages.some((message) => message.role === 'tool'));
   if (tool) return { kind: 'tool_call', call: { id: `call_demo_${messages.length}`, name: tool.name, arguments: JSON.stringify(argumentsFor(tool.parameters)) } };
   const structured = structuredAnswer(body.response_format, prompt);
@@ -98,6 +106,16 @@ function structuredAnswer(format: unknown, prompt: string): string | undefined {
   if (requested?.type === 'json_schema') return JSON.stringify(schemaExample(requested.json_schema?.schema ?? {}));
   if (requested?.type === 'json_object') return JSON.stringify({ demo: true, you_said: prompt });
   return undefined;
+}
+
+/**
+ * What coding CLIs add to your message, each in its own tags: Claude Code's `<system-reminder>` (attribution
+ * rules, notices) and Gemini CLI's `<session_context>` (date, OS, the directory listing).
+ */
+const CLIENT_CONTEXT = /<(system-reminder|session_context)>[\s\S]*?<\/\1>/g;
+
+function withoutClientContext(text: string): string {
+  return text.replace(CLIENT_CONTEXT, '').trim();
 }
 
 /** A message's text: the string itself, or its text parts joined. */

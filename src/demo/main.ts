@@ -7,6 +7,7 @@
  * every machine.
  */
 import 'reflect-metadata';
+import { destination } from 'pino';
 import { ConfigError } from '../config/config.error';
 import { loadConfig } from '../config/config.loader';
 import { checkServerStart } from '../config/server-start-checks';
@@ -34,7 +35,9 @@ async function runDemo(): Promise<void> {
   };
   const config = loadConfig({ document: { label: 'demo configuration (npm run demo)', value: document }, env: { PORT: process.env.PORT } });
   await checkServerStart(config, {});
-  const app = await startHttpServer(config);
+  // Logs written as they come (not buffered), so the instructions printed next follow the start-up lines
+  // instead of landing among them.
+  const app = await startHttpServer(config, { destination: destination({ dest: 1, sync: true }) });
   const { key } = await app
     .get(KeysService)
     .create({ name: 'demo key', tenant: DEMO_KEY_TENANT, budgetTokens: DEMO_KEY_BUDGET_TOKENS, period: 'day' }, restFieldLabel);

@@ -78,10 +78,11 @@ function withLogDefaults(logs: Exclude<LogOutput, false>, config: TollgateConfig
 /**
  * Builds and starts the HTTP server from a loaded configuration (`npm start` and `tollgate serve`), after the
  * stores it can only check by connecting (checkServerStores: a ConfigError, reported without a stack trace).
+ * `logs` as createHttpApp takes them (the demo writes its logs unbuffered).
  */
-export async function startHttpServer(config: TollgateConfig): Promise<NestFastifyApplication> {
+export async function startHttpServer(config: TollgateConfig, logs: LogOutput = {}): Promise<NestFastifyApplication> {
   await checkServerStores(config);
-  const app = await createHttpApp(config);
+  const app = await createHttpApp(config, logs);
   installGracefulShutdown(app, { timeoutMs: config.server.shutdownTimeoutMs, graceMs: config.server.shutdownGraceMs });
   await app.listen(config.server.port, config.server.host);
   const logger = new Logger('Tollgate');

@@ -37,7 +37,8 @@ export async function startDemo(env: NodeJS.ProcessEnv = {}): Promise<DemoProces
     const timer = setTimeout(() => reject(new Error(`the demo did not print its instructions:\n${output}`)), 30_000);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      if (output.includes('API docs: http')) {
+      // The instructions' last line (the start-up log has the same words inside a JSON line).
+      if (/^API docs: http/m.test(output)) {
         clearTimeout(timer);
         resolve();
       }

@@ -26,6 +26,12 @@ describe('parseMessagesRequest', () => {
     expect(request.model).toBe('openai/gpt-test');
   });
 
+  it('takes adaptive thinking with its display, as Claude Code 2.1.332 sends it', () => {
+    const request = parseMessagesRequest({ ...base, messages: [], thinking: { type: 'adaptive', display: 'omitted' }, output_config: { effort: 'high' } });
+    expect(request.thinking).toEqual({ type: 'adaptive', display: 'omitted' });
+    expect(messageOf(() => parseMessagesRequest({ ...base, messages: [], thinking: { type: 'adaptive', display: 1 } }))).toMatch(/^thinking\.display: /);
+  });
+
   it.each([
     [{ ...base, messages: [], top_k: -1 }, /^top_k: Input should be >= 0$/],
     [{ model: 'm', messages: [] }, /^max_tokens: Field required$/],

@@ -104,7 +104,12 @@ export const MESSAGES_SCHEMA = {
     thinking: {
       type: 'object',
       required: ['type'],
-      properties: { type: { enum: ['enabled', 'disabled', 'adaptive'] }, budget_tokens: { type: 'integer', minimum: 0 } },
+      properties: {
+        type: { enum: ['enabled', 'disabled', 'adaptive'] },
+        budget_tokens: { type: 'integer', minimum: 0 },
+        // How thinking comes back (`summarized`, `omitted`, ...): Anthropic's to check, as for `effort`.
+        display: { type: 'string', minLength: 1 },
+      },
       additionalProperties: false,
     },
     output_config: {
@@ -136,7 +141,7 @@ export interface MessagesRequest {
   top_k?: number;
   tools?: Array<{ type?: string; name: string; description?: string; input_schema?: Record<string, unknown>; cache_control?: unknown }>;
   tool_choice?: { type: 'auto' | 'any' | 'tool' | 'none'; name?: string; disable_parallel_tool_use?: boolean };
-  thinking?: { type: 'enabled' | 'disabled' | 'adaptive'; budget_tokens?: number };
+  thinking?: { type: 'enabled' | 'disabled' | 'adaptive'; budget_tokens?: number; display?: string };
   output_config?: { effort?: string | null; format?: { type: 'json_schema'; schema: Record<string, unknown> } | null };
   output_format?: { type: 'json_schema'; schema: Record<string, unknown> } | null;
   context_management?: Record<string, unknown> | null;
