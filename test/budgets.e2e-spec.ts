@@ -228,7 +228,8 @@ describe('budget engine on Redis', () => {
     await store.connect();
     const engine = new CountingBudgetEngine(store, `${prefix}wrongtype:`);
     try {
-      const broken = [{ kind: 'key', id: 'broken', period: 'day', limit: { tokens: 1_000 } }, { kind: 'tenant', id: 't', period: 'day', limit: { tokens: 1_000 } }] as const;
+      // Limits too small for a lease (D10), so every reserve of the broken plan reads its counters.
+      const broken = [{ kind: 'key', id: 'broken', period: 'day', limit: { tokens: 100 } }, { kind: 'tenant', id: 't', period: 'day', limit: { tokens: 100 } }] as const;
       const sound = [{ kind: 'key', id: 'sound', period: 'day', limit: { tokens: 1_000 } }] as const;
       // Plan a reserve first to learn the broken counter's key, then put a string where its hash belongs.
       const planned = await engine.reserve(broken, { micros: 0, tokens: 1 });
@@ -278,6 +279,81 @@ describe('budget engine on Redis', () => {
     }
   });
 
+  describe('leases (D10)', () => {
+    const counterOf = async (key: string) => redis.hgetall(key);
+
+    it('serves a caller far from its limits from a lease without a round trip, and returns what it did not spend', async () => {
+      const store = new RedisCounterStore(REDIS_URL);
+      await store.connect();
+      const engine = new CountingBudgetEngine(store, `${prefix}lease:`);
+      const scopes = [{ kind: 'key', id: 'k', period: 'day', limit: { tokens: 1_000_000 } }] as const;
+      const first = engine.reserve(scopes, { micros: 0, tokens: 100 });
+      expect(first).toBeInstanceOf(Promise);
+      const reservation = await first;
+      // The first call took a lease of 32 calls of its size as well as its own 100 tokens.
+      const [key] = reservation.keys;
+      expect(await counterOf(key)).toMatchObject({ t: String(100 + 32 * 100), r: String(1 + 32), l: '1' });
+      const second = engine.reserve(scopes, { micros: 0, tokens: 100 });
+      expect(second).not.toBeInstanceOf(Promise);
+      // Its refund stays in the lease: Redis still holds the whole lease.
+      await engine.settle(second as Awaited<typeof first>, { micros: 0, tokens: 10 });
+      await engine.settle(reservation, { micros: 0, tokens: 40 });
+      await engine.close();
+      // Closed: the lease went back, leaving exactly what was spent.
+      expect(await counterOf(key)).toMatchObject({ m: '0', t: '50', r: '2', l: '0' });
+    });
+
+    it('grants no lease on a counter near its limit', async () => {
+      const store = new RedisCounterStore(REDIS_URL);
+      await store.connect();
+      const engine = new CountingBudgetEngine(store, `${prefix}nolease:`);
+      try {
+        // 32 calls of 100 and four more leases of them (16,000 tokens) do not fit in 15,000.
+        const scopes = [{ kind: 'key', id: 'k', period: 'day', limit: { tokens: 15_000 } }] as const;
+        const reservation = await engine.reserve(scopes, { micros: 0, tokens: 100 });
+        const second = engine.reserve(scopes, { micros: 0, tokens: 100 });
+        expect(second).toBeInstanceOf(Promise);
+        await second;
+        expect(await counterOf(reservation.keys[0])).toEqual({ m: '0', t: '200', r: '2' });
+      } finally {
+        await engine.close();
+      }
+    });
+
+    it('holds a refusal back until another process has returned its lease, then grants exactly what the budget covers', async () => {
+      const stores = [new RedisCounterStore(REDIS_URL), new RedisCounterStore(REDIS_URL)];
+      await Promise.all(stores.map((store) => store.connect()));
+      const [holder, spender] = stores.map((store) => new CountingBudgetEngine(store, `${prefix}wait:`));
+      const scopes = [{ kind: 'key', id: 'k', period: 'day', limit: { tokens: 100_000 } }] as const;
+      try {
+        // The holder takes a lease of 3,200 tokens and leaves it unspent.
+        const held = await holder.reserve(scopes, { micros: 0, tokens: 100 });
+        let granted = 0;
+        let refusal: unknown;
+        const started = performance.now();
+        while (!refusal) {
+          try {
+            await spender.reserve(scopes, { micros: 0, tokens: 100 });
+            granted += 1;
+          } catch (error) {
+            refusal = error;
+          }
+        }
+        expect(refusal).toBeInstanceOf(BudgetExceededError);
+        // 100,000 tokens are 1,000 calls: the holder's one and every other call of the spender, once the
+        // holder's unspent lease came back (its time is 250 ms).
+        expect(granted).toBe(999);
+        expect(performance.now() - started).toBeGreaterThan(100);
+        const counter = await counterOf(held.keys[0]);
+        expect(Number(counter.t)).toBeGreaterThanOrEqual(100_000);
+      } finally {
+        await Promise.all([holder.close(), spender.close()]);
+      }
+      const [key] = await redis.keys(`${prefix}wait:*`);
+      expect(await counterOf(key)).toMatchObject({ t: '100000', r: '1000', l: '0' });
+    }, 30_000);
+  });
+
   it('fails closed when Redis does not answer, logging the failure without the URL', async () => {
     const logged = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
     const store = new RedisCounterStore('redis://user:hunter2@127.0.0.1:1');
@@ -304,8 +380,9 @@ describe('two processes on one Redis', () => {
     for (const child of children) child.kill();
   });
 
-  function startWorker(keyPrefix: string, keyId: string, budget: number, estimate: number, calls: number) {
-    const child = spawn(process.execPath, [join(ROOT, 'test', 'support', 'budget-reserve-worker.js'), REDIS_URL, keyPrefix, keyId, String(budget), String(estimate), String(calls)], {
+  function startWorker(keyPrefix: string, keyId: string, budget: number, estimate: number, calls: number, loops?: number) {
+    const args = [REDIS_URL, keyPrefix, keyId, String(budget), String(estimate), String(calls), ...(loops ? [String(loops)] : [])];
+    const child = spawn(process.execPath, [join(ROOT, 'test', 'support', 'budget-reserve-worker.js'), ...args], {
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     children.add(child);
@@ -319,7 +396,7 @@ describe('two processes on one Redis', () => {
       });
       child.on('exit', (code) => reject(new Error(`worker exited (${code}) before it was ready: ${errors}`)));
     });
-    const result = new Promise<{ granted: number; refused: number; other: string[] }>((resolve, reject) => {
+    const result = new Promise<{ granted: number; refused: number; other: string[]; immediate: number }>((resolve, reject) => {
       child.on('exit', (code) => {
         children.delete(child);
         if (code !== 0) reject(new Error(`worker exited with ${code}: ${errors}`));
@@ -344,6 +421,22 @@ describe('two processes on one Redis', () => {
     expect(results.every((result) => result.granted + result.refused === 100)).toBe(true);
     const [counter] = await redis.keys(`${prefix}two:c:day:*:key:k-shared`);
     expect(await redis.hgetall(counter)).toEqual({ m: String(50 * estimate), t: '50', r: '50' });
+  }, 60_000);
+
+  it('grants exactly what the budget covers to calls served from leases in both processes', async () => {
+    const estimate = 20_000;
+    const covered = 2_000;
+    const workers = [0, 1].map(() => startWorker(`${prefix}leased:`, 'k-shared', covered * estimate, estimate, 0, 8));
+    await Promise.all(workers.map((worker) => worker.ready));
+    for (const worker of workers) worker.go();
+    const results = await Promise.all(workers.map((worker) => worker.result));
+    expect(results.flatMap((result) => result.other)).toEqual([]);
+    expect(results.reduce((sum, result) => sum + result.granted, 0)).toBe(covered);
+    // Every loop ends at its refusal, and both processes spent from leases.
+    expect(results.map((result) => result.refused)).toEqual([8, 8]);
+    for (const result of results) expect(result.immediate).toBeGreaterThan(result.granted / 4);
+    const [counter] = await redis.keys(`${prefix}leased:c:day:*:key:k-shared`);
+    expect(await redis.hgetall(counter)).toMatchObject({ m: String(covered * estimate), t: String(covered), r: String(covered), l: '0' });
   }, 60_000);
 });
 

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { BudgetStoreUnavailableError } from './budget-errors';
-import type { CounterStore, OutputAllowance, Refusal } from './budget-engine';
+import type { CounterStore, OutputAllowance, Refusal, StoreAnswer } from './budget-engine';
+import { type CounterDelta, CounterLeases, LEASE_HEADROOM, LEASE_TTL_MS, callCharge, leaseSize } from './counter-leases';
 import type { CounterPlan, LimitField, Usage } from './budget-scope';
 import type Redis from 'ioredis';
 import { failFastRedis } from '../../common/fail-fast-redis';
@@ -10,29 +11,49 @@ import { StoreFailureLog } from '../../common/store-failure-log';
  * Everything one turn of the event loop asked of the counters, in one script: Redis runs it without
  * interleaving any other command, so callers in any number of processes see each other's reservations (no
  * read-then-write). Counters are hashes (m: micro-dollars, t: tokens, r: requests) that expire when their
- * window ends; KEYS are the counters the turn touched, each once, and ARGV names them by index.
+ * window ends; a counter with leases (decision D10) also holds l: leases outstanding, le: when the last one
+ * granted ends (Redis's clock, ms), x: no new lease before this time. KEYS are the counters the turn touched,
+ * each once, and ARGV names them by index.
  *
- * First the settles: ARGV[1] is their number, then per settle its key index and micros, tokens and requests
- * deltas; a counter whose window ended is not recreated. Then the reserves, in the order they were made: their
- * number, then per reserve its key count, estimate micros, estimate tokens, output tokens wanted, output tokens
- * at least, output price in millionths of a micro-dollar per token, then per key its index, limit micros, tokens,
- * requests (-1: none) and expire-at ms. Each reserve is the single-call rule (CountingBudgetEngine's counterGrant
- * is the same): grant the most output tokens (up to wanted) that every counter covers and charge the estimate
- * plus that output to all of them, or charge nothing. Reserve i's answer is the reply's triple 3i-2..3i:
- * {0, output tokens granted, 0}, {index (1-based), field, what the field held} of the first counter that cannot
- * cover even the least output, or {-1, error, 0} when a counter could not be read (checked before any charge,
- * so that reserve charges nothing and the others are unaffected).
+ * ARGV[1..3]: a lease's time (ms), how many more leases a counter must have room for after granting one, and
+ * how long after its end a lease never returned stops being waited for (its holder died). Then the settles:
+ * their number, then per settle its key index and micros, tokens, requests and leases deltas; a counter whose
+ * window ended is not recreated. Then the reserves, in the order they were made: their number, then per
+ * reserve its key count, estimate micros, estimate tokens, output tokens wanted, output tokens at least, output
+ * price in millionths of a micro-dollar per token, the lease size asked for (micros, tokens, requests), then per
+ * key its index, limit micros, tokens, requests (-1: none), expire-at ms and 1 when it asks for a lease.
+ *
+ * Each reserve is the single-call rule (CountingBudgetEngine's counterGrant is the same): grant the most output
+ * tokens (up to wanted) that every counter covers and charge the estimate plus that output to all of them, or
+ * charge nothing. A counter that would refuse the call, or grant it less than wanted, while leases are
+ * outstanding on it does neither: the answer is to ask again later, and no lease is granted on it until then, so
+ * a refusal or a shortened grant only ever reads a counter no lease holds room of. A granted call that got all
+ * it wanted also takes a lease on each counter that asks, if the counter has room for it and LEASE_HEADROOM
+ * more on every limited field. Reserve i's answer is the reply's triple 3i-2..3i: {0, output tokens granted,
+ * bit mask of the counters leased}, {index (1-based), field, what the field held} of the first counter that
+ * cannot cover even the least output, {-1, error, 0} when a counter could not be read (checked before any
+ * charge, so that reserve charges nothing and the others are unaffected), or {-2, ms to wait, 0}.
  */
 const TURN_SCRIPT = `
-local at = 2
-for _ = 1, tonumber(ARGV[1]) do
+local ttl, headroom, grace = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local clock
+local function now()
+  if not clock then
+    local time = redis.call('TIME')
+    clock = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  end
+  return clock
+end
+local at = 5
+for _ = 1, tonumber(ARGV[4]) do
   local key = KEYS[tonumber(ARGV[at])]
   if redis.call('EXISTS', key) == 1 then
     redis.call('HINCRBY', key, 'm', ARGV[at + 1])
     redis.call('HINCRBY', key, 't', ARGV[at + 2])
     redis.call('HINCRBY', key, 'r', ARGV[at + 3])
+    if ARGV[at + 4] ~= '0' then redis.call('HINCRBY', key, 'l', ARGV[at + 4]) end
   end
-  at = at + 4
+  at = at + 5
 end
 local answers = {}
 local reserves = tonumber(ARGV[at])
@@ -41,60 +62,109 @@ for _ = 1, reserves do
   local n = tonumber(ARGV[at])
   local em, et = tonumber(ARGV[at + 1]), tonumber(ARGV[at + 2])
   local want, least, pico = tonumber(ARGV[at + 3]), tonumber(ARGV[at + 4]), tonumber(ARGV[at + 5])
-  local first = at + 6
-  at = first + n * 5
+  local sm, st, sr = tonumber(ARGV[at + 6]), tonumber(ARGV[at + 7]), tonumber(ARGV[at + 8])
+  local first = at + 9
+  at = first + n * 6
   local grant = want
   local refusal
+  local waits = {}
+  local counters = {}
   for i = 1, n do
-    local base = first + (i - 1) * 5
-    local used = redis.pcall('HMGET', KEYS[tonumber(ARGV[base])], 'm', 't', 'r')
-    if used.err then refusal = {-1, used.err, 0} break end
-    local um, ut, ur = tonumber(used[1]) or 0, tonumber(used[2]) or 0, tonumber(used[3]) or 0
+    local base = first + (i - 1) * 6
+    local key = KEYS[tonumber(ARGV[base])]
+    local read = redis.pcall('HMGET', key, 'm', 't', 'r', 'l', 'le', 'x')
+    if read.err then refusal = {-1, read.err, 0} break end
+    local c = {m = tonumber(read[1]) or 0, t = tonumber(read[2]) or 0, r = tonumber(read[3]) or 0, l = tonumber(read[4]) or 0, le = tonumber(read[5]) or 0, x = tonumber(read[6]) or 0}
+    counters[i] = c
     local lm, lt, lr = tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3])
+    local fits = want
+    local field
     if lm >= 0 then
-      local left = lm - um - em
-      local fits = grant
-      if left < 0 then fits = -1 elseif pico > 0 then fits = math.floor(left * 1000000 / pico) end
-      if fits < least then refusal = {i, 'micros', um} break end
-      if fits < grant then grant = fits end
+      local left = lm - c.m - em
+      local covered = want
+      if left < 0 then covered = -1 elseif pico > 0 then covered = math.floor(left * 1000000 / pico) end
+      if covered < least then field = 'micros' elseif covered < fits then fits = covered end
     end
-    if lt >= 0 then
-      local fits = lt - ut - et
-      if fits < least then refusal = {i, 'tokens', ut} break end
-      if fits < grant then grant = fits end
+    if not field and lt >= 0 then
+      local covered = lt - c.t - et
+      if covered < least then field = 'tokens' elseif covered < fits then fits = covered end
     end
-    if lr >= 0 and ur + 1 > lr then refusal = {i, 'requests', ur} break end
+    if not field and lr >= 0 and c.r + 1 > lr then field = 'requests' end
+    if (field or fits < want) and c.l > 0 and now() < c.le + grace then waits[#waits + 1] = key end
+    if field then
+      local held = c.r
+      if field == 'micros' then held = c.m elseif field == 'tokens' then held = c.t end
+      refusal = {i, field, held}
+      break
+    end
+    if fits < grant then grant = fits end
   end
-  if refusal then
+  if refusal and refusal[1] == -1 then
+    answers[#answers + 1] = -1
+    answers[#answers + 1] = refusal[2]
+    answers[#answers + 1] = 0
+  elseif #waits > 0 and (refusal == nil or waits[#waits] == KEYS[tonumber(ARGV[first + (refusal[1] - 1) * 6])]) then
+    local wait = 1
+    for _, key in ipairs(waits) do
+      local le = tonumber(redis.call('HGET', key, 'le')) or 0
+      local blocked = math.max(le, now()) + ttl
+      if blocked > (tonumber(redis.call('HGET', key, 'x')) or 0) then redis.call('HSET', key, 'x', blocked) end
+      local ms = math.max(2, math.floor((now() - le) / 2))
+      if le > now() then ms = le - now() + 1 end
+      if ms > wait then wait = ms end
+    end
+    answers[#answers + 1] = -2
+    answers[#answers + 1] = wait
+    answers[#answers + 1] = 0
+  elseif refusal then
     answers[#answers + 1] = refusal[1]
     answers[#answers + 1] = refusal[2]
     answers[#answers + 1] = refusal[3]
   else
     local om = 0
     if pico > 0 then om = math.ceil(grant * pico / 1000000) end
+    local leased, bit = 0, 1
     for i = 1, n do
-      local base = first + (i - 1) * 5
+      local base = first + (i - 1) * 6
       local key = KEYS[tonumber(ARGV[base])]
       redis.call('HINCRBY', key, 'm', em + om)
       redis.call('HINCRBY', key, 't', et + grant)
       redis.call('HINCRBY', key, 'r', 1)
       redis.call('PEXPIREAT', key, ARGV[base + 4])
+      if ARGV[base + 5] == '1' and grant == want then
+        local c = counters[i]
+        local lm, lt, lr = tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3])
+        local room = headroom + 1
+        if (c.x == 0 or now() >= c.x)
+          and (lm < 0 or lm - c.m - em - om >= room * sm)
+          and (lt < 0 or lt - c.t - et - grant >= room * st)
+          and (lr < 0 or lr - c.r - 1 >= room * sr) then
+          redis.call('HINCRBY', key, 'm', sm)
+          redis.call('HINCRBY', key, 't', st)
+          redis.call('HINCRBY', key, 'r', sr)
+          redis.call('HINCRBY', key, 'l', 1)
+          if now() + ttl > c.le then redis.call('HSET', key, 'le', now() + ttl) end
+          leased = leased + bit
+        end
+      end
+      bit = bit * 2
     end
     answers[#answers + 1] = 0
     answers[#answers + 1] = grant
-    answers[#answers + 1] = 0
+    answers[#answers + 1] = leased
   end
 end
 return answers
 `;
 
-type Delta = Usage & { requests: number };
-
-/** A reserve waiting for the end of its turn, and how to answer it. */
+/** A reserve waiting for its script call, and how to answer it. */
 interface PendingReserve {
   plans: readonly CounterPlan[];
   estimate: Usage;
   output: OutputAllowance;
+  /** The lease asked for on the counters flagged in `leaseWanted` (none when no flag is set). */
+  leaseSize: CounterDelta;
+  leaseWanted: boolean[];
   resolve(answer: Refusal | number): void;
   reject(error: Error): void;
 }
@@ -103,26 +173,39 @@ type ScriptedRedis = Redis & {
   budgetTurn(numKeys: number, ...args: (string | number)[]): Promise<(number | string)[]>;
 };
 
+/** How long a counter that refused a lease is not asked for another by this process. */
+const LEASE_DENIED_MS = LEASE_TTL_MS;
+/** After this long, a lease never returned (its process died) no longer holds a refusal back. */
+const LEASE_GRACE_MS = 5_000;
+
 /**
- * Counters in Redis, shared by every process on it. The reserves and settles made in one turn of the event
- * loop, and in the turns while the previous script call is on its way, go to Redis together in one script call
- * (decision D10: exact, since the script runs them one after the other as separate calls would run, and one
- * round trip instead of one per call).
+ * Counters in Redis, shared by every process on it. A caller far from its limits is served from leases: a
+ * share of each of its counters taken ahead, charged in Redis, and spent here without a round trip, then
+ * returned (decision D10). Every other reserve and settle made in one turn of the event loop, and in the turns
+ * while the previous script call is on its way, goes to Redis in one script call (exact, since the script runs
+ * them one after the other as separate calls would run, and one round trip instead of one per call).
  * A reserve that cannot reach Redis fails closed (BudgetStoreUnavailableError, 503): an unenforced budget is
- * the failure issue 19 exists to end. A settle that cannot reach it is logged and dropped, since the call has
- * been made.
+ * the failure issue 19 exists to end; leases are not spent while the connection is down. A settle that cannot
+ * reach it is logged and dropped, since the call has been made.
  */
 export class RedisCounterStore implements CounterStore {
   private readonly logger = new Logger('Budgets');
   private readonly redis: ScriptedRedis;
-  /** Settles not yet written, summed per counter key. */
-  private pendingDeltas = new Map<string, Delta>();
+  /** Settles and lease returns not yet written, summed per counter key. */
+  private pendingDeltas = new Map<string, CounterDelta>();
   /** Reserves not yet sent, in the order they were made. */
   private pendingReserves: PendingReserve[] = [];
   /** Resolves once the script call carrying the pending settles and reserves has been answered (or has failed). */
   private nextCall?: Promise<void>;
   /** The script call sent and not yet answered: at most one at a time. */
   private inFlight?: Promise<void>;
+  private readonly leases = new CounterLeases((key, delta) => this.addDelta(key, delta));
+  /** Counters whose lease is asked for by a script call pending or on its way, and that call. */
+  private readonly leaseAsked = new Map<string, Promise<void>>();
+  /** Counters that refused this process a lease, and until when it does not ask again (performance.now()). */
+  private readonly leaseDenied = new Map<string, number>();
+  /** Reserves told to ask again later, waiting for their timer. */
+  private readonly waiting = new Map<NodeJS.Timeout, PendingReserve>();
   private closed = false;
   private readonly failures = new StoreFailureLog((message) => this.logger.error(message), (summary) => `budget store unavailable (${summary}); model calls with a budget or rate limit are refused until it answers`);
 
@@ -143,42 +226,80 @@ export class RedisCounterStore implements CounterStore {
   }
 
   /**
-   * Answers when the script call carrying it has been answered. The wait is the rest of the current turn, and
-   * the previous call's round trip if one is on its way: requests read from the sockets meanwhile share a round
-   * trip, which is what makes Redis-backed budgets cost little more than counters in memory (bench/RESULTS.md).
+   * Answers at once from the caller's leases when they have room; else when the script call carrying it has
+   * been answered. The wait is the rest of the current turn, and the previous call's round trip if one is on
+   * its way: requests read from the sockets meanwhile share a round trip.
    */
-  tryCharge(plans: readonly CounterPlan[], estimate: Usage, output: OutputAllowance): Promise<Refusal | number> {
+  tryCharge(plans: readonly CounterPlan[], estimate: Usage, output: OutputAllowance): StoreAnswer<Refusal | number> {
     if (this.closed) return Promise.reject(new BudgetStoreUnavailableError());
+    const charge = callCharge(estimate, output);
+    if (this.redis.status === 'ready') {
+      const granted = this.leases.charge(plans, charge, output.wanted);
+      if (granted !== undefined) return granted;
+    }
+    const now = performance.now();
+    const leaseWanted: boolean[] = [];
+    for (const plan of plans) {
+      const asked = this.leaseAsked.get(plan.key);
+      // A lease on its way may serve this call too: it asks again once that call is answered.
+      if (asked) return asked.then(() => this.tryCharge(plans, estimate, output));
+      const covered = this.leases.covers(plan, charge);
+      // A lease without room for this call goes back in the same script call, ahead of the reserve, so the
+      // counter the reserve reads holds none of this process's unspent share.
+      if (!covered) this.leases.giveBack(plan.key);
+      leaseWanted.push(!covered && !((this.leaseDenied.get(plan.key) ?? 0) > now));
+    }
     return new Promise((resolve, reject) => {
-      this.pendingReserves.push({ plans, estimate, output, resolve, reject });
-      void this.pendingCall();
+      this.pendingReserves.push({ plans, estimate, output, leaseSize: leaseSize(charge), leaseWanted, resolve, reject });
+      const call = this.pendingCall();
+      plans.forEach((plan, index) => leaseWanted[index] && this.leaseAsked.set(plan.key, call));
     });
   }
 
   /**
-   * Adds the delta to the counters' pending sums, written with the next script call (the promise resolves
+   * A refund goes back into the counter's lease while it lasts; anything else, and refunds of counters without
+   * one, is added to the counters' pending sums, written with the next script call (the promise resolves
    * then). Settles are made after the answer has gone out, so deferring them a round trip changes no refusal by
    * more than that round trip.
    */
-  adjust(keys: readonly string[], delta: Delta): Promise<void> {
+  adjust(keys: readonly string[], delta: Usage & { requests: number }): StoreAnswer<void> {
     // After close the client is gone: the counters keep the estimate until their window ends.
-    if (this.closed) return Promise.resolve();
+    if (this.closed) return;
+    const refund = delta.micros <= 0 && delta.tokens <= 0 && delta.requests <= 0;
+    let written = false;
     for (const key of keys) {
-      const sum = this.pendingDeltas.get(key);
-      if (sum) {
-        sum.micros += delta.micros;
-        sum.tokens += delta.tokens;
-        sum.requests += delta.requests;
-      } else this.pendingDeltas.set(key, { micros: delta.micros, tokens: delta.tokens, requests: delta.requests });
+      if (refund && this.leases.refund(key, delta)) continue;
+      this.addDelta(key, { ...delta, leases: 0 });
+      written = true;
     }
-    return this.pendingCall();
+    return written ? this.pendingCall() : undefined;
   }
 
-  /** Writes every settle already made and answers every reserve already made, then disconnects. */
+  /**
+   * Returns every lease, writes every settle already made and answers every reserve already made, then
+   * disconnects. Reserves told to ask again later are refused as the store is gone.
+   */
   async close(): Promise<void> {
     this.closed = true;
+    for (const [timer, reserve] of this.waiting) {
+      clearTimeout(timer);
+      reserve.reject(new BudgetStoreUnavailableError());
+    }
+    this.waiting.clear();
+    this.leases.giveBackAll();
     while (this.nextCall || this.inFlight) await Promise.all([this.nextCall, this.inFlight]);
     this.redis.disconnect();
+  }
+
+  private addDelta(key: string, delta: CounterDelta): void {
+    const sum = this.pendingDeltas.get(key);
+    if (sum) {
+      sum.micros += delta.micros;
+      sum.tokens += delta.tokens;
+      sum.requests += delta.requests;
+      sum.leases += delta.leases;
+    } else this.pendingDeltas.set(key, { ...delta });
+    if (delta.leases !== 0) void this.pendingCall();
   }
 
   private pendingCall(): Promise<void> {
@@ -221,30 +342,68 @@ export class RedisCounterStore implements CounterStore {
       }
       return index;
     };
-    const args: (string | number)[] = [deltas.size];
-    for (const [key, delta] of deltas) args.push(indexOf(key), delta.micros, delta.tokens, delta.requests);
+    const args: (string | number)[] = [LEASE_TTL_MS, LEASE_HEADROOM, LEASE_GRACE_MS, deltas.size];
+    for (const [key, delta] of deltas) args.push(indexOf(key), delta.micros, delta.tokens, delta.requests, delta.leases);
     args.push(reserves.length);
-    for (const { plans, estimate, output } of reserves) {
-      args.push(plans.length, estimate.micros, estimate.tokens, output.wanted, output.least, output.picosPerToken);
-      for (const { key, scope, window } of plans) args.push(indexOf(key), scope.limit.micros ?? -1, scope.limit.tokens ?? -1, scope.limit.requests ?? -1, window.end);
+    for (const { plans, estimate, output, leaseSize: size, leaseWanted } of reserves) {
+      args.push(plans.length, estimate.micros, estimate.tokens, output.wanted, output.least, output.picosPerToken, size.micros, size.tokens, size.requests);
+      plans.forEach(({ key, scope, window }, index) =>
+        args.push(indexOf(key), scope.limit.micros ?? -1, scope.limit.tokens ?? -1, scope.limit.requests ?? -1, window.end, leaseWanted[index] ? 1 : 0),
+      );
     }
+    const sentAt = performance.now();
     let answers: (number | string)[];
     try {
       answers = await this.redis.budgetTurn(keys.length, ...keys, ...args);
     } catch (error) {
       this.failures.report(error);
+      this.forgetLeaseAsks(reserves);
       for (const reserve of reserves) reserve.reject(new BudgetStoreUnavailableError());
       return;
     }
+    this.forgetLeaseAsks(reserves);
     for (let index = 0; index < reserves.length; index++) {
+      const reserve = reserves[index];
       const code = answers[3 * index] as number;
       const value = answers[3 * index + 1];
-      if (code === 0) reserves[index].resolve(value as number);
-      else if (code > 0) reserves[index].resolve({ index: code - 1, field: value as LimitField, used: answers[3 * index + 2] as number });
+      if (code === 0) {
+        this.holdLeases(reserve, answers[3 * index + 2] as number, sentAt);
+        reserve.resolve(value as number);
+      } else if (code > 0) reserve.resolve({ index: code - 1, field: value as LimitField, used: answers[3 * index + 2] as number });
+      else if (code === -2) this.askAgainLater(reserve, value as number);
       else {
         this.failures.report(Object.assign(new Error(String(value)), { name: 'ReplyError', code: String(value).split(' ')[0] }));
-        reserves[index].reject(new BudgetStoreUnavailableError());
+        reserve.reject(new BudgetStoreUnavailableError());
       }
     }
+  }
+
+  /** Holds the leases the script granted (bit i of `leased`: plan i) and remembers the counters that refused one. */
+  private holdLeases(reserve: PendingReserve, leased: number, sentAt: number): void {
+    const now = performance.now();
+    reserve.plans.forEach((plan, index) => {
+      if (!reserve.leaseWanted[index]) return;
+      if (leased & (1 << index)) this.leases.hold(plan.key, reserve.leaseSize, sentAt);
+      else this.leaseDenied.set(plan.key, now + LEASE_DENIED_MS);
+    });
+    if (this.leaseDenied.size > 1024) for (const [key, until] of this.leaseDenied) if (until <= now) this.leaseDenied.delete(key);
+  }
+
+  private forgetLeaseAsks(reserves: readonly PendingReserve[]): void {
+    for (const reserve of reserves) reserve.plans.forEach((plan, index) => reserve.leaseWanted[index] && this.leaseAsked.delete(plan.key));
+  }
+
+  /**
+   * A counter with leases outstanding would have refused or shortened the call: it goes again, alone and
+   * asking for no lease, once those leases are due back.
+   */
+  private askAgainLater(reserve: PendingReserve, ms: number): void {
+    const again = { ...reserve, leaseWanted: reserve.plans.map(() => false) };
+    const timer = setTimeout(() => {
+      this.waiting.delete(timer);
+      this.pendingReserves.push(again);
+      void this.pendingCall();
+    }, ms);
+    this.waiting.set(timer, again);
   }
 }
