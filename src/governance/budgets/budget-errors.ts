@@ -31,9 +31,9 @@ function describeRefusal(scope: MeteredScope, field: LimitField, detail: Refusal
   if (detail.used >= amount) return `${capitalise(limit)} is spent`;
   const remaining = amount - detail.used;
   if (field === 'micros') {
-    return `This call's estimate (${formatUsd(detail.needed)}) is more than the ${formatUsd(remaining)} left of ${limit}: the estimate counts everything sent and the output max_tokens allows; send less, or a lower max_tokens`;
+    return `This call's estimate (${formatUsd(detail.needed)}) is more than the ${formatUsd(remaining)} left of ${limit}: the estimate counts everything sent and the fewest output tokens a call is granted (16, or what its thinking needs); send less`;
   }
-  return `This call's estimate (${detail.needed} tokens) is more than the ${remaining} left of ${limit}: the estimate counts everything sent and the output max_tokens allows; send less, or a lower max_tokens`;
+  return `This call's estimate (${detail.needed} tokens) is more than the ${remaining} left of ${limit}: the estimate counts everything sent and the fewest output tokens a call is granted (16, or what its thinking needs); send less`;
 }
 
 function capitalise(text: string): string {
