@@ -213,7 +213,7 @@ describe.each(['memory', 'redis'] as const)('budget counters in %s', (store) => 
     expect(chatCalls() * toolTokens).toBeLessThanOrEqual(5000 + toolTokens);
     const refused = answers.filter((answer) => answer.status === 429);
     expect(refused.length).toBeGreaterThanOrEqual(49);
-    expect(refused[0].body.error.message).toMatch(/^This call's estimate \(\d+ tokens\) is more than the \d+ left of the daily token budget of key .*max_tokens/);
+    expect(refused[0].body.error.message).toMatch(/^This call's estimate \(\d+ tokens\) is more than the \d+ left of the daily token budget of key .*fewest output tokens a call is granted/);
   }, 120_000);
 
   it('a caller without max_tokens spends a 2,000-token budget to its end without passing it, each call sent the bound X-Budget-Max-Tokens names', async () => {
