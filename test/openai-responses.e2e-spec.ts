@@ -209,8 +209,13 @@ describe('stored responses', () => {
 });
 
 describe('errors and failures in OpenAI\'s shape', () => {
-  it('a tool type the gateway cannot route is refused by name', async () => {
-    await expect(client().responses.create({ model: 'openai/gpt-test', input: 'hi', tools: [{ type: 'web_search' }] })).rejects.toMatchObject({
+  it('a tool type the gateway cannot route is refused by name; web_search where no search tool is configured and the model is not OpenAI', async () => {
+    await expect(client().responses.create({ model: 'openai/gpt-test', input: 'hi', tools: [{ type: 'file_search', vector_store_ids: ['vs_1'] }] })).rejects.toMatchObject({
+      status: 400,
+      param: 'tools[0].type',
+      code: 'unsupported_value',
+    });
+    await expect(client().responses.create({ model: 'anthropic/claude-haiku-4-5', input: 'hi', tools: [{ type: 'web_search' }] })).rejects.toMatchObject({
       status: 400,
       param: 'tools[0].type',
       code: 'unsupported_value',
