@@ -245,12 +245,12 @@ describe('errors and failures in OpenAI\'s shape', () => {
     expect(text).not.toContain('UPSTREAM-BODY-MARKER');
   });
 
-  it('an Anthropic stream that fails before its first content is an ordinary 502 in OpenAI\'s shape, without the upstream body', async () => {
+  it('an Anthropic stream that fails overloaded before its first content is an ordinary 503 in OpenAI\'s shape (OpenAI\'s own overloaded answer), without the upstream body', async () => {
     anthropicUpstream.options.streamError = 'overloaded_error';
     try {
       const error = await client().responses.stream({ model: 'anthropic/claude-haiku-4-5', input: 'Break please' }).finalResponse().catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(OpenAI.APIError);
-      expect(error).toMatchObject({ status: 502, type: 'server_error' });
+      expect(error).toMatchObject({ status: 503, type: 'server_error' });
       expect((error as Error).message).not.toContain('anthropic-upstream-body');
     } finally {
       anthropicUpstream.options.streamError = undefined;
