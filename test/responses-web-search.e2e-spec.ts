@@ -127,6 +127,14 @@ describe('web_search to a model that is not OpenAI, search configured', () => {
     expect(assistant.filter((block) => block.type === 'tool_use').map((block) => block.name)).toEqual(['web_search']);
   });
 
+  it('tool_choice {type: "web_search"} forces the search in the first turn only; the model then answers', async () => {
+    const response = await client().responses.create({ model: CLAUDE, input: 'Weather in Paris?', tools: [{ type: 'web_search' }], tool_choice: { type: 'web_search_preview' } });
+    expect(response.output.map((item) => item.type)).toEqual(['web_search_call', 'message']);
+    const [first, second] = anthropicBodies() as Array<{ tool_choice?: unknown }>;
+    expect(first.tool_choice).toEqual({ type: 'tool', name: 'web_search' });
+    expect(second.tool_choice).toEqual({ type: 'auto' });
+  });
+
   it('a search that fails is a failed web_search_call; the model is told its category, never the tool text', async () => {
     searxng.rateLimitNext();
     const response = await client().responses.create({ model: CLAUDE, input: 'Weather in Paris?', tools: [{ type: 'web_search' }] });

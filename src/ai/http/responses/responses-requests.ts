@@ -275,10 +275,12 @@ function namespaceFunctions(tool: unknown, index: number): Array<{ definition: T
   });
 }
 
+/** A choice of the web search tool forces the `web_search` function it becomes (for the first model turn only, responses-web-search.ts). */
 export function responsesToolChoice(choice: ResponsesRequest['tool_choice']): ToolChoice | undefined {
   if (choice === undefined || typeof choice === 'string') return choice;
+  if (WEB_SEARCH_TOOL_TYPES.has(choice.type)) return { name: WEB_SEARCH_FUNCTION };
   if (choice.type !== 'function') {
-    throw new OpenAiRequestError(`Unsupported value for 'tool_choice.type': '${choice.type}'; this gateway routes function tools only.`, 'tool_choice.type', 'unsupported_value');
+    throw new OpenAiRequestError(`Unsupported value for 'tool_choice.type': '${choice.type}'; this gateway routes function tools and web_search only.`, 'tool_choice.type', 'unsupported_value');
   }
   if (typeof choice.name !== 'string' || choice.name === '') {
     throw new OpenAiRequestError("Missing required parameter: 'tool_choice.name'.", 'tool_choice.name', 'missing_required_parameter');

@@ -138,9 +138,15 @@ export class WebSearchTurns {
   }
 }
 
-/** The searching turns offer the function as declared; the last one may not call any tool, so it answers. */
+/**
+ * The searching turns offer the function as declared. A choice that forces a call (`required`, or the search
+ * itself) holds for the first turn only: a search made is a tool call, as OpenAI counts it, and forced again the
+ * model could never answer. The last turn may not call any tool, so it answers.
+ */
 function turnOptions(options: GenerateOptions, turn: number): GenerateOptions {
-  return turn === MAX_SEARCH_TURNS ? { ...options, toolChoice: 'none' } : options;
+  if (turn === MAX_SEARCH_TURNS) return { ...options, toolChoice: 'none' };
+  const forced = options.toolChoice === 'required' || (typeof options.toolChoice === 'object' && options.toolChoice.name === WEB_SEARCH_FUNCTION);
+  return turn > 0 && forced ? { ...options, toolChoice: 'auto' } : options;
 }
 
 /** The query the model asked for; arguments that are not `{query: string}` search for nothing, which the search refuses. */
