@@ -445,6 +445,47 @@ describe('errors and governance in Anthropic shape', () => {
     expect(events).not.toContain('message_stop');
   });
 
+  it("an overloaded upstream is Anthropic's 529 overloaded_error (Anthropic's 529, Gemini's 503 UNAVAILABLE, OpenAI's 503); another failure stays 502 api_error", async () => {
+    anthropic.server.inject({ kind: 'status', status: 529, body: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } });
+    gemini.server.inject({ kind: 'status', status: 503, body: { error: { code: 503, message: 'The model is overloaded. Please try again later.', status: 'UNAVAILABLE' } } });
+    openai.server.inject({ kind: 'status', status: 503, body: { error: { message: 'The engine is currently overloaded.', type: 'server_error', code: null } } });
+    for (const model of ['anthropic/claude-sonnet-4-5', 'gemini/gemini-2.5-flash', 'openai/gpt-test']) {
+      const error = await client().messages.create({ model, max_tokens: 8, messages: [{ role: 'user', content: 'Hi' }] }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(Anthropic.APIError);
+      expect([model, (error as InstanceType<typeof Anthropic.APIError>).status]).toEqual([model, 529]);
+      expect((error as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ type: 'error', error: { type: 'overloaded_error' } });
+    }
+    openai.server.inject({ kind: 'status', status: 500, body: { error: { message: 'The server had an error.', type: 'server_error', code: null } } });
+    const failed = await client().messages.create({ model: 'openai/gpt-test', max_tokens: 8, messages: [{ role: 'user', content: 'Hi' }] }).catch((e: unknown) => e);
+    expect(failed).toMatchObject({ status: 502, error: { error: { type: 'api_error' } } });
+  });
+
+  it('an overloaded_error mid-stream ends the stream with overloaded_error; the same upstream answers /openai/v1 503 and /gemini/v1beta 503 UNAVAILABLE', async () => {
+    anthropic.options.streamError = 'overloaded_error';
+    try {
+      const stream = client().messages.stream({ model: 'anthropic/claude-sonnet-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'Hello there' }] });
+      const error = await stream.finalMessage().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(Anthropic.APIError);
+      expect((error as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ type: 'error', error: { type: 'overloaded_error' } });
+    } finally {
+      anthropic.options.streamError = undefined;
+    }
+    anthropic.server.inject({ kind: 'status', status: 529, body: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } }, 2);
+    const headers = { authorization: `Bearer ${API_TOKEN}`, 'content-type': 'application/json' };
+    const openaiAnswer = await fetch(`${origin}/openai/v1/chat/completions`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ model: 'anthropic/claude-sonnet-4-5', messages: [{ role: 'user', content: 'Hi' }] }),
+    });
+    expect([openaiAnswer.status, ((await openaiAnswer.json()) as { error: { type: string } }).error.type]).toEqual([503, 'server_error']);
+    const geminiAnswer = await fetch(`${origin}/gemini/v1beta/models/anthropic%2Fclaude-sonnet-4-5:generateContent`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'Hi' }] }] }),
+    });
+    expect([geminiAnswer.status, ((await geminiAnswer.json()) as { error: { status: string } }).error.status]).toEqual([503, 'UNAVAILABLE']);
+  });
+
   it('a caller that aborts mid-stream ends the upstream request', async () => {
     openai.server.inject({ kind: 'stream', chunkDelayMs: 200 });
     const controller = new AbortController();

@@ -13,6 +13,7 @@ import { generateText, stepCountIs, streamText, tool } from 'ai';
 import OpenAI from 'openai';
 import { Client } from 'pg';
 import { z } from 'zod';
+import { CONTEXT_MANAGEMENT_BETA } from './emulators/anthropic-emulator';
 import { AzureOpenAiEmulator } from './emulators/azure-openai-emulator';
 import { BEDROCK_API_KEY, BEDROCK_REGION, BedrockEmulator } from './emulators/bedrock-emulator';
 import type { LoggedRequest } from './emulators/emulator-server';
@@ -347,6 +348,75 @@ describe('Bedrock cache points and documents', () => {
       const answer = await converse(body);
       expect([answer.status, answer.headers.get('x-amzn-errortype')?.split(':')[0]]).toEqual([400, 'ValidationException']);
     }
+  });
+});
+
+describe('Claude on Vertex as a native Anthropic target', () => {
+  const client = (headers: Record<string, string> = {}) => new Anthropic({ apiKey: TOKEN, baseURL: `${origin}/anthropic`, maxRetries: 0, defaultHeaders: headers });
+  const model = 'vertex/claude-sonnet-4-5';
+  const rawPredicts = () => vertex.server.requests.filter((r) => /:(stream)?rawPredict$/i.test(r.path));
+
+  it('the caller body goes as written: cache_control, a web search server tool, context_management under its beta; the answer is Vertex\'s', async () => {
+    const message = await client({ 'anthropic-beta': CONTEXT_MANAGEMENT_BETA }).messages.create({
+      model,
+      max_tokens: 64,
+      system: [{ type: 'text', text: 'You answer with sources.', cache_control: { type: 'ephemeral', ttl: '1h' } }],
+      tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 1 }],
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'Weather in Paris?', cache_control: { type: 'ephemeral' } }] }],
+      context_management: { edits: [{ type: 'clear_tool_uses_20250919' }] },
+    } as Anthropic.MessageCreateParamsNonStreaming);
+    expect(message.model).toBe(model);
+    expect(message.content.map((block) => block.type)).toEqual(['server_tool_use', 'web_search_tool_result', 'text']);
+    const [sent] = rawPredicts();
+    expect(sent.headers['anthropic-beta']).toBe(CONTEXT_MANAGEMENT_BETA);
+    expect(sent.body).toMatchObject({
+      anthropic_version: 'vertex-2023-10-16',
+      system: [{ type: 'text', text: 'You answer with sources.', cache_control: { type: 'ephemeral', ttl: '1h' } }],
+      tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 1 }],
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'Weather in Paris?', cache_control: { type: 'ephemeral' } }] }],
+    });
+    expect(sent.body).not.toHaveProperty('model');
+  });
+
+  it('a stream is Vertex\'s events as sent: the server tool blocks reach the client', async () => {
+    const stream = client().messages.stream({ model, max_tokens: 64, tools: [{ type: 'web_search_20250305', name: 'web_search' }], messages: [{ role: 'user', content: 'Weather in Paris?' }] });
+    const final = await stream.finalMessage();
+    expect(final.content.map((block) => block.type)).toEqual(['server_tool_use', 'web_search_tool_result', 'text']);
+    expect(rawPredicts().at(-1)!.path).toMatch(/:streamRawPredict$/);
+  });
+
+  it.each([
+    ['mcp_servers', { mcp_servers: [{ type: 'url', url: 'https://mcp.example.com/sse', name: 'example' }] }, 'mcp_servers'],
+    ['a web fetch tool', { tools: [{ type: 'web_fetch_20250910', name: 'web_fetch' }] }, "tools.0.type: server tool 'web_fetch_20250910'"],
+    [
+      'a Files API document',
+      { messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'file', file_id: 'file_1' } }, { type: 'text', text: 'Read it.' }] }] },
+      "messages.0.content.0.source.type: 'file' document",
+    ],
+  ])('%s, which only Anthropic\'s own API has, is refused naming it before Vertex is called', async (_name, fields, named) => {
+    const answer = await bearerCall(origin, 'POST', '/anthropic/v1/messages', TOKEN, { model, max_tokens: 64, messages: [{ role: 'user', content: 'Hi' }], ...fields });
+    expect(answer.status).toBe(400);
+    expect((answer.body as Json).error).toMatchObject({ type: 'invalid_request_error', message: expect.stringContaining(`${named}: only Anthropic's own API takes it`) });
+    expect(rawPredicts()).toHaveLength(0);
+  });
+
+  it('the emulator refuses what Vertex refuses: mcp_servers, web fetch, a file document, a first-party beta', async () => {
+    const url = `${vertex.url}/projects/${VERTEX_PROJECT}/locations/${VERTEX_LOCATION}/publishers/anthropic/models/claude-sonnet-4-5:rawPredict`;
+    const base = { anthropic_version: 'vertex-2023-10-16', max_tokens: 16, messages: [{ role: 'user', content: 'Hi' }] };
+    const post = (body: Json, headers: Record<string, string> = {}) =>
+      fetch(url, { method: 'POST', headers: { authorization: `Bearer ${VERTEX_TOKEN}`, 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) }).then((r) => r.status);
+    expect(await post(base)).toBe(200);
+    expect(await post({ ...base, mcp_servers: [] })).toBe(400);
+    expect(await post({ ...base, tools: [{ type: 'code_execution_20250825', name: 'code_execution' }] })).toBe(400);
+    expect(await post({ ...base, messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'file', file_id: 'f' } }] }] })).toBe(400);
+    expect(await post(base, { 'anthropic-beta': 'files-api-2025-04-14' })).toBe(400);
+  });
+
+  it('count_tokens asks Vertex\'s count-tokens with the caller\'s body and the routed model', async () => {
+    const counted = await client().messages.countTokens({ model, messages: [{ role: 'user', content: 'Count me' }] });
+    const [sent] = vertex.server.requests.filter((r) => r.path.endsWith('/count-tokens:rawPredict'));
+    expect(sent.body).toMatchObject({ model: 'claude-sonnet-4-5', messages: [{ role: 'user', content: 'Count me' }] });
+    expect(counted.input_tokens).toBe(JSON.stringify([{ role: 'user', content: 'Count me' }]).length);
   });
 });
 

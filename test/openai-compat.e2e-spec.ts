@@ -242,7 +242,14 @@ describe('official openai client', () => {
     expect(limited.headers.get('retry-after')).toBe('7');
     expect(limited.message).not.toContain(UPSTREAM_MARKER);
 
+    // An overloaded upstream (503) is the 503 OpenAI answers when overloaded; another 5xx is /v1's 502.
     openaiUpstream.serverErrorNext(503);
+    const overloaded = await officialClient()
+      .chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }] })
+      .catch((caught) => caught);
+    expect(overloaded).toBeInstanceOf(OpenAI.InternalServerError);
+    expect(overloaded.status).toBe(503);
+    openaiUpstream.serverErrorNext(500);
     const failed = await officialClient()
       .chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }] })
       .catch((caught) => caught);

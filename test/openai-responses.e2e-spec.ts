@@ -209,8 +209,13 @@ describe('stored responses', () => {
 });
 
 describe('errors and failures in OpenAI\'s shape', () => {
-  it('a tool type the gateway cannot route is refused by name', async () => {
-    await expect(client().responses.create({ model: 'openai/gpt-test', input: 'hi', tools: [{ type: 'web_search' }] })).rejects.toMatchObject({
+  it('a tool type the gateway cannot route is refused by name; web_search where no search tool is configured and the model is not OpenAI', async () => {
+    await expect(client().responses.create({ model: 'openai/gpt-test', input: 'hi', tools: [{ type: 'file_search', vector_store_ids: ['vs_1'] }] })).rejects.toMatchObject({
+      status: 400,
+      param: 'tools[0].type',
+      code: 'unsupported_value',
+    });
+    await expect(client().responses.create({ model: 'anthropic/claude-haiku-4-5', input: 'hi', tools: [{ type: 'web_search' }] })).rejects.toMatchObject({
       status: 400,
       param: 'tools[0].type',
       code: 'unsupported_value',
@@ -240,12 +245,12 @@ describe('errors and failures in OpenAI\'s shape', () => {
     expect(text).not.toContain('UPSTREAM-BODY-MARKER');
   });
 
-  it('an Anthropic stream that fails before its first content is an ordinary 502 in OpenAI\'s shape, without the upstream body', async () => {
+  it('an Anthropic stream that fails overloaded before its first content is an ordinary 503 in OpenAI\'s shape (OpenAI\'s own overloaded answer), without the upstream body', async () => {
     anthropicUpstream.options.streamError = 'overloaded_error';
     try {
       const error = await client().responses.stream({ model: 'anthropic/claude-haiku-4-5', input: 'Break please' }).finalResponse().catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(OpenAI.APIError);
-      expect(error).toMatchObject({ status: 502, type: 'server_error' });
+      expect(error).toMatchObject({ status: 503, type: 'server_error' });
       expect((error as Error).message).not.toContain('anthropic-upstream-body');
     } finally {
       anthropicUpstream.options.streamError = undefined;

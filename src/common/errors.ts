@@ -83,6 +83,14 @@ export class ProviderError extends TollgateError {
     this.status = options?.status;
   }
   readonly status?: number;
+
+  /**
+   * The upstream said it is overloaded, worth a retry later: Anthropic's 529 `overloaded_error`, the 503 of Gemini
+   * (`UNAVAILABLE`), OpenAI and the clouds. Each client dialect answers it as its own API does.
+   */
+  get overloaded(): boolean {
+    return this.status === 529 || this.status === 503;
+  }
 }
 
 /** The caller's request is wrong (a field, a bound). */

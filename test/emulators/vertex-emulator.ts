@@ -11,8 +11,10 @@
  *   to the Gemini emulator; `:predict` embeds (`instances[].content` -> `predictions[].embeddings.values`; the
  *   gemini-embedding models take one instance per call, as on Vertex); `:countTokens` counts.
  * - `.../publishers/anthropic/models/<m>:rawPredict|streamRawPredict` needs `anthropic_version: vertex-2023-10-16`
- *   and no `model` in the body (it is in the URL), then is passed to the Anthropic emulator; `count-tokens:rawPredict`
- *   counts. Another project or location is 403 PERMISSION_DENIED.
+ *   and no `model` in the body (it is in the URL), then is passed to the Anthropic emulator with the caller's
+ *   `anthropic-beta`; `count-tokens:rawPredict` counts. What Anthropic's own API has and Claude on Vertex does not is
+ *   refused as Vertex refuses it: `mcp_servers`, the web fetch and code execution tools, Files API documents, and
+ *   the betas of those features. Another project or location is 403 PERMISSION_DENIED.
  * Every error body carries a marker so tests can prove none reaches an error message.
  */
 import { createVerify, generateKeyPairSync, type KeyObject } from 'node:crypto';
@@ -188,8 +190,12 @@ export class VertexEmulator {
       if (body.anthropic_version !== 'vertex-2023-10-16') return anthropicFailure(400, 'invalid_request_error', 'anthropic_version: vertex-2023-10-16 is required');
       if ('model' in body) return anthropicFailure(400, 'invalid_request_error', 'model: Extra inputs are not permitted');
       if ((method === 'streamRawPredict') !== (body.stream === true)) return anthropicFailure(400, 'invalid_request_error', 'stream does not match the method');
+      const beta = typeof req.headers['anthropic-beta'] === 'string' ? req.headers['anthropic-beta'] : undefined;
+      const refused = vertexRefusal(body, beta);
+      if (refused) return anthropicFailure(400, 'invalid_request_error', refused);
       const { anthropic_version: _version, ...messages } = body;
-      return forward(`${this.anthropic.url}/v1/messages`, { 'x-api-key': ANTHROPIC_EMULATOR_KEY, 'anthropic-version': '2023-06-01' }, { ...messages, model });
+      const headers = { 'x-api-key': ANTHROPIC_EMULATOR_KEY, 'anthropic-version': '2023-06-01', ...(beta !== undefined ? { 'anthropic-beta': beta } : {}) };
+      return forward(`${this.anthropic.url}/v1/messages`, headers, { ...messages, model });
     }
     return googleError(400, 'INVALID_ARGUMENT', `Method ${method} is not supported for ${publisher} models.`);
   }
@@ -218,6 +224,27 @@ export class VertexEmulator {
 /** Deterministic vector per text, so tests can compare inputs with outputs. */
 export function vertexVector(text: string, dimensions: number): number[] {
   return Array.from({ length: dimensions }, (_, i) => ((text.length * 7 + i * 13) % 101) / 101);
+}
+
+/** Betas of features Anthropic's own API has and Vertex does not (the MCP connector, Files API, code execution, web fetch). */
+const FIRST_PARTY_BETAS = /^(mcp-client|files-api|code-execution|web-fetch)-/;
+const FIRST_PARTY_TOOLS = /^(web_fetch|code_execution)_/;
+
+/** What Vertex refuses of a Messages body that Anthropic's own API would take, worded as the API words it. */
+function vertexRefusal(body: Record<string, unknown>, beta: string | undefined): string | undefined {
+  const betas = (beta ?? '').split(',').map((value) => value.trim()).filter((value) => FIRST_PARTY_BETAS.test(value));
+  if (betas.length > 0) return `Unexpected value(s) \`${betas.join(', ')}\` for the \`anthropic-beta\` header.`;
+  if ('mcp_servers' in body) return 'mcp_servers: Extra inputs are not permitted';
+  const tools = Array.isArray(body.tools) ? (body.tools as Array<{ type?: unknown }>) : [];
+  const tool = tools.findIndex((entry) => typeof entry.type === 'string' && FIRST_PARTY_TOOLS.test(entry.type));
+  if (tool >= 0) return `tools.${tool}: Input tag '${String(tools[tool].type)}' found using 'type' does not match any of the expected tags`;
+  const messages = Array.isArray(body.messages) ? (body.messages as Array<{ content?: unknown }>) : [];
+  for (const [index, message] of messages.entries()) {
+    const blocks = Array.isArray(message.content) ? (message.content as Array<{ type?: unknown; source?: { type?: unknown } }>) : [];
+    const file = blocks.findIndex((block) => block.type === 'document' && block.source?.type === 'file');
+    if (file >= 0) return `messages.${index}.content.${file}.source: Input tag 'file' found using 'type' does not match any of the expected tags`;
+  }
+  return undefined;
 }
 
 function googleError(code: number, status: string, message: string): EmulatorReply {

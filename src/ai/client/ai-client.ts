@@ -12,6 +12,7 @@ import type {
   HealthResult,
   ModelFeature,
   ModelInfo,
+  NativeDialect,
   NativeRequest,
   ProviderCapabilities,
   ProviderKind,
@@ -182,6 +183,12 @@ export class AiClient {
   /** Which provider and model a call with these options goes to, and its fallback equivalents; throws `model_not_found`. */
   routeModel(options: { provider?: string; model?: string }): ModelRoute {
     return this.router.route(options.provider, options.model);
+  }
+
+  /** Whether the model routes to a provider that takes a body of `dialect` as written (docs/decisions.md B16, B19). */
+  routesNative(dialect: NativeDialect, options: { provider?: string; model?: string }): boolean {
+    const { target } = this.router.route(options.provider, options.model);
+    return this.registry.get(target.provider).speaksNative?.(dialect, target.model) === true;
   }
 
   /**

@@ -4,7 +4,7 @@
  * the request with a field dropped.
  */
 import { CapabilityNotSupportedError, InvalidRequestError } from '../errors';
-import type { AiProvider, ChatMessage, GenerateRequest, ModelFeature, NativeDialect, NativeRequest } from '../providers/ai-provider.interface';
+import type { AiProvider, ChatMessage, GenerateRequest, ModelFeature, NativeDialect, NativeRequest, ProviderKind } from '../providers/ai-provider.interface';
 
 export type Capability = 'generate' | 'embeddings' | 'streaming';
 
@@ -34,10 +34,26 @@ export function canServe(
 
 /** A request with a field only its own dialect has goes only to a provider that sends it as written (docs/decisions.md B16). */
 function takesNative(provider: AiProvider, model: string | undefined, native: NativeRequest | undefined): boolean {
-  return native?.nativeOnly === undefined || provider.speaksNative?.(native.dialect, model) === true;
+  return nativeRefusal(provider, model, native) === undefined;
+}
+
+/**
+ * Why the provider cannot take the request's native fields, as the caller's 400 words it: one it does not speak the
+ * dialect for, or one only the dialect's own API has (Claude on Vertex speaks Anthropic's, without the MCP connector).
+ */
+function nativeRefusal(provider: AiProvider, model: string | undefined, native: NativeRequest | undefined): string | undefined {
+  if (native?.nativeOnly === undefined) return undefined;
+  if (provider.speaksNative?.(native.dialect, model) !== true) return `${native.nativeOnly}: only ${DIALECT_UPSTREAMS[native.dialect]} takes it`;
+  const own = DIALECT_OWN_API[native.dialect];
+  if (native.firstPartyOnly !== undefined && provider.kind !== own.kind) return `${native.firstPartyOnly}: only ${own.name} takes it`;
+  return undefined;
 }
 
 const DIALECT_UPSTREAMS: Readonly<Record<NativeDialect, string>> = { 'anthropic-messages': 'an Anthropic model', 'openai-responses': 'an OpenAI model' };
+const DIALECT_OWN_API: Readonly<Record<NativeDialect, { kind: ProviderKind; name: string }>> = {
+  'anthropic-messages': { kind: 'anthropic', name: "Anthropic's own API" },
+  'openai-responses': { kind: 'openai', name: "OpenAI's own API" },
+};
 
 /** Refuses a call the routed provider cannot take: 400 `capability_not_supported` naming what is missing. */
 export function assertServes(
@@ -60,13 +76,13 @@ export function assertServes(
       { provider: provider.name },
     );
   }
-  if (!takesNative(provider, model, native)) {
+  const refusal = nativeRefusal(provider, model, native);
+  if (refusal !== undefined) {
     // The caller's field first, as the dialect's own 400s name it; a 400 of the caller's request, never a fallback.
     const named = model ?? provider.describe().chatModel;
-    throw new InvalidRequestError(
-      `${native!.nativeOnly}: only ${DIALECT_UPSTREAMS[native!.dialect]} takes it; ${typeof named === 'string' ? `model ${named} of ` : ''}provider ${provider.name} (${provider.kind}) does not`,
-      { provider: provider.name },
-    );
+    throw new InvalidRequestError(`${refusal}; ${typeof named === 'string' ? `model ${named} of ` : ''}provider ${provider.name} (${provider.kind}) does not`, {
+      provider: provider.name,
+    });
   }
 }
 

@@ -172,6 +172,12 @@ export interface NativeRequest {
    */
   nativeOnly?: string;
   /**
+   * The first field only the dialect's own API takes, not a cloud that speaks it (Anthropic's MCP connector,
+   * Files API documents, web fetch and code execution, which Claude on Vertex lacks): set, a provider of another
+   * kind refuses it naming this, though it speaks the dialect. Such a field is in `nativeOnly` too.
+   */
+  firstPartyOnly?: string;
+  /**
    * The fewest output tokens the body can be sent with (thinking needs `max_tokens` above its 1,024-token
    * minimum budget): a budget that grants fewer refuses the call instead of sending one the upstream refuses.
    */

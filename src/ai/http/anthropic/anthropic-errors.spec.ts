@@ -15,6 +15,8 @@ describe('toAnthropicError', () => {
     ['a model that cannot serve the request (422 on /v1)', new ModelNotAvailableError('no vision'), 404, 'not_found_error'],
     ['an unreachable upstream (503 on /v1)', new ConnectionError('down'), 529, 'overloaded_error'],
     ['an upstream failure', new ProviderError('failed', { provider: 'openai', status: 500 }), 502, 'api_error'],
+    ["Anthropic's 529 overloaded_error", new ProviderError('overloaded', { provider: 'anthropic', status: 529 }), 529, 'overloaded_error'],
+    ["Gemini's 503 UNAVAILABLE, or OpenAI's 503", new ProviderError('overloaded', { provider: 'gemini', status: 503 }), 529, 'overloaded_error'],
     ['a bug', new Error('boom'), 500, 'api_error'],
   ])('%s is %d %s, in the error envelope', (_, exception, status, type) => {
     const mapped = toAnthropicError(exception);

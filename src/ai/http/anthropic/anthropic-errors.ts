@@ -4,7 +4,7 @@
  * (api-error.ts), so every surface agrees on whose fault an error is and none shows upstream text; the headers
  * go along (a spent budget keeps `x-should-retry: false`, which the Anthropic SDK obeys before any delay).
  */
-import { InvalidRequestError } from '../../errors';
+import { InvalidRequestError, ProviderError } from '../../errors';
 import { type ApiErrorResponse, toApiError } from '../../../http/api-error';
 import type { ErrorShape } from '../../../http/error-shapes';
 import { AnthropicRequestError } from './anthropic-requests';
@@ -35,7 +35,7 @@ export function toAnthropicError(exception: unknown): AnthropicErrorResponse {
   if (exception instanceof AnthropicRequestError) {
     return { status: 400, headers: {}, body: errorBody('invalid_request_error', exception.message), unexpected: false };
   }
-  const answer = fromApiError(toApiError(exception));
+  const answer = fromApiError(toApiError(exception), exception instanceof ProviderError && exception.overloaded);
   const field = exception instanceof InvalidRequestError && exception.param !== undefined ? ANTHROPIC_FIELDS[exception.param] : undefined;
   if (field) answer.body.error.message = `${field}: ${answer.body.error.message}`;
   return answer;
@@ -55,11 +55,12 @@ const ANTHROPIC_FIELDS: Record<string, string> = {
 
 /**
  * The /v1 API's answer reworded for Anthropic clients. Anthropic has no 422: a model that cannot serve the
- * request reads as not found, as on /openai/v1. An unreachable upstream or an unavailable budget store (503)
- * is Anthropic's `overloaded_error` (529), which its clients retry; other upstream failures are `api_error`.
+ * request reads as not found, as on /openai/v1. An unreachable upstream, an unavailable budget store (503) and an
+ * overloaded upstream (its 529 or 503, which /v1 answers 502) are Anthropic's `overloaded_error` (529), which its
+ * clients retry (Claude Code tells the user the API is overloaded); other upstream failures are `api_error`.
  */
-export function fromApiError(api: ApiErrorResponse): AnthropicErrorResponse {
-  const status = api.status === 422 ? 404 : api.status === 503 ? 529 : api.status;
+export function fromApiError(api: ApiErrorResponse, overloaded = false): AnthropicErrorResponse {
+  const status = overloaded || api.status === 503 ? 529 : api.status === 422 ? 404 : api.status;
   return { status, headers: api.headers, body: errorBody(anthropicType(status), api.message), unexpected: api.unexpected };
 }
 

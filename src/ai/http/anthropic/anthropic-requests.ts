@@ -10,8 +10,9 @@
  * fields `defer_loading`, `strict`, `input_examples`, `eager_input_streaming`; an Anthropic upstream gets them
  * all as sent (nativeRequest). What only Anthropic can answer (server tools, `mcp_servers`, documents that are
  * not text or ask for citations, and the server tools' blocks in the history) is left out of the domain request
- * and named in `nativeOnly`: the call then goes to an Anthropic model only, and any other target refuses it
- * naming the field (docs/decisions.md B16). `top_k` is refused by targets without top-k.
+ * and named in `nativeOnly`: the call then goes to an Anthropic model only (Claude on Anthropic or on Vertex), and any
+ * other target refuses it naming the field (docs/decisions.md B16); what Vertex lacks of them is named in
+ * `firstPartyOnly` too (B24). `top_k` is refused by targets without top-k.
  */
 import Ajv, { type ErrorObject } from 'ajv';
 import type { CacheHint, ChatMessage, ContentPart, ImageSource, NativeRequest, ResponseFormat, ToolChoice, ToolDefinition } from '../../providers/ai-provider.interface';
@@ -207,8 +208,33 @@ export function nativeRequest(
     body: { ...(systemInPlace ? request : withSystemMessagesMoved(request)) },
     headers: forwarded,
     ...(anthropicOnly.length > 0 ? { nativeOnly: anthropicOnly[0] } : {}),
+    ...(anthropicOnly.length > 0 ? ownApiField(request) : {}),
     ...(least !== undefined ? { leastMaxTokens: least } : {}),
   };
+}
+
+/** Server tools only Anthropic's own API runs: Claude on Vertex has web search, bash, text editor, memory and tool search, not these. */
+const OWN_API_TOOL = /^(web_fetch|code_execution|mcp_toolset)(_|$)/;
+/** Those tools' results, and the MCP connector's blocks, in an earlier answer. */
+const OWN_API_BLOCK = /^(mcp_tool_use|mcp_tool_result|web_fetch_tool_result|[a-z_]*code_execution_tool_result|container_upload)$/;
+
+/**
+ * The first field only Anthropic's own API takes (docs/decisions.md B24): the MCP connector, a Files API document,
+ * web fetch and code execution and their results. Claude on Vertex speaks the rest of the body.
+ */
+function ownApiField(request: CountTokensRequest): Pick<NativeRequest, 'firstPartyOnly'> {
+  if (request.mcp_servers?.length) return { firstPartyOnly: 'mcp_servers' };
+  const tool = request.tools?.findIndex((entry) => typeof entry.type === 'string' && OWN_API_TOOL.test(entry.type)) ?? -1;
+  if (tool >= 0) return { firstPartyOnly: `tools.${tool}.type: server tool '${request.tools![tool].type}'` };
+  for (const [index, message] of request.messages.entries()) {
+    if (typeof message.content === 'string') continue;
+    for (const [blockIndex, block] of message.content.entries()) {
+      const at = `messages.${index}.content.${blockIndex}`;
+      if (OWN_API_BLOCK.test(block.type)) return { firstPartyOnly: `${at}.type: '${block.type}'` };
+      if (block.type === 'document' && (block.source as { type?: unknown } | undefined)?.type === 'file') return { firstPartyOnly: `${at}.source.type: 'file' document` };
+    }
+  }
+  return {};
 }
 
 /** The API's least `thinking.budget_tokens`; `max_tokens` must be above it. */

@@ -3,7 +3,7 @@
  * status and the message come from the one mapping of the /v1 API (api-error.ts), so both surfaces agree
  * on what is whose fault and neither shows upstream text; only the wording of `type` and `code` differs.
  */
-import { InvalidRequestError } from '../../errors';
+import { InvalidRequestError, ProviderError } from '../../errors';
 import { type ApiErrorResponse, toApiError } from '../../../http/api-error';
 import type { ErrorShape } from '../../../http/error-shapes';
 import { OpenAiRequestError } from './openai-requests';
@@ -52,6 +52,8 @@ export function toOpenAiError(exception: unknown): OpenAiErrorResponse {
   }
   const answer = fromApiError(toApiError(exception));
   if (exception instanceof InvalidRequestError && exception.param !== undefined) answer.body.error.param = exception.param;
+  // An overloaded upstream is the 503 OpenAI answers when it is overloaded itself (/v1 answers 502).
+  if (exception instanceof ProviderError && exception.overloaded) answer.status = 503;
   return answer;
 }
 

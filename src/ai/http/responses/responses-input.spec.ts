@@ -1,7 +1,7 @@
 import { OpenAiRequestError } from '../openai/openai-requests';
 import { domainMessages, inputItems, type ResponseItem } from './responses-input';
 import { outputItems } from './responses-bodies';
-import { callNames, parseResponsesRequest, responsesFormat, responsesTools } from './responses-requests';
+import { callNames, parseResponsesRequest, responsesFormat, responsesTools, webSearchTool } from './responses-requests';
 
 describe('Responses input as the domain messages', () => {
   it('instructions first; developer as system; function calls joined to the assistant turn before them; outputs as tool results', () => {
@@ -47,8 +47,29 @@ describe('Responses input as the domain messages', () => {
   });
 
   it('refuses an item type it cannot carry, and a function call without its call_id, naming them', () => {
-    expect(() => inputItems([{ type: 'web_search_call', id: 'ws_1' }])).toThrow(expect.objectContaining({ param: 'input[0].type', code: 'unsupported_value' }));
+    expect(() => inputItems([{ type: 'file_search_call', id: 'fs_1' }])).toThrow(expect.objectContaining({ param: 'input[0].type', code: 'unsupported_value' }));
+    expect(() => inputItems([{ type: 'web_search_call', status: 'completed' }])).toThrow(expect.objectContaining({ param: 'input[0].id', code: 'missing_required_parameter' }));
     expect(() => inputItems([{ type: 'function_call', name: 'n', arguments: '{}' }])).toThrow(expect.objectContaining({ param: 'input[0].call_id', code: 'missing_required_parameter' }));
+  });
+});
+
+describe('web search calls', () => {
+  it('a replayed web_search_call is kept as given and gives the model nothing: the message after it carries what it found', () => {
+    const search = { type: 'web_search_call', id: 'ws_1', status: 'completed', action: { type: 'search', query: 'paris weather' } };
+    const items = inputItems([{ role: 'user', content: 'Weather?' }, search, { role: 'assistant', content: 'Sunny.' }]) as ResponseItem[];
+    expect(items[1]).toEqual(search);
+    expect(domainMessages(undefined, items)).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'Weather?' }] },
+      { role: 'assistant', content: 'Sunny.' },
+    ]);
+  });
+
+  it('a web_search tool (and web_search_preview) is the web_search function; a function of that name besides it is refused', () => {
+    const tools = [{ type: 'web_search_preview', search_context_size: 'low' }, { type: 'function', name: 'f' }];
+    expect(responsesTools(tools)).toEqual([expect.objectContaining({ name: 'web_search', parameters: expect.objectContaining({ required: ['query'] }) }), { name: 'f' }]);
+    expect(webSearchTool(tools)).toEqual({ param: 'tools[0].type', type: 'web_search_preview' });
+    expect(webSearchTool([{ type: 'function', name: 'f' }])).toBeUndefined();
+    expect(() => responsesTools([{ type: 'web_search' }, { type: 'function', name: 'web_search' }])).toThrow(expect.objectContaining({ param: 'tools[1].name', code: 'invalid_value' }));
   });
 });
 

@@ -26,7 +26,8 @@ export type ResponseItem =
   | { type: 'function_call'; id: string; status: 'completed'; call_id: string; name: string; namespace?: string; arguments: string }
   | { type: 'function_call_output'; id: string; status: 'completed'; call_id: string; output: string }
   | { type: 'function_call_output'; id: string; status: 'completed'; namespace: string; name: string; output: string }
-  | ReasoningItem;
+  | ReasoningItem
+  | WebSearchCallItem;
 
 /**
  * A model's reasoning, kept as the caller or the upstream wrote it (its `encrypted_content` is what an OpenAI
@@ -39,11 +40,22 @@ export interface ReasoningItem {
   encrypted_content?: string | null;
 }
 
+/**
+ * A search run for the `web_search` tool (docs/decisions.md B23), as OpenAI shows it: its status and the search
+ * action (`sources` when the caller's `include` asked for them). Replayed, it is kept as given.
+ */
+export interface WebSearchCallItem {
+  type: 'web_search_call';
+  id: string;
+  status: 'searching' | 'completed' | 'failed';
+  action: { type: 'search'; query: string; sources?: Array<{ type: 'url'; url: string }> };
+}
+
 /** An item given by the id of a stored one (the `ai` SDK sends earlier assistant messages so); resolved from the store. */
 export type ItemReference = { type: 'item_reference'; id: string };
 
 /** OpenAI's ids: a prefix naming the kind, then 48 hex digits. */
-export function itemId(prefix: 'resp' | 'msg' | 'fc' | 'fco'): string {
+export function itemId(prefix: 'resp' | 'msg' | 'fc' | 'fco' | 'ws'): string {
   return `${prefix}_${randomUUID().replace(/-/g, '')}${randomUUID().replace(/-/g, '').slice(0, 16)}`;
 }
 
@@ -83,8 +95,14 @@ function inputItem(item: ResponsesInputItem, at: string): Array<ResponseItem | I
     case 'reasoning':
       if (!Array.isArray(item.summary)) throw new OpenAiRequestError(`Missing required parameter: '${at}.summary'.`, `${at}.summary`, 'missing_required_parameter');
       return [{ ...item, type: 'reasoning', summary: item.summary }];
+    case 'web_search_call':
+      return [{ ...item, type: 'web_search_call', id: requiredString(item, 'id', at) } as WebSearchCallItem];
     default:
-      throw new OpenAiRequestError(`Unsupported input item type '${type}' in '${at}.type': this gateway takes message, function_call, function_call_output, item_reference and reasoning items.`, `${at}.type`, 'unsupported_value');
+      throw new OpenAiRequestError(
+        `Unsupported input item type '${type}' in '${at}.type': this gateway takes message, function_call, function_call_output, item_reference, reasoning and web_search_call items.`,
+        `${at}.type`,
+        'unsupported_value',
+      );
   }
 }
 
@@ -172,7 +190,8 @@ function optionalString(fields: Record<string, unknown>, name: string, at: strin
  * messages as system ones, function calls joined to the assistant turn they follow (a namespace's function by
  * its qualified name, as the tools declared it), their outputs as tool results. An output that answers no call
  * cannot be a tool result (every provider kind pairs a result with its call), so it is what the client tells
- * the model: a system message naming where it came from. Reasoning items are left out.
+ * the model: a system message naming where it came from. Reasoning items are left out, and so are web search calls:
+ * their results were read by the model into the message that follows them.
  */
 export function domainMessages(instructions: string | null | undefined, items: readonly ResponseItem[]): ChatMessage[] {
   const messages: ChatMessage[] = instructions ? [{ role: 'system', content: instructions }] : [];
@@ -195,6 +214,7 @@ export function domainMessages(instructions: string | null | undefined, items: r
         else messages.push({ role: 'system', content: `${item.namespace}.${item.name}: ${item.output}` });
         return;
       case 'reasoning':
+      case 'web_search_call':
         return;
     }
   });

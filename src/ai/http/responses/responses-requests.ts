@@ -163,10 +163,35 @@ export interface CallName {
 /** From the name a model called to the name and namespace the caller's tools declared. */
 export type CallNames = (called: string) => CallName;
 
+/** OpenAI's web search tool under the names it has had; Tollgate runs its own search for it (responses-web-search.ts). */
+const WEB_SEARCH_TOOL_TYPES = new Set(['web_search', 'web_search_2025_08_26', 'web_search_preview', 'web_search_preview_2025_03_11']);
+
+/** The name of the function a web search tool becomes for a model that is not OpenAI's. */
+export const WEB_SEARCH_FUNCTION = 'web_search';
+
+/** What the model reads of the function: it searches, and the results come back as the function's output. */
+const WEB_SEARCH_DEFINITION: ToolDefinition = {
+  name: WEB_SEARCH_FUNCTION,
+  description: 'Search the web. Returns the results (title, url, snippet) for the query; cite the urls you use.',
+  parameters: { type: 'object', properties: { query: { type: 'string', description: 'The search query.' } }, required: ['query'], additionalProperties: false },
+};
+
+/** Where the request declares a web search tool, as its error names it (`tools[0].type`), and the type it gave. */
+export interface WebSearchToolAt {
+  param: string;
+  type: string;
+}
+
+export function webSearchTool(tools: ResponsesRequest['tools']): WebSearchToolAt | undefined {
+  const index = tools?.findIndex((tool) => WEB_SEARCH_TOOL_TYPES.has(tool.type)) ?? -1;
+  return index < 0 ? undefined : { param: `tools[${index}].type`, type: tools![index].type };
+}
+
 /**
- * Function tools as the domain's definitions, and the functions of a namespace tool as function tools with
- * qualified names ({@link qualifiedToolName}); another tool type (web_search, file_search, custom, ...) is
- * refused by name.
+ * Function tools as the domain's definitions, the functions of a namespace tool as function tools with
+ * qualified names ({@link qualifiedToolName}), and a web search tool as the `web_search` function Tollgate answers
+ * itself (whether it may is the controller's to decide, by target and configuration); another tool type
+ * (file_search, custom, ...) is refused by name.
  */
 export function responsesTools(tools: ResponsesRequest['tools']): ToolDefinition[] | undefined {
   if (tools === undefined) return undefined;
@@ -184,6 +209,10 @@ export function responsesTools(tools: ResponsesRequest['tools']): ToolDefinition
     const at = `tools[${index}]`;
     if (tool.type === 'namespace') {
       namespaceFunctions(tool, index).forEach(({ definition, at: functionAt }) => add(definition, functionAt));
+      return;
+    }
+    if (WEB_SEARCH_TOOL_TYPES.has(tool.type)) {
+      add(WEB_SEARCH_DEFINITION, at);
       return;
     }
     if (tool.type !== 'function') throw unsupportedTool(tool.type, at);
@@ -204,7 +233,7 @@ export function callNames(tools: ResponsesRequest['tools']): CallNames {
 }
 
 function unsupportedTool(type: unknown, at: string): OpenAiRequestError {
-  return new OpenAiRequestError(`Unsupported tool type '${String(type)}' in '${at}.type': this gateway routes function tools and namespaces of them only.`, `${at}.type`, 'unsupported_value');
+  return new OpenAiRequestError(`Unsupported tool type '${String(type)}' in '${at}.type': this gateway routes function tools, namespaces of them and web_search only.`, `${at}.type`, 'unsupported_value');
 }
 
 /** `path` is the tool's JSON pointer, so an error names the field inside it. */
@@ -246,10 +275,12 @@ function namespaceFunctions(tool: unknown, index: number): Array<{ definition: T
   });
 }
 
+/** A choice of the web search tool forces the `web_search` function it becomes (for the first model turn only, responses-web-search.ts). */
 export function responsesToolChoice(choice: ResponsesRequest['tool_choice']): ToolChoice | undefined {
   if (choice === undefined || typeof choice === 'string') return choice;
+  if (WEB_SEARCH_TOOL_TYPES.has(choice.type)) return { name: WEB_SEARCH_FUNCTION };
   if (choice.type !== 'function') {
-    throw new OpenAiRequestError(`Unsupported value for 'tool_choice.type': '${choice.type}'; this gateway routes function tools only.`, 'tool_choice.type', 'unsupported_value');
+    throw new OpenAiRequestError(`Unsupported value for 'tool_choice.type': '${choice.type}'; this gateway routes function tools and web_search only.`, 'tool_choice.type', 'unsupported_value');
   }
   if (typeof choice.name !== 'string' || choice.name === '') {
     throw new OpenAiRequestError("Missing required parameter: 'tool_choice.name'.", 'tool_choice.name', 'missing_required_parameter');

@@ -1,10 +1,10 @@
-import type { GenerateStreamEvent } from '../../client/ai-client';
 import { responseHeader } from './responses-bodies';
 import { callNames, type ResponsesRequest } from './responses-requests';
 import { ResponsesStream } from './responses-stream';
+import type { ResponsesStreamEvent } from './responses-web-search';
 
 /** The frames of one stream as parsed events. */
-function eventsOf(events: GenerateStreamEvent[], tools?: ResponsesRequest['tools']): Array<Record<string, any>> {
+function eventsOf(events: ResponsesStreamEvent[], tools?: ResponsesRequest['tools']): Array<Record<string, any>> {
   const stream = new ResponsesStream(responseHeader({ model: 'm', input: 'hi', tools }, 'openai/m'), callNames(tools));
   let text = stream.opening();
   for (const event of events) text += stream.render(event);
@@ -20,6 +20,55 @@ function eventsOf(events: GenerateStreamEvent[], tools?: ResponsesRequest['tools
 }
 
 describe('ResponsesStream', () => {
+  it('a search between the model turns closes the text before it and is one web_search_call item; the answer after it a new message', () => {
+    const search = { type: 'web_search_call' as const, id: 'ws_1', action: { type: 'search' as const, query: 'paris weather' } };
+    const events = eventsOf([
+      { type: 'delta', text: 'Searching.' },
+      { type: 'web_search', item: { ...search, status: 'searching' } },
+      { type: 'web_search', item: { ...search, status: 'completed' } },
+      { type: 'delta', text: 'Sunny.' },
+      { type: 'done', provider: 'anthropic', model: 'm', finishReason: 'stop' },
+    ]);
+    expect(events.slice(2).map((event) => `${event.type}:${event.output_index ?? ''}`)).toEqual([
+      'response.output_item.added:0',
+      'response.content_part.added:0',
+      'response.output_text.delta:0',
+      'response.output_text.done:0',
+      'response.content_part.done:0',
+      'response.output_item.done:0',
+      'response.output_item.added:1',
+      'response.web_search_call.in_progress:1',
+      'response.web_search_call.searching:1',
+      'response.web_search_call.completed:1',
+      'response.output_item.done:1',
+      'response.output_item.added:2',
+      'response.content_part.added:2',
+      'response.output_text.delta:2',
+      'response.output_text.done:2',
+      'response.content_part.done:2',
+      'response.output_item.done:2',
+      'response.completed:',
+    ]);
+    expect(events[8]).toMatchObject({ item: { type: 'web_search_call', id: 'ws_1', status: 'in_progress', action: { query: 'paris weather' } } });
+    expect(events.at(-1)!.response.output.map((item: { type: string; status: string }) => `${item.type}:${item.status}`)).toEqual([
+      'message:completed',
+      'web_search_call:completed',
+      'message:completed',
+    ]);
+  });
+
+  it('a failed search has no .completed event; its item says failed', () => {
+    const search = { type: 'web_search_call' as const, id: 'ws_2', action: { type: 'search' as const, query: 'q' } };
+    const events = eventsOf([
+      { type: 'web_search', item: { ...search, status: 'searching' } },
+      { type: 'web_search', item: { ...search, status: 'failed' } },
+      { type: 'delta', text: 'No luck.' },
+      { type: 'done', provider: 'anthropic', model: 'm', finishReason: 'stop' },
+    ]);
+    expect(events.map((event) => event.type)).not.toContain('response.web_search_call.completed');
+    expect(events.find((event) => event.type === 'response.output_item.done')).toMatchObject({ output_index: 0, item: { status: 'failed' } });
+  });
+
   it("writes text then interleaved calls in OpenAI's order, numbered from 0, each item closed before the end", () => {
     const events = eventsOf([
       { type: 'delta', text: 'Let me ' },

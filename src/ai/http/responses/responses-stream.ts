@@ -9,6 +9,9 @@
  * is an ordinary JSON error with its status.
  *
  * Tool calls the upstream streams interleaved stay open side by side and are closed in output order at the end.
+ * A search Tollgate runs for the `web_search` tool (responses-web-search.ts) is a `web_search_call` item between
+ * the model's turns: `response.output_item.added`, `response.web_search_call.in_progress`, `.searching`, then
+ * `.completed` and `response.output_item.done` (a failed search has no `.completed`, its item says `failed`).
  *
  * An upstream that speaks the Responses API itself (docs/decisions.md B19) has its own events written as they
  * arrived (responses-native.ts), decided by the first event; a failure after them is still `response.failed`.
@@ -19,9 +22,10 @@ import { type SseFormat, sseEvent } from '../../../http/sse-writer';
 import { toOpenAiError } from '../openai/openai-errors';
 import { qualifiedModel } from '../openai/openai-responses';
 import { finishedStatus, functionCallOutput, messageOutput, responseBody, type ResponseHeader, responsesUsage, type StoredResponseBody } from './responses-bodies';
-import { itemId, type ResponseItem } from './responses-input';
+import { itemId, type ResponseItem, type WebSearchCallItem } from './responses-input';
 import type { CallNames } from './responses-requests';
 import { UpstreamResponseEvents } from './responses-native';
+import type { ResponsesStreamEvent } from './responses-web-search';
 
 interface OpenMessage {
   outputIndex: number;
@@ -48,7 +52,7 @@ export interface SettledResponse {
  * before its events are written, so the caller can store it first: a client that continues the conversation
  * the moment it reads `response.completed` finds it stored.
  */
-export class ResponsesStream implements SseFormat<GenerateStreamEvent> {
+export class ResponsesStream implements SseFormat<ResponsesStreamEvent> {
   private sequence = 0;
   /** Frames made while settling, written before the final event. */
   private pending = '';
@@ -58,6 +62,8 @@ export class ResponsesStream implements SseFormat<GenerateStreamEvent> {
   private message?: OpenMessage;
   /** Open calls by the domain's call index. */
   private readonly calls = new Map<number, OpenCall>();
+  /** Output indexes of the searches under way, by item id. */
+  private readonly searches = new Map<string, number>();
 
   /** Decided by the first event: the upstream's own events (set), or the domain's translated (null). */
   private upstream?: UpstreamResponseEvents | null;
@@ -73,11 +79,12 @@ export class ResponsesStream implements SseFormat<GenerateStreamEvent> {
     return '';
   }
 
-  render(event: GenerateStreamEvent): string {
+  render(event: ResponsesStreamEvent): string {
     if (this.upstream === undefined) {
-      this.upstream = event.native ? new UpstreamResponseEvents(this.header) : null;
+      this.upstream = event.type !== 'web_search' && event.native ? new UpstreamResponseEvents(this.header) : null;
       if (!this.upstream) return this.domainOpening() + this.render(event);
     }
+    if (event.type === 'web_search') return this.webSearch(event.item);
     if (this.upstream) {
       if (event.type === 'done') this.upstream.settle(event);
       return event.native ? this.upstream.render(event.native) : '';
@@ -88,7 +95,7 @@ export class ResponsesStream implements SseFormat<GenerateStreamEvent> {
     return frames;
   }
 
-  isLast(event: GenerateStreamEvent): boolean {
+  isLast(event: ResponsesStreamEvent): boolean {
     return event.type === 'done';
   }
 
@@ -139,6 +146,28 @@ export class ResponsesStream implements SseFormat<GenerateStreamEvent> {
     if (!delta.arguments) return frames;
     call.arguments += delta.arguments;
     return frames + this.event('response.function_call_arguments.delta', { item_id: call.id, output_index: call.outputIndex, delta: delta.arguments });
+  }
+
+  /** A search starting (its item added, in progress) or ended (its item done); the model's text before it is closed. */
+  private webSearch(item: WebSearchCallItem): string {
+    const started = this.searches.get(item.id);
+    if (started === undefined) {
+      const frames = this.closeMessage();
+      const outputIndex = this.output.length;
+      this.searches.set(item.id, outputIndex);
+      this.output.push(item);
+      const at = { item_id: item.id, output_index: outputIndex };
+      return (
+        frames +
+        this.event('response.output_item.added', { output_index: outputIndex, item: { ...item, status: 'in_progress' } }) +
+        this.event('response.web_search_call.in_progress', at) +
+        this.event('response.web_search_call.searching', at)
+      );
+    }
+    this.searches.delete(item.id);
+    this.output[started] = item;
+    const completed = item.status === 'completed' ? this.event('response.web_search_call.completed', { item_id: item.id, output_index: started }) : '';
+    return completed + this.event('response.output_item.done', { output_index: started, item });
   }
 
   private closeMessage(): string {

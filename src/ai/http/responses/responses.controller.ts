@@ -1,6 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Logger, Param, Post, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AiClient, type GenerateOptions, type GenerateStreamEvent } from '../../client/ai-client';
+import { AiClient, type GenerateOptions } from '../../client/ai-client';
+import { SearchService } from '../../tools/search.service';
 import { ApiAuthGuard } from '../../../http/api-auth.guard';
 import { writeSse } from '../../../http/sse-writer';
 import { governanceOf } from '../../../governance/governance-identity';
@@ -11,11 +12,21 @@ import { qualifiedModel } from '../openai/openai-responses';
 import { finishedStatus, outputItems, responseBody, responseHeader, responsesUsage, type StoredResponseBody } from './responses-bodies';
 import { domainMessages, inputItems, type ItemReference, type ResponseItem } from './responses-input';
 import { echoed, nativeRequest } from './responses-native';
-import { callNames, parseResponsesRequest, type ResponsesRequest, responsesFormat, responsesToolChoice, responsesTools } from './responses-requests';
+import {
+  callNames,
+  parseResponsesRequest,
+  type ResponsesRequest,
+  responsesFormat,
+  responsesToolChoice,
+  responsesTools,
+  type WebSearchToolAt,
+  webSearchTool,
+} from './responses-requests';
 import { RESPONSE_STORE, type ResponseStore, type StoredResponse } from './responses-store';
 import { ResponsesStream } from './responses-stream';
 import { ApiCreateResponseDocs, ApiDeleteResponseDocs, ApiInputItemsDocs, ApiRetrieveResponseDocs } from './responses-docs';
 import { inputItemsPage } from './responses-listing';
+import { type ResponsesStreamEvent, WebSearchTurns } from './responses-web-search';
 
 /**
  * OpenAI's Responses API under `/openai/v1/responses` (Codex CLI, the `openai` client's `responses.*`, the
@@ -23,7 +34,8 @@ import { inputItemsPage } from './responses-listing';
  * the one model routing sends it to any provider kind, under governance, exactly as chat completions; the
  * answer, stream and errors are the Responses API's shapes. The caller's body rides beside the domain request:
  * an upstream that speaks the Responses API gets it as written and its answer comes back as it wrote it
- * (docs/decisions.md B19), stored here all the same.
+ * (docs/decisions.md B19), stored here all the same. A `web_search` tool goes so to OpenAI; for any other model
+ * Tollgate runs the searches itself between the model's turns (B23).
  */
 @Controller('openai/v1/responses')
 @UseGuards(ApiAuthGuard)
@@ -34,6 +46,7 @@ export class ResponsesController {
   constructor(
     @Inject(AiClient) private readonly client: AiClient,
     @Inject(RESPONSE_STORE) private readonly store: ResponseStore,
+    @Inject(SearchService) private readonly search: SearchService,
   ) {}
 
   /** Answers through `reply` itself: a stream takes over the raw response. */
@@ -49,6 +62,8 @@ export class ResponsesController {
     const messages = domainMessages(parsed.instructions, conversation);
     const options: GenerateOptions = { ...generateOptions(parsed, reply), native: nativeRequest(parsed, previous, input) };
     const names = callNames(parsed.tools);
+    const webSearch = webSearchTool(parsed.tools);
+    const searching = webSearch ? this.searchTurns(webSearch, options, parsed) : undefined;
     const keep = async (response: StoredResponseBody, output: readonly ResponseItem[]) => {
       if (response.store) await this.keep({ owner, body: response, input, conversation: [...conversation, ...output] });
     };
@@ -56,9 +71,10 @@ export class ResponsesController {
       const { target } = this.client.routeModel(options);
       const requested = target.model === undefined ? parsed.model : qualifiedModel(target.provider, target.model);
       const stream = new ResponsesStream(responseHeader(parsed, requested), names);
-      return writeSse(request, reply, storedBeforeDone(this.client.streamMessages(messages, options), stream, keep), stream);
+      const events = searching ? searching.stream(messages, options) : this.client.streamMessages(messages, options);
+      return writeSse(request, reply, storedBeforeDone(events, stream, keep), stream);
     }
-    const result = await this.client.generateMessages(messages, options);
+    const { result, earlier } = searching ? await searching.generate(messages, options) : { result: await this.client.generateMessages(messages, options), earlier: [] };
     if (result.native) {
       const echo = { model: qualifiedModel(result.provider, result.model), store: parsed.store ?? true, previous_response_id: parsed.previous_response_id ?? null };
       const upstream = echoed(result.native, echo, result.provider);
@@ -66,7 +82,7 @@ export class ResponsesController {
       reply.send(upstream);
       return;
     }
-    const output = outputItems(result.response, result.toolCalls, names);
+    const output = [...earlier, ...outputItems(result.response, result.toolCalls, names)];
     const response = responseBody(responseHeader(parsed, qualifiedModel(result.provider, result.model)), {
       ...finishedStatus(result.finishReason),
       output,
@@ -94,6 +110,28 @@ export class ResponsesController {
   @ApiInputItemsDocs()
   async listInputItems(@Req() request: FastifyRequest, @Param('id') id: string, @Query() query: Record<string, unknown>) {
     return inputItemsPage((await this.stored(ownerOf(request), id)).input, query);
+  }
+
+  /**
+   * A web search tool, decided by the routed model (docs/decisions.md B23): an OpenAI model takes it as written, and
+   * only such a model may take the call (a fallback to another kind would drop it); any other model gets Tollgate's
+   * search between its turns, without the caller's body (each turn's conversation is Tollgate's); with no search
+   * tool configured that is refused naming the tool.
+   */
+  private searchTurns(at: WebSearchToolAt, options: GenerateOptions, request: ResponsesRequest): WebSearchTurns | undefined {
+    if (this.client.routesNative('openai-responses', options)) {
+      options.native = { ...options.native!, nativeOnly: `${at.param}: '${at.type}'` };
+      return undefined;
+    }
+    if (this.search.toolNames().length === 0) {
+      throw new OpenAiRequestError(
+        `Unsupported tool type '${at.type}' in '${at.param}': model '${request.model}' is not an OpenAI model, and no search tool is configured for the gateway to search with (set SEARXNG_URL, or a tools: section; docs/search-agent-mcp.md).`,
+        at.param,
+        'unsupported_value',
+      );
+    }
+    delete options.native;
+    return new WebSearchTurns(this.client, this.search, request.include?.includes('web_search_call.action.sources') === true);
   }
 
   /** Items given by reference, replaced by the stored items they name; an unknown id is 404 as OpenAI answers it. */
@@ -133,10 +171,10 @@ export class ResponsesController {
 
 /** The upstream's events, the final Response stored before the `done` that writes it is passed on. */
 async function* storedBeforeDone(
-  events: AsyncIterable<GenerateStreamEvent>,
+  events: AsyncIterable<ResponsesStreamEvent>,
   stream: ResponsesStream,
   keep: (response: StoredResponseBody, output: readonly ResponseItem[]) => Promise<void>,
-): AsyncGenerator<GenerateStreamEvent> {
+): AsyncGenerator<ResponsesStreamEvent> {
   for await (const event of events) {
     if (event.type === 'done') {
       const { response, output } = stream.settle(event);

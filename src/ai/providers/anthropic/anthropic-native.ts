@@ -6,10 +6,23 @@
  * bounded it, and then `thinking.budget_tokens` with it) and `stream`.
  */
 import { isObject } from '../../../common/json-values';
-import type { GenerateRequest, NativeRequest } from '../ai-provider.interface';
+import { parseEventObject, readSseEventBatches } from '../../../upstream/stream-framing';
+import { InvalidResponseError } from '../../errors';
+import type { GenerateRequest, GenerateStreamChunk, NativeEvent, NativeRequest } from '../ai-provider.interface';
+import { AnthropicStreamTranslator } from './anthropic-stream';
 
 /** The caller's headers of the dialect that go upstream; the key is the registration's own. */
 export const FORWARDED_HEADERS = ['anthropic-version', 'anthropic-beta'] as const;
+
+/**
+ * The dialect's headers the caller sent, of those `names`: `anthropic-version` replaces the pinned one at Anthropic,
+ * since the body is written for it (Vertex takes its version in the body, so it is sent the betas only).
+ */
+export function forwardedHeaders(native: NativeRequest, names: readonly string[] = FORWARDED_HEADERS): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const name of names) if (native.headers[name] !== undefined) headers[name] = native.headers[name];
+  return headers;
+}
 
 export function nativeMessagesBody(native: NativeRequest, request: GenerateRequest, model: string, stream: boolean): Record<string, unknown> {
   const { body } = native;
@@ -43,4 +56,42 @@ function boundedThinking(thinking: unknown, asked: unknown, granted: number): Re
 /** The native request when it is in this adapter's dialect. */
 export function anthropicNative(request: GenerateRequest): NativeRequest | undefined {
   return request.native?.dialect === 'anthropic-messages' ? request.native : undefined;
+}
+
+const UNREAD_NATIVE_EVENTS: ReadonlySet<string> = new Set(['ping', 'content_block_stop']);
+
+/**
+ * A native stream's chunks: every upstream event rides, as it arrived, on the chunk of the first event after it
+ * that the domain reads, within what one read of the body completed; the events of a read that translate to
+ * nothing (`message_start`, block starts and ends, pings, thinking deltas) go on one chunk of empty text at its
+ * end. So each read is relayed in as few steps as it holds answer pieces, and no event waits for a later read.
+ */
+export async function* nativeChunks(body: AsyncIterable<Buffer | string>, provider: string, model: string): AsyncIterable<GenerateStreamChunk> {
+  const translator = new AnthropicStreamTranslator(provider, model);
+  for await (const batch of readSseEventBatches(body, provider)) {
+    let arrived: NativeEvent[] = [];
+    for (const event of batch) {
+      // Pings and block ends carry nothing the domain reads (no JSON-output tool here): not parsed.
+      const unread = event.event !== undefined && UNREAD_NATIVE_EVENTS.has(event.event);
+      let chunks: GenerateStreamChunk[];
+      try {
+        const data = unread ? undefined : parseEventObject(event.data, provider);
+        chunks = data ? translator.translate(data) : [];
+        arrived.push({ event: event.event ?? String(data?.type), data: event.data });
+      } catch (error) {
+        // An error event (or an unreadable one) ends the stream after everything that came before it.
+        if (arrived.length > 0) yield { done: false, text: '', native: arrived };
+        throw error;
+      }
+      if (chunks.length === 0) continue;
+      chunks[0].native = arrived;
+      arrived = [];
+      for (const chunk of chunks) {
+        yield chunk;
+        if (chunk.done) return;
+      }
+    }
+    if (arrived.length > 0) yield { done: false, text: '', native: arrived };
+  }
+  throw new InvalidResponseError(`${provider}: upstream stream ended before message_stop`, { provider });
 }

@@ -16,19 +16,17 @@ import type {
   ModelInfo,
   NativeCountRequest,
   NativeDialect,
-  NativeEvent,
-  NativeRequest,
   ProviderCapabilities,
   ProviderSettings,
 } from '../ai-provider.interface';
-import { parseEventObject, readSseEventBatches, readSseEvents } from '../../../upstream/stream-framing';
+import { parseEventObject, readSseEvents } from '../../../upstream/stream-framing';
 import { UpstreamClient } from '../../../upstream/upstream-client';
 import { describeSettings, probeModelHealth } from '../provider-support';
 import { mapAnthropicError } from './anthropic-errors';
 import { toAnthropicConversation, type AnthropicMessage } from './anthropic-messages';
 import { fromAnthropicMessage } from './anthropic-response';
 import { toAnthropicSampling, type AnthropicSamplingFields } from './anthropic-sampling';
-import { anthropicNative, FORWARDED_HEADERS, nativeMessagesBody } from './anthropic-native';
+import { anthropicNative, forwardedHeaders, nativeChunks, nativeMessagesBody } from './anthropic-native';
 import { callerRefusal } from '../caller-refusal';
 import { AnthropicStreamTranslator } from './anthropic-stream';
 import { jsonOutputTool, toAnthropicToolFields, type AnthropicToolFields } from './anthropic-tools';
@@ -152,7 +150,7 @@ export class AnthropicProvider implements AiProvider {
         throw native ? callerRefusal(error) : error;
       });
     if (native) {
-      yield* this.nativeChunks(response.body, model);
+      yield* nativeChunks(response.body, this.name, model);
       return;
     }
     const translator = new AnthropicStreamTranslator(this.name, model, jsonOutputTool(request.responseFormat));
@@ -161,42 +159,6 @@ export class AnthropicProvider implements AiProvider {
         yield chunk;
         if (chunk.done) return;
       }
-    }
-    throw new InvalidResponseError(`${this.name}: upstream stream ended before message_stop`, { provider: this.name });
-  }
-
-  /**
-   * A native stream's chunks: every upstream event rides, as it arrived, on the chunk of the first event after it
-   * that the domain reads, within what one read of the body completed; the events of a read that translate to
-   * nothing (`message_start`, block starts and ends, pings, thinking deltas) go on one chunk of empty text at its
-   * end. So each read is relayed in as few steps as it holds answer pieces, and no event waits for a later read.
-   */
-  private async *nativeChunks(body: AsyncIterable<Buffer | string>, model: string): AsyncIterable<GenerateStreamChunk> {
-    const translator = new AnthropicStreamTranslator(this.name, model);
-    for await (const batch of readSseEventBatches(body, this.name)) {
-      let arrived: NativeEvent[] = [];
-      for (const event of batch) {
-        // Pings and block ends carry nothing the domain reads (no JSON-output tool here): not parsed.
-        const unread = event.event !== undefined && UNREAD_NATIVE_EVENTS.has(event.event);
-        let chunks: GenerateStreamChunk[];
-        try {
-          const data = unread ? undefined : parseEventObject(event.data, this.name);
-          chunks = data ? translator.translate(data) : [];
-          arrived.push({ event: event.event ?? String(data?.type), data: event.data });
-        } catch (error) {
-          // An error event (or an unreadable one) ends the stream after everything that came before it.
-          if (arrived.length > 0) yield { done: false, text: '', native: arrived };
-          throw error;
-        }
-        if (chunks.length === 0) continue;
-        chunks[0].native = arrived;
-        arrived = [];
-        for (const chunk of chunks) {
-          yield chunk;
-          if (chunk.done) return;
-        }
-      }
-      if (arrived.length > 0) yield { done: false, text: '', native: arrived };
     }
     throw new InvalidResponseError(`${this.name}: upstream stream ended before message_stop`, { provider: this.name });
   }
@@ -253,13 +215,4 @@ export class AnthropicProvider implements AiProvider {
   close(): Promise<void> {
     return this.http.close();
   }
-}
-
-const UNREAD_NATIVE_EVENTS: ReadonlySet<string> = new Set(['ping', 'content_block_stop']);
-
-/** The dialect's headers the caller sent; `anthropic-version` replaces the pinned one, since the body is written for it. */
-function forwardedHeaders(native: NativeRequest): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const name of FORWARDED_HEADERS) if (native.headers[name] !== undefined) headers[name] = native.headers[name];
-  return headers;
 }

@@ -23,6 +23,7 @@ import type {
   HealthResult,
   ModelFeature,
   ModelInfo,
+  NativeDialect,
   NativeRequest,
   ProviderCapabilities,
   ProviderKind,
@@ -320,6 +321,11 @@ export class OpenAiCompatibleChatProvider implements AiProvider {
   /** Where /chat/completions and /models live; huggingface derives it from the router root. */
   protected chatBaseUrl(url: string): string {
     return url;
+  }
+
+  /** The Responses dialect where this registration sends Responses requests as written (docs/decisions.md B19). */
+  speaksNative(dialect: NativeDialect): boolean {
+    return dialect === 'openai-responses' && this.takesResponses();
   }
 
   /** Whether a Responses request is sent to this registration as written; Azure's deployment-style API has no such route. */

@@ -5,7 +5,10 @@
  *   body and answer translation; embeddings through `:predict` (`instances[].content`).
  * - Claude (`publishers/anthropic`, any model id starting `claude-`): `:rawPredict` and `:streamRawPredict` with the
  *   Anthropic adapter's Messages body, the model in the URL instead of the body and `anthropic_version:
- *   vertex-2023-10-16` in it.
+ *   vertex-2023-10-16` in it. A request in Anthropic's own dialect goes as the caller wrote it, as to the
+ *   `anthropic` kind (docs/decisions.md B16, B24): `cache_control`, thinking blocks, server tools Vertex runs and the
+ *   caller's `anthropic-beta`, its answer and stream kept as Vertex sent them; what only Anthropic's own API has
+ *   is refused before the call (NativeRequest.firstPartyOnly).
  * Every call carries a Google OAuth bearer (vertex-credentials.ts). Errors come in Google's shape from Vertex itself
  * (auth, quota, unknown model) and in Anthropic's from Claude; each is read by its own mapper.
  */
@@ -21,6 +24,9 @@ import type {
   HealthResult,
   ModelFeature,
   ModelInfo,
+  NativeCountRequest,
+  NativeDialect,
+  NativeRequest,
   ProviderCapabilities,
   ProviderSettings,
   VertexSettings,
@@ -29,6 +35,8 @@ import { parseEventObject, readSseEvents } from '../../../upstream/stream-framin
 import { UpstreamClient } from '../../../upstream/upstream-client';
 import type { UpstreamErrorResponse } from '../../../upstream/upstream-types';
 import { anthropicErrorType, mapAnthropicError } from '../anthropic/anthropic-errors';
+import { anthropicNative, forwardedHeaders, nativeChunks, nativeMessagesBody } from '../anthropic/anthropic-native';
+import { callerRefusal } from '../caller-refusal';
 import { fromAnthropicMessage } from '../anthropic/anthropic-response';
 import { AnthropicStreamTranslator } from '../anthropic/anthropic-stream';
 import { jsonOutputTool } from '../anthropic/anthropic-tools';
@@ -54,6 +62,15 @@ export function vertexDefaultUrl(location: string): string {
 const isClaude = (model: string) => model.startsWith('claude-');
 /** gemini-embedding-001 takes one instance per :predict call; text-embedding-* and the multilingual ones take many. */
 const SINGLE_INSTANCE_EMBEDDING = /^gemini-embedding/;
+
+/** Vertex takes `anthropic_version` in the body; the caller's betas go as the header the direct API reads. */
+const VERTEX_FORWARDED_HEADERS = ['anthropic-beta'] as const;
+
+/** The caller's Messages body as Vertex takes it: the model in the URL, Vertex's version in the body (docs/decisions.md B24). */
+function vertexNativeBody(native: NativeRequest, request: GenerateRequest, model: string, stream: boolean): Record<string, unknown> {
+  const { model: _inUrl, ...body } = nativeMessagesBody(native, request, model, stream);
+  return { anthropic_version: VERTEX_ANTHROPIC_VERSION, ...body };
+}
 
 /** Claude's errors carry Anthropic's `error.type`; everything Vertex answers itself is Google's shape. */
 export function mapVertexError(response: UpstreamErrorResponse): TollgateError {
@@ -112,6 +129,11 @@ export class VertexProvider implements AiProvider {
     return feature !== 'documents' && FEATURED_GEMINI_MODEL.test(chosen);
   }
 
+  /** Claude takes a Messages body as written; Gemini's own dialect needs no pass-through (docs/decisions.md B16). */
+  speaksNative(dialect: NativeDialect, model: string | undefined): boolean {
+    return dialect === 'anthropic-messages' && isClaude(bareModel(model ?? this.chatModel));
+  }
+
   describe(): Record<string, unknown> {
     const { url, chatModel, embeddingModel } = this;
     return {
@@ -125,8 +147,17 @@ export class VertexProvider implements AiProvider {
   async generate(request: GenerateRequest): Promise<GenerateResult> {
     const model = bareModel(request.model ?? this.chatModel);
     if (isClaude(model)) {
-      const response = await this.http.postJson(this.modelPath('anthropic', model, 'rawPredict'), this.claudeBody(request, model, false), await this.callOptions(request, model));
-      return fromAnthropicMessage(response.body, this.name, model, jsonOutputTool(request.responseFormat));
+      const native = anthropicNative(request);
+      const options = await this.callOptions(request, model);
+      if (!native) {
+        const response = await this.http.postJson(this.modelPath('anthropic', model, 'rawPredict'), this.claudeBody(request, model, false), options);
+        return fromAnthropicMessage(response.body, this.name, model, jsonOutputTool(request.responseFormat));
+      }
+      Object.assign(options.headers, forwardedHeaders(native, VERTEX_FORWARDED_HEADERS));
+      const response = await this.http.postJson(this.modelPath('anthropic', model, 'rawPredict'), vertexNativeBody(native, request, model, false), options).catch((error: unknown) => {
+        throw callerRefusal(error);
+      });
+      return { ...fromAnthropicMessage(response.body, this.name, model), native: response.body as Record<string, unknown> };
     }
     const body = await toGeminiGenerateBody(request, model, this.name, this.images);
     const response = await this.http.postJson(this.modelPath('google', model, 'generateContent'), body, await this.callOptions(request, model));
@@ -138,6 +169,15 @@ export class VertexProvider implements AiProvider {
     const options = await this.callOptions(request, model);
     options.headers.accept = 'text/event-stream';
     if (isClaude(model)) {
+      const native = anthropicNative(request);
+      if (native) {
+        Object.assign(options.headers, forwardedHeaders(native, VERTEX_FORWARDED_HEADERS));
+        const response = await this.http.stream('POST', this.modelPath('anthropic', model, 'streamRawPredict'), vertexNativeBody(native, request, model, true), options).catch((error: unknown) => {
+          throw callerRefusal(error);
+        });
+        yield* nativeChunks(response.body, this.name, model);
+        return;
+      }
       const response = await this.http.stream('POST', this.modelPath('anthropic', model, 'streamRawPredict'), this.claudeBody(request, model, true), options);
       const translator = new AnthropicStreamTranslator(this.name, model, jsonOutputTool(request.responseFormat));
       for await (const event of readSseEvents(response.body)) {
@@ -156,6 +196,20 @@ export class VertexProvider implements AiProvider {
       if (chunk) yield chunk;
     }
     yield translator.finish();
+  }
+
+  /** Claude's `count-tokens:rawPredict` with the caller's body and betas and the routed model, as Anthropic's count_tokens. */
+  async countNativeTokens(request: NativeCountRequest): Promise<Record<string, unknown>> {
+    const model = bareModel(request.model ?? this.chatModel);
+    const options = await this.callOptions(request, model);
+    Object.assign(options.headers, forwardedHeaders(request.native, VERTEX_FORWARDED_HEADERS));
+    const response = await this.http.postJson(this.modelPath('anthropic', 'count-tokens', 'rawPredict'), { anthropic_version: VERTEX_ANTHROPIC_VERSION, ...request.native.body, model }, options).catch((error: unknown) => {
+      throw callerRefusal(error);
+    });
+    if (!isObject(response.body) || typeof response.body.input_tokens !== 'number') {
+      throw new InvalidResponseError(`${this.name}: upstream token count has no input_tokens`, { provider: this.name });
+    }
+    return response.body;
   }
 
   /** `:predict` with one instance per input (one call per input for the single-instance Gemini embedding models). */
@@ -218,7 +272,7 @@ export class VertexProvider implements AiProvider {
     return { anthropic_version: VERTEX_ANTHROPIC_VERSION, ...body, ...(stream ? { stream: true } : {}) };
   }
 
-  private async callOptions(request: Pick<GenerateRequest, 'signal' | 'onSent'>, model: string) {
+  private async callOptions(request: { signal?: AbortSignal; onSent?: GenerateRequest['onSent'] }, model: string) {
     return { signal: request.signal, onSent: request.onSent, model, headers: { authorization: await this.credentials.authorization() } as Record<string, string> };
   }
 
