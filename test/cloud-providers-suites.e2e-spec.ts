@@ -412,6 +412,21 @@ describe('Claude on Vertex as a native Anthropic target', () => {
     expect(await post(base, { 'anthropic-beta': 'files-api-2025-04-14' })).toBe(400);
   });
 
+  it('a beta Vertex refuses is left out: the call goes once more without it, and later calls never send it', async () => {
+    const betas = 'interleaved-thinking-2025-05-14,effort-2025-11-24';
+    const first = await client({ 'anthropic-beta': betas }).messages.create({ model, max_tokens: 32, messages: [{ role: 'user', content: 'Hi' }] });
+    expect(first.content[0].type).toBe('text');
+    expect(rawPredicts().map((sent) => sent.headers['anthropic-beta'])).toEqual([betas, 'interleaved-thinking-2025-05-14']);
+    const stream = client({ 'anthropic-beta': `${betas},adaptive-thinking-2026-01-28` }).messages.stream({ model, max_tokens: 32, messages: [{ role: 'user', content: 'Hi' }] });
+    await stream.finalMessage();
+    expect(rawPredicts().slice(2).map((sent) => sent.headers['anthropic-beta'])).toEqual([
+      'interleaved-thinking-2025-05-14,adaptive-thinking-2026-01-28',
+      'interleaved-thinking-2025-05-14',
+    ]);
+    await client({ 'anthropic-beta': betas }).messages.create({ model, max_tokens: 32, messages: [{ role: 'user', content: 'Hi' }] });
+    expect(rawPredicts().slice(4).map((sent) => sent.headers['anthropic-beta'])).toEqual(['interleaved-thinking-2025-05-14']);
+  });
+
   it('count_tokens asks Vertex\'s count-tokens with the caller\'s body and the routed model', async () => {
     const counted = await client().messages.countTokens({ model, messages: [{ role: 'user', content: 'Count me' }] });
     const [sent] = vertex.server.requests.filter((r) => r.path.endsWith('/count-tokens:rawPredict'));

@@ -13,8 +13,8 @@
  * - `.../publishers/anthropic/models/<m>:rawPredict|streamRawPredict` needs `anthropic_version: vertex-2023-10-16`
  *   and no `model` in the body (it is in the URL), then is passed to the Anthropic emulator with the caller's
  *   `anthropic-beta`; `count-tokens:rawPredict` counts. What Anthropic's own API has and Claude on Vertex does not is
- *   refused as Vertex refuses it: `mcp_servers`, the web fetch and code execution tools, Files API documents, and
- *   the betas of those features. Another project or location is 403 PERMISSION_DENIED.
+ *   refused as Vertex refuses it: `mcp_servers`, the web fetch and code execution tools, Files API documents, the
+ *   betas of those features and first-party betas Vertex does not take, each named as Vertex names it. Another project or location is 403 PERMISSION_DENIED.
  * Every error body carries a marker so tests can prove none reaches an error message.
  */
 import { createVerify, generateKeyPairSync, type KeyObject } from 'node:crypto';
@@ -226,14 +226,18 @@ export function vertexVector(text: string, dimensions: number): number[] {
   return Array.from({ length: dimensions }, (_, i) => ((text.length * 7 + i * 13) % 101) / 101);
 }
 
-/** Betas of features Anthropic's own API has and Vertex does not (the MCP connector, Files API, code execution, web fetch). */
-const FIRST_PARTY_BETAS = /^(mcp-client|files-api|code-execution|web-fetch)-/;
+/**
+ * Betas Vertex refuses in the header: those of features Anthropic's own API has and Vertex does not (the MCP
+ * connector, Files API, code execution, web fetch), and first-party betas Vertex was seen refusing as values it does
+ * not take (the 1M context window, effort, adaptive thinking: claude-code issues 34802 and 56970).
+ */
+const FIRST_PARTY_BETAS = /^(mcp-client|files-api|code-execution|web-fetch|context-1m|effort|adaptive-thinking)-/;
 const FIRST_PARTY_TOOLS = /^(web_fetch|code_execution)_/;
 
 /** What Vertex refuses of a Messages body that Anthropic's own API would take, worded as the API words it. */
 function vertexRefusal(body: Record<string, unknown>, beta: string | undefined): string | undefined {
   const betas = (beta ?? '').split(',').map((value) => value.trim()).filter((value) => FIRST_PARTY_BETAS.test(value));
-  if (betas.length > 0) return `Unexpected value(s) \`${betas.join(', ')}\` for the \`anthropic-beta\` header.`;
+  if (betas.length > 0) return `Unexpected value(s) ${betas.map((value) => `\`${value}\``).join(', ')} for the \`anthropic-beta\` header. Please consult our documentation at docs.anthropic.com or try again without the header.`;
   if ('mcp_servers' in body) return 'mcp_servers: Extra inputs are not permitted';
   const tools = Array.isArray(body.tools) ? (body.tools as Array<{ type?: unknown }>) : [];
   const tool = tools.findIndex((entry) => typeof entry.type === 'string' && FIRST_PARTY_TOOLS.test(entry.type));

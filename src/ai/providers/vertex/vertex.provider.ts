@@ -13,7 +13,7 @@
  * (auth, quota, unknown model) and in Anthropic's from Claude; each is read by its own mapper.
  */
 import { isObject, numberOrUndefined } from '../../../common/json-values';
-import { InvalidRequestError, InvalidResponseError, TollgateError } from '../../errors';
+import { InvalidRequestError, InvalidResponseError, ProviderError, TollgateError } from '../../errors';
 import type {
   AiProvider,
   EmbedRequest,
@@ -35,7 +35,7 @@ import { parseEventObject, readSseEvents } from '../../../upstream/stream-framin
 import { UpstreamClient } from '../../../upstream/upstream-client';
 import type { UpstreamErrorResponse } from '../../../upstream/upstream-types';
 import { anthropicErrorType, mapAnthropicError } from '../anthropic/anthropic-errors';
-import { anthropicNative, forwardedHeaders, nativeChunks, nativeMessagesBody } from '../anthropic/anthropic-native';
+import { anthropicNative, nativeChunks, nativeMessagesBody } from '../anthropic/anthropic-native';
 import { callerRefusal } from '../caller-refusal';
 import { fromAnthropicMessage } from '../anthropic/anthropic-response';
 import { AnthropicStreamTranslator } from '../anthropic/anthropic-stream';
@@ -63,8 +63,16 @@ const isClaude = (model: string) => model.startsWith('claude-');
 /** gemini-embedding-001 takes one instance per :predict call; text-embedding-* and the multilingual ones take many. */
 const SINGLE_INSTANCE_EMBEDDING = /^gemini-embedding/;
 
-/** Vertex takes `anthropic_version` in the body; the caller's betas go as the header the direct API reads. */
-const VERTEX_FORWARDED_HEADERS = ['anthropic-beta'] as const;
+/** How Vertex words its refusal of betas it does not take: each refused value in backquotes. */
+const REFUSED_BETAS = /Unexpected value\(s\) (.+?) for the `anthropic-beta` header/;
+
+/** The betas a Claude-on-Vertex refusal names, if it is one (docs/decisions.md B24). */
+export function refusedBetas(response: UpstreamErrorResponse): string[] {
+  if (response.status !== 400) return [];
+  const message = (response.body as { error?: { message?: unknown } } | undefined)?.error?.message;
+  const named = typeof message === 'string' ? REFUSED_BETAS.exec(message)?.[1] : undefined;
+  return named ? [...named.matchAll(/`([^`]+)`/g)].map((match) => match[1]) : [];
+}
 
 /** The caller's Messages body as Vertex takes it: the model in the URL, Vertex's version in the body (docs/decisions.md B24). */
 function vertexNativeBody(native: NativeRequest, request: GenerateRequest, model: string, stream: boolean): Record<string, unknown> {
@@ -99,6 +107,8 @@ export class VertexProvider implements AiProvider {
   private readonly credentials: VertexCredentials;
   private readonly images: ImageInliner;
   private readonly ownImages?: ImageDownloader;
+  /** Betas this Vertex refused by name: no longer sent to it, and listed in describe() (B24). */
+  private readonly refused = new Set<string>();
 
   constructor(
     private readonly settings: ProviderSettings,
@@ -117,7 +127,10 @@ export class VertexProvider implements AiProvider {
       provider: settings.name,
       baseUrl: `${this.url.replace(/\/+$/, '')}/projects/${encodeURIComponent(project)}/locations/${encodeURIComponent(location)}/publishers`,
       timeoutMs: settings.timeoutMs,
-      mapError: mapVertexError,
+      mapError: (response) => {
+        for (const beta of refusedBetas(response)) this.refused.add(beta);
+        return mapVertexError(response);
+      },
     });
     this.images = images ?? (this.ownImages = new ImageDownloader());
   }
@@ -141,6 +154,7 @@ export class VertexProvider implements AiProvider {
       project: this.vertex.project,
       location: this.vertex.location,
       credentials: this.credentials.source,
+      ...(this.refused.size > 0 ? { refused_betas: [...this.refused] } : {}),
     };
   }
 
@@ -153,10 +167,7 @@ export class VertexProvider implements AiProvider {
         const response = await this.http.postJson(this.modelPath('anthropic', model, 'rawPredict'), this.claudeBody(request, model, false), options);
         return fromAnthropicMessage(response.body, this.name, model, jsonOutputTool(request.responseFormat));
       }
-      Object.assign(options.headers, forwardedHeaders(native, VERTEX_FORWARDED_HEADERS));
-      const response = await this.http.postJson(this.modelPath('anthropic', model, 'rawPredict'), vertexNativeBody(native, request, model, false), options).catch((error: unknown) => {
-        throw callerRefusal(error);
-      });
+      const response = await this.withBetas(native.headers, options, () => this.http.postJson(this.modelPath('anthropic', model, 'rawPredict'), vertexNativeBody(native, request, model, false), options));
       return { ...fromAnthropicMessage(response.body, this.name, model), native: response.body as Record<string, unknown> };
     }
     const body = await toGeminiGenerateBody(request, model, this.name, this.images);
@@ -171,10 +182,7 @@ export class VertexProvider implements AiProvider {
     if (isClaude(model)) {
       const native = anthropicNative(request);
       if (native) {
-        Object.assign(options.headers, forwardedHeaders(native, VERTEX_FORWARDED_HEADERS));
-        const response = await this.http.stream('POST', this.modelPath('anthropic', model, 'streamRawPredict'), vertexNativeBody(native, request, model, true), options).catch((error: unknown) => {
-          throw callerRefusal(error);
-        });
+        const response = await this.withBetas(native.headers, options, () => this.http.stream('POST', this.modelPath('anthropic', model, 'streamRawPredict'), vertexNativeBody(native, request, model, true), options));
         yield* nativeChunks(response.body, this.name, model);
         return;
       }
@@ -198,14 +206,37 @@ export class VertexProvider implements AiProvider {
     yield translator.finish();
   }
 
+  /**
+   * Sends a native Claude call with the caller's `anthropic-beta` less the betas Vertex has refused, the only
+   * caller header Vertex reads. Vertex checks the header against the betas it takes and refuses the call naming
+   * the others; a refusal that names a beta sent is learned and the call sent once more without it, so a client
+   * that sends first-party betas (Claude Code) is refused once per beta and process, not on every call. Any other
+   * 4xx refused the caller's own body (B16).
+   */
+  private async withBetas<T>(headers: Readonly<Record<string, string>>, options: { headers: Record<string, string> }, send: () => Promise<T>): Promise<T> {
+    const betas = (headers['anthropic-beta'] ?? '').split(',').map((beta) => beta.trim()).filter((beta) => beta !== '');
+    const kept = () => betas.filter((beta) => !this.refused.has(beta));
+    const sent = kept();
+    if (sent.length > 0) options.headers['anthropic-beta'] = sent.join(',');
+    try {
+      return await send();
+    } catch (error) {
+      const again = kept();
+      if (!(error instanceof ProviderError && error.status === 400) || again.length === sent.length) throw callerRefusal(error);
+      if (again.length > 0) options.headers['anthropic-beta'] = again.join(',');
+      else delete options.headers['anthropic-beta'];
+      return send().catch((retried: unknown) => {
+        throw callerRefusal(retried);
+      });
+    }
+  }
+
   /** Claude's `count-tokens:rawPredict` with the caller's body and betas and the routed model, as Anthropic's count_tokens. */
   async countNativeTokens(request: NativeCountRequest): Promise<Record<string, unknown>> {
     const model = bareModel(request.model ?? this.chatModel);
     const options = await this.callOptions(request, model);
-    Object.assign(options.headers, forwardedHeaders(request.native, VERTEX_FORWARDED_HEADERS));
-    const response = await this.http.postJson(this.modelPath('anthropic', 'count-tokens', 'rawPredict'), { anthropic_version: VERTEX_ANTHROPIC_VERSION, ...request.native.body, model }, options).catch((error: unknown) => {
-      throw callerRefusal(error);
-    });
+    const body = { anthropic_version: VERTEX_ANTHROPIC_VERSION, ...request.native.body, model };
+    const response = await this.withBetas(request.native.headers, options, () => this.http.postJson(this.modelPath('anthropic', 'count-tokens', 'rawPredict'), body, options));
     if (!isObject(response.body) || typeof response.body.input_tokens !== 'number') {
       throw new InvalidResponseError(`${this.name}: upstream token count has no input_tokens`, { provider: this.name });
     }
