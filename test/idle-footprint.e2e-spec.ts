@@ -3,13 +3,13 @@
  * of the modules that only other configurations use, shrinks V8's young generation once it idles, and its RSS
  * and heap stay under stated bounds.
  *
- * Measured on Node 20.20 (2026-11-28, bench/RESULTS.md): idle RSS 89.5-91 MiB once the server's own collection
- * has run (135-146 before it and the deferred date formatters of @nestjs/common; 93-95 while the auth files
- * loaded jsonwebtoken, re2js and cache-manager), young generation 1-2 MiB (32 before), heap used after a full
- * GC 29.4 MiB (48 before the lazy loads of C13). The young generation and the heap are the sharp bounds: they
- * do not depend on the machine, and loading MCP's SDK or a Redis client again adds 5-15 MiB to the heap. RSS
- * also counts the node binary's resident pages (39-46 MiB of it on the Node builds seen), which vary with the
- * Node build and the kernel, so its bound is the issue's 100 MiB, ~9 MiB above the measured idle RSS.
+ * Measured on Node 20.20 (2026-11-28, bench/RESULTS.md): idle RSS 89.5-92.6 MiB once the server's own
+ * collection has run (135-146 before it and the deferred date formatters of @nestjs/common; 93-95 while the
+ * auth files loaded jsonwebtoken, re2js and cache-manager), young generation 1-2 MiB (32 before), heap used
+ * after a full GC 29.4 MiB (48 before the lazy loads of C13). The young generation and the heap are the sharp
+ * bounds: they do not depend on the machine, and loading MCP's SDK or a Redis client again adds 5-15 MiB to the
+ * heap. RSS also counts the node binary's resident pages (39-46 MiB of it on the Node builds seen), which vary
+ * with the Node build and the kernel, so its bound is the issue's 100 MiB, ~9 MiB above the measured idle RSS.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
