@@ -3,7 +3,7 @@
  * of the modules that only other configurations use, shrinks V8's young generation once it idles, and its RSS
  * and heap stay under stated bounds.
  *
- * Measured on Node 20.20 (2026-11-28, bench/RESULTS.md): idle RSS 89.5-92.6 MiB once the server's own
+ * Measured on Node 20.20 (2026-11-28, bench/RESULTS.md): idle RSS 89-92.6 MiB once the server's own
  * collection has run (135-146 before it and the deferred date formatters of @nestjs/common; 93-95 while the
  * auth files loaded jsonwebtoken, re2js and cache-manager), young generation 1-2 MiB (32 before), heap used
  * after a full GC 29.4 MiB (48 before the lazy loads of C13). The young generation and the heap are the sharp
