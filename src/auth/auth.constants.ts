@@ -10,3 +10,10 @@ export const RBAC_NAMESPACE = 'tollgate:rbac';
 export const PERMISSIONS_NAMESPACE = 'tollgate:perm';
 /** Seed 2.1: the first capture group is the sub-tenant slug. */
 export const DEFAULT_PATHNAME_SLUG_PATTERN = '^/api/v1/([^/]+)/';
+/**
+ * RBAC's defaults, here rather than beside RbacService so that resolving the options (which every server does,
+ * auth or not) does not load the service's regex engine and cache stores.
+ */
+export const DEFAULT_RBAC_RECORD_KEY = 'permissions';
+export const DEFAULT_RBAC_RECORD_REFRESH_MS = 1000;
+export const DEFAULT_CACHED_PERMISSIONS_TTL = 1800;

@@ -7,8 +7,7 @@ import {
   type ResolvedAuthOptions,
   type SkipPath,
 } from './auth-module-options.interface';
-import { DEFAULT_PATHNAME_SLUG_PATTERN } from './auth.constants';
-import { DEFAULT_CACHED_PERMISSIONS_TTL, DEFAULT_RBAC_RECORD_KEY, DEFAULT_RBAC_RECORD_REFRESH_MS } from './rbac/rbac.service';
+import { DEFAULT_CACHED_PERMISSIONS_TTL, DEFAULT_PATHNAME_SLUG_PATTERN, DEFAULT_RBAC_RECORD_KEY, DEFAULT_RBAC_RECORD_REFRESH_MS } from './auth.constants';
 import { DEFAULT_RBAC_RECORD_MAX_BYTES } from './rbac/record-size';
 import { regexSource } from './skip-paths';
 import { cacheStoreErrors } from './stores/cache-store.factory';

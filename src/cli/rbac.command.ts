@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { Command, CommandRunner, SubCommand } from 'nest-commander';
+import { DEFAULT_RBAC_RECORD_KEY } from '../auth/auth.constants';
 import { serializeRbacRecord } from '../auth/rbac/rbac-record';
-import { DEFAULT_RBAC_RECORD_KEY, RbacService } from '../auth/rbac/rbac.service';
+import { RbacService } from '../auth/rbac/rbac.service';
 import { RbacRecordTooLargeError } from '../auth/rbac/record-size';
 import type { AuthSettings, TollgateConfig } from '../config/config.types';
 import { OperationError, UsageError } from './cli.errors';

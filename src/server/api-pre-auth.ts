@@ -7,7 +7,6 @@ import type { ResolvedAuthOptions } from '../auth/auth-module-options.interface'
 import { AUTH_OPTIONS } from '../auth/auth.constants';
 import { compileSkipPaths } from '../auth/skip-paths';
 import { extractToken } from '../auth/token-extraction';
-import { TokenVerifier } from '../auth/token-verifier';
 import type { McpSettings } from '../ai/mcp/mcp-settings';
 import type { TollgateConfig } from '../config/config.types';
 import { API_CALLER_RESOLVER, API_KEY_PREFIX, ApiAuthGuard, type ApiCallerResolver, bearerOf, bearerTokenMatches } from '../http/api-auth.guard';
@@ -79,6 +78,8 @@ function credentialCheck(guard: ApiAuthGuard): onRequestHookHandler {
 
 /** api.auth jwt: a large body is read only for a verified token; its own verifier remembers tokens like the guard's. */
 function largeBodyJwtCheck(options: ResolvedAuthOptions, bodyLimit: number): onRequestHookHandler {
+  // Required here so that a server without api.auth jwt loads no JWT library (docs/decisions.md C13).
+  const { TokenVerifier } = require('../auth/token-verifier') as typeof import('../auth/token-verifier');
   const verifier = new TokenVerifier(options);
   const skipPath = compileSkipPaths(options.skipPaths);
   return (request, reply, done) => {

@@ -1,8 +1,8 @@
 import { Logger } from '@nestjs/common';
 import type { AuthRequest } from '../auth-module-options.interface';
-import { PERMISSIONS_NAMESPACE, RBAC_NAMESPACE } from '../auth.constants';
+import { DEFAULT_RBAC_RECORD_KEY, PERMISSIONS_NAMESPACE, RBAC_NAMESPACE } from '../auth.constants';
 import { createCacheStore, type CacheStoreHandle } from '../stores/cache-store.factory';
-import { DEFAULT_RBAC_RECORD_KEY, RbacService } from './rbac.service';
+import { RbacService } from './rbac.service';
 import { RbacRecordTooLargeError } from './record-size';
 
 /** The service on real memory stores, built the way the CLI builds it. */

@@ -6,7 +6,17 @@ import type {
   CacheStoreSetting,
   ResolvedAuthOptions,
 } from '../auth-module-options.interface';
-import { AUTH_OPTIONS, DEFAULT_PATHNAME_SLUG_PATTERN, PERMISSIONS_NAMESPACE, PERMISSIONS_STORE, RBAC_NAMESPACE, RBAC_STORE } from '../auth.constants';
+import {
+  AUTH_OPTIONS,
+  DEFAULT_CACHED_PERMISSIONS_TTL,
+  DEFAULT_PATHNAME_SLUG_PATTERN,
+  DEFAULT_RBAC_RECORD_KEY,
+  DEFAULT_RBAC_RECORD_REFRESH_MS,
+  PERMISSIONS_NAMESPACE,
+  PERMISSIONS_STORE,
+  RBAC_NAMESPACE,
+  RBAC_STORE,
+} from '../auth.constants';
 import { publishPermissionCache } from '../auth-events';
 import type { AuthContext } from '../request-context';
 import { createCacheStore, readStrict, type CacheStoreHandle } from '../stores/cache-store.factory';
@@ -17,9 +27,6 @@ import { DEFAULT_RBAC_RECORD_MAX_BYTES, RbacRecordTooLargeError, jsonBytesAtLeas
 import { requestHost, requestPathOf } from '../request-parts';
 import { deriveResourcePath } from './resource-path';
 
-export const DEFAULT_RBAC_RECORD_KEY = 'permissions';
-export const DEFAULT_RBAC_RECORD_REFRESH_MS = 1000;
-export const DEFAULT_CACHED_PERMISSIONS_TTL = 1800;
 /** A store that stays down is reported again at this interval, not on every refresh. */
 const UNAVAILABLE_LOG_INTERVAL_MS = 30_000;
 /**

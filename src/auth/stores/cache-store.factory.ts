@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
-import { createCache, type Cache } from 'cache-manager';
-import { Keyv, type KeyvStoreAdapter } from 'keyv';
+import type { Cache } from 'cache-manager';
+import type { KeyvStoreAdapter } from 'keyv';
 import {
   CACHE_STORE_KINDS,
   type CacheStoreKind,
@@ -197,6 +197,10 @@ export function createCacheStore(spec: CacheStoreSpec): CacheStoreHandle {
     return { cache: namespacedView(setting, spec.namespace), kind: 'host', close: async () => undefined };
   }
 
+  // Required here, not at the top: the option checks above are what a server without auth stores loads this
+  // file for (docs/decisions.md C13).
+  const { Keyv } = require('keyv') as typeof import('keyv');
+  const { createCache } = require('cache-manager') as typeof import('cache-manager');
   const adapter = buildAdapter(setting, spec.options ?? {}, spec.connectTimeoutMs ?? 2000);
   const keyv = new Keyv({
     store: adapter,
