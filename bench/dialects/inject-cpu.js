@@ -10,6 +10,7 @@
 // printed. Steadier than bench/dialects/run.js on a loaded machine: no load generator shares the cores' accounting.
 // DIST=<another build's dist/> measures that build (its ratios against its own chat figures).
 // Usage: npm run build && node bench/dialects/inject-cpu.js   (env: REQUESTS=400 ROUNDS=7 WARMUP_REQUESTS=600 DIST=)
+const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -91,6 +92,18 @@ async function main() {
       }
     };
     for (const entry of all) await run(entry, WARMUP);
+    if (process.env.CALLGRIND) {
+      // Under callgrind (instructions.js): each scenario's REQUESTS counted alone, one dump per scenario, in order.
+      callgrind('--instr=on');
+      callgrind('--zero');
+      for (const entry of all) {
+        await run(entry, REQUESTS);
+        callgrind('--dump');
+      }
+      callgrind('--instr=off');
+      console.log(JSON.stringify(groups.map((group) => ({ mode: group.mode, upstream: group.upstream, names: group.scenarios.map((entry) => entry.name) }))));
+      return;
+    }
     const cpu = new Map(all.map((entry) => [entry, []]));
     for (let round = 0; round < ROUNDS; round++) {
       const order = all.map((_, index) => all[(index + round) % all.length]);
@@ -122,6 +135,10 @@ async function main() {
     await stop(emulators.child);
     fs.rmSync(work, { recursive: true, force: true });
   }
+}
+
+function callgrind(command) {
+  execFileSync('callgrind_control', [command, String(process.pid)], { stdio: 'ignore' });
 }
 
 main().catch((error) => {
