@@ -123,8 +123,9 @@ const ECHO_KEYS = ['model', 'store', 'previous_response_id'] as const;
 /**
  * An event's data with the echo replaced in the text of its `response`, every other byte as it came: the values of
  * the Response's own `model`, `store` and `previous_response_id`, found by their depth, so the same keys inside
- * tools, schemas, metadata or output items stay as they are. Undefined when the text is not laid out so (one of the
- * keys missing or repeated, or holding an object or a list): the caller parses the event then.
+ * tools, schemas, metadata or output items stay as they are. Read up to the third of them only. Undefined when the
+ * text is not laid out so (one of the keys missing or repeated before that, or holding an object or a list): the
+ * caller parses the event then.
  */
 export function echoedText(data: string, echo: CallerEcho): string | undefined {
   const spans: Array<[key: (typeof ECHO_KEYS)[number], start: number, end: number]> = [];
@@ -149,6 +150,9 @@ export function echoedText(data: string, echo: CallerEcho): string | undefined {
           const valueEnd = scalarEnd(data, start);
           if (valueEnd === -1 || spans.some(([seen]) => seen === key)) return undefined;
           spans.push([key, start, valueEnd]);
+          // The rest (output items, tools, usage: most of a final Response) is not read: a key given twice after
+          // all three were found would be the one JSON.parse keeps, which no Responses API writes.
+          if (spans.length === ECHO_KEYS.length) break;
           at = valueEnd - 1;
           continue;
         }
