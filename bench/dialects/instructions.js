@@ -5,13 +5,13 @@
 // (warmed up WARMUP_REQUESTS each, optimised as in a real server: no --no-opt), then counts each scenario's REQUESTS
 // alone (one callgrind dump per scenario); prints instructions per request outside V8's optimising compiler and each against chat to the same upstream
 // in the same mode. DIST=<another build's dist/> counts that build.
-// Usage: npm run build && node bench/dialects/instructions.js   (env: REQUESTS=100 WARMUP_REQUESTS=60 DIST=)
+// Usage: npm run build && node bench/dialects/instructions.js   (env: REQUESTS=250 WARMUP_REQUESTS=60 DIST=)
 const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 
-const REQUESTS = Number(process.env.REQUESTS || 100);
+const REQUESTS = Number(process.env.REQUESTS || 250);
 
 /**
  * A dump's instructions outside V8's optimising compiler. Under valgrind the compiler is still at work after any
