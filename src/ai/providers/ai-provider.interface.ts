@@ -197,6 +197,8 @@ export interface NativeCountRequest {
 export interface NativeEvent {
   event: string;
   data: string;
+  /** The data as the adapter parsed it, where it read the event, so the surface need not parse it again; not to be changed. */
+  parsed?: Record<string, unknown>;
 }
 
 export interface GenerateRequest {

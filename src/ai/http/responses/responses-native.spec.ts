@@ -1,6 +1,6 @@
 import type { ResponseItem } from './responses-input';
 import { inputItems } from './responses-input';
-import { nativeRequest } from './responses-native';
+import { echoedText, nativeRequest } from './responses-native';
 import type { ResponsesRequest } from './responses-requests';
 
 describe('the Responses body for an OpenAI upstream (docs/decisions.md B19)', () => {
@@ -23,5 +23,41 @@ describe('the Responses body for an OpenAI upstream (docs/decisions.md B19)', ()
 
   it('a string input continuing a conversation is one user message', () => {
     expect(nativeRequest({ model: 'm', input: 'Again', previous_response_id: 'resp_1' }, [user], []).body.input).toEqual([user, { role: 'user', content: 'Again' }]);
+  });
+});
+
+describe("the echo of the caller's request in an upstream event's text (docs/decisions.md B19)", () => {
+  const echo = { model: 'openai/gpt-5', store: true, previous_response_id: 'resp_prev' };
+  const response = {
+    id: 'resp_up',
+    instructions: 'Say "model": "x" \\',
+    model: 'gpt-5-2025',
+    output: [{ type: 'message', content: [{ type: 'output_text', text: '{"store":false}' }], model: 'inner' }],
+    previous_response_id: null,
+    store: false,
+    text: { format: { type: 'json_schema', schema: { properties: { model: { const: 'schema' } } } } },
+    tools: [{ type: 'image_generation', model: 'gpt-image-1' }],
+    metadata: { model: 'caller metadata', store: 'kept' },
+  };
+  const event = { type: 'response.completed', sequence_number: 9, response };
+
+  it("replaces only the Response's own model, store and previous_response_id, every other byte as it came", () => {
+    const data = JSON.stringify(event);
+    const text = echoedText(data, echo);
+    expect(text).toBe(JSON.stringify({ ...event, response: { ...response, model: 'openai/gpt-5', previous_response_id: 'resp_prev', store: true } }));
+  });
+
+  it('reads spaced JSON as compact', () => {
+    const text = echoedText(JSON.stringify(event, null, 2), echo);
+    expect(JSON.parse(text!)).toEqual({ ...event, response: { ...response, model: 'openai/gpt-5', previous_response_id: 'resp_prev', store: true } });
+  });
+
+  it('gives up where the text is not laid out so: a key missing, repeated, spelled with escapes, or not a scalar', () => {
+    const { store: _store, ...withoutStore } = response;
+    expect(echoedText(JSON.stringify({ ...event, response: withoutStore }), echo)).toBeUndefined();
+    expect(echoedText(JSON.stringify(event).replace('"model":"gpt-5-2025"', '"model":"gpt-5-2025","model":"again"'), echo)).toBeUndefined();
+    expect(echoedText(JSON.stringify(event).replace('"model":"gpt-5-2025"', '"mod\\u0065l":"gpt-5-2025"'), echo)).toBeUndefined();
+    expect(echoedText(JSON.stringify({ ...event, response: { ...response, model: { name: 'gpt-5' } } }), echo)).toBeUndefined();
+    expect(echoedText('{"type":"response.created","response":{"model":"unterminated}}', echo)).toBeUndefined();
   });
 });

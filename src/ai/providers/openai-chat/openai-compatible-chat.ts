@@ -24,6 +24,7 @@ import type {
   ModelFeature,
   ModelInfo,
   NativeDialect,
+  NativeEvent,
   NativeRequest,
   ProviderCapabilities,
   ProviderKind,
@@ -31,7 +32,7 @@ import type {
   TokenUsage,
   ToolCallDelta,
 } from '../ai-provider.interface';
-import { parseEventObject, readSseEvents } from '../../../upstream/stream-framing';
+import { parseEventObject, readSseEventBatches, readSseEvents } from '../../../upstream/stream-framing';
 import { UpstreamClient } from '../../../upstream/upstream-client';
 import { modelNotAvailable } from '../../../upstream/upstream-errors';
 import type { UpstreamErrorMapper, UpstreamErrorResponse } from '../../../upstream/upstream-types';
@@ -244,7 +245,13 @@ export class OpenAiCompatibleChatProvider implements AiProvider {
     });
   }
 
-  /** The upstream's Responses events, each carried as it arrived on the chunk it yielded (an event of no domain meaning is a chunk of empty text). */
+  /**
+   * The upstream's Responses events as they arrived, each riding on the chunk of the first event after it that the
+   * domain reads, within what one read of the body completed; the events of a read that mean nothing to the domain
+   * (the Response snapshots, item and part openings, the `.done` repetitions) go on one chunk of empty text at its
+   * end. So a read is relayed in as few steps as it holds answer pieces, and no event waits for a later read. The
+   * events parsed here carry their parse on (`parsed`), for the surface's echo of the final Response.
+   */
   private async *streamResponse(native: NativeRequest, request: GenerateRequest, model: string): AsyncIterable<GenerateStreamChunk> {
     const route = this.route('responses', model);
     const response = await this.http
@@ -259,13 +266,27 @@ export class OpenAiCompatibleChatProvider implements AiProvider {
         throw callerRefusal(error);
       });
     const reader = new ResponsesEventReader(this.name, model);
-    for await (const event of readSseEvents(response.body, this.name)) {
-      const data = event.event === undefined || ResponsesEventReader.READ.has(event.event) ? parseEventObject(event.data, this.name) : undefined;
-      const type = event.event ?? String(data?.type);
-      const chunk: GenerateStreamChunk = (data && reader.read(type, data)) ?? { done: false, text: '' };
-      chunk.native = [{ event: type, data: event.data }];
-      yield chunk;
-      if (chunk.done) return;
+    for await (const batch of readSseEventBatches(response.body, this.name)) {
+      let arrived: NativeEvent[] = [];
+      for (const event of batch) {
+        let chunk: GenerateStreamChunk | undefined;
+        try {
+          const data = event.event === undefined || ResponsesEventReader.READ.has(event.event) ? parseEventObject(event.data, this.name) : undefined;
+          const type = event.event ?? String(data?.type);
+          chunk = data && reader.read(type, data);
+          arrived.push(data ? { event: type, data: event.data, parsed: data } : { event: type, data: event.data });
+        } catch (error) {
+          // A failure event (or an unreadable one) ends the stream after everything that came before it, without it.
+          if (arrived.length > 0) yield { done: false, text: '', native: arrived };
+          throw error;
+        }
+        if (!chunk) continue;
+        chunk.native = arrived;
+        arrived = [];
+        yield chunk;
+        if (chunk.done) return;
+      }
+      if (arrived.length > 0) yield { done: false, text: '', native: arrived };
     }
     throw new InvalidResponseError(`${this.name}: upstream stream ended before response.completed`, { provider: this.name });
   }
