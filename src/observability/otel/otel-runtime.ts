@@ -40,6 +40,7 @@ import { setTraceContextInjector } from '../../upstream/trace-context-headers';
 import { CallScopeContextManager, ROOT_TRACE_CONTEXT } from './call-scope-context-manager';
 import { GEN_AI, TOLLGATE } from './gen-ai-conventions';
 import { GenAiMetrics } from './gen-ai-metrics';
+import { PooledIdGenerator } from './pooled-id-generator';
 import type { OtelSettings } from './otel-settings';
 import { errorType, tracedProvider } from './traced-provider';
 
@@ -92,6 +93,7 @@ export function startOpenTelemetry(app: NestFastifyApplication, settings: OtelSe
   });
   const tracerProvider = new NodeTracerProvider({
     resource,
+    idGenerator: new PooledIdGenerator(),
     ...(settings.samplingRatio !== undefined ? { sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.samplingRatio) }) } : {}),
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter(exporterOptions('traces')))],
   });
