@@ -9,6 +9,7 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node';
 import { createProvider } from '../src/ai/providers/provider-factory';
 import type { AiProvider, ChatMessage } from '../src/ai/providers/ai-provider.interface';
+import { CallScopeContextManager } from '../src/observability/otel/call-scope-context-manager';
 import { tracedProvider } from '../src/observability/otel/traced-provider';
 import { setTraceContextInjector } from '../src/upstream/trace-context-headers';
 import { OpenAiEmulator } from './emulators/openai-emulator';
@@ -21,12 +22,13 @@ let inner: AiProvider;
 const exporter = new InMemorySpanExporter();
 const tracerProvider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
 const tracer = tracerProvider.getTracer('test');
+const contexts = new CallScopeContextManager();
 
 beforeAll(async () => {
   emulator = await OpenAiEmulator.start({ apiKey: KEY });
   inner = createProvider({ name: 'openai', kind: 'openai', url: emulator.url, apiKey: KEY, chatModel: 'gpt-test', timeoutMs: 5000 });
-  // The AsyncLocalStorage context manager, as the server's runtime registers it.
-  tracerProvider.register();
+  // Tollgate's context manager, as the server's runtime registers it.
+  tracerProvider.register({ contextManager: contexts });
   const propagator = new W3CTraceContextPropagator();
   setTraceContextInjector((headers) => propagator.inject(context.active(), headers, defaultTextMapSetter));
 });
@@ -51,7 +53,7 @@ const messages: ChatMessage[] = [
 
 describe('attempt spans around a real adapter', () => {
   it('without capture_content: the GenAI attributes, no message text; the upstream gets the attempt span as parent', async () => {
-    const provider = tracedProvider(inner, { tracer, captureContent: false });
+    const provider = tracedProvider(inner, { tracer, contexts, captureContent: false });
     const parent = tracer.startSpan('request');
     await context.with(trace.setSpan(context.active(), parent), () => provider.generate({ messages: [{ role: 'user', content: 'secret prompt' }] }));
     parent.end();
@@ -64,7 +66,7 @@ describe('attempt spans around a real adapter', () => {
   });
 
   it('with capture_content: input and output messages in the conventions\u2019 format, the image named but not its data', async () => {
-    const provider = tracedProvider(inner, { tracer, captureContent: true });
+    const provider = tracedProvider(inner, { tracer, contexts, captureContent: true });
     const result = await provider.generate({ messages });
     const [attempt] = exporter.getFinishedSpans();
     const input = JSON.parse(String(attempt.attributes['gen_ai.input.messages']));
@@ -77,7 +79,7 @@ describe('attempt spans around a real adapter', () => {
   });
 
   it('a stream its consumer stops early ends its span marked cut; a full one with its first-chunk time', async () => {
-    const provider = tracedProvider(inner, { tracer, captureContent: false });
+    const provider = tracedProvider(inner, { tracer, contexts, captureContent: false });
     for await (const chunk of provider.generateStream!({ messages: [{ role: 'user', content: 'a long answer please' }] })) {
       if (!chunk.done) break;
     }
@@ -91,7 +93,7 @@ describe('attempt spans around a real adapter', () => {
 
   it('a refused attempt: ERROR with the error type, never the upstream body', async () => {
     emulator.serverErrorNext(503);
-    const provider = tracedProvider(inner, { tracer, captureContent: false });
+    const provider = tracedProvider(inner, { tracer, contexts, captureContent: false });
     await expect(provider.generate({ messages: [{ role: 'user', content: 'hi' }] })).rejects.toThrow();
     const [attempt] = exporter.getFinishedSpans();
     expect(attempt.status).toEqual({ code: 2, message: attempt.attributes['error.type'] });

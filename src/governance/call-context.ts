@@ -78,9 +78,9 @@ export function currentTraceContext(): unknown {
   return storage.getStore()?.trace;
 }
 
-/** Runs `fn(...args)` with `trace` as the current trace context; the call context stays. */
-export function runWithTraceContext<A extends unknown[], R>(trace: unknown, fn: (...args: A) => R, ...args: A): R {
-  return storage.run(new Scope(storage.getStore()?.call, trace), fn, ...args);
+/** Runs `fn` with `trace` as the current trace context; the call context stays. */
+export function runWithTraceContext<R>(trace: unknown, fn: () => R): R {
+  return storage.run(new Scope(storage.getStore()?.call, trace), fn);
 }
 
 /** The call context of an HTTP request the API auth layer identified; with its reply, the gate can set headers of the answer. */

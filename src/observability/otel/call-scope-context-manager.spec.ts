@@ -2,7 +2,7 @@ import { context, ROOT_CONTEXT, type Span, trace } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { type CallContext, currentCallContext, runWithCallContext } from '../../governance/call-context';
-import { CallScopeContextManager } from './call-scope-context-manager';
+import { CallScopeContextManager, ROOT_TRACE_CONTEXT } from './call-scope-context-manager';
 
 const caller = (tenant: string): CallContext => ({ identity: { tenant } }) as CallContext;
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -91,6 +91,34 @@ describe('CallScopeContextManager', () => {
     expect(bound()).toBe(span);
     expect(trace.getActiveSpan()).toBeUndefined();
     span.end();
+  });
+
+  it('answers for a set key its latest value, for a deleted or never set one undefined, and leaves the parent unchanged', () => {
+    const [first, second] = [Symbol('first'), Symbol('second')];
+    const one = ROOT_TRACE_CONTEXT.setValue(first, 1);
+    const two = one.setValue(second, 2).setValue(first, 3);
+    expect([two.getValue(first), two.getValue(second)]).toEqual([3, 2]);
+    expect([one.getValue(first), one.getValue(second)]).toEqual([1, undefined]);
+    const deleted = two.deleteValue(first);
+    expect([deleted.getValue(first), deleted.getValue(second), two.getValue(first)]).toEqual([undefined, 2, 3]);
+    expect(ROOT_TRACE_CONTEXT.getValue(first)).toBeUndefined();
+  });
+
+  it('makes a span current through its own contexts and run, a child under it, the traceparent from it', () => {
+    const manager = new CallScopeContextManager();
+    const server = tracer.startSpan('own server', {}, manager.active());
+    const headers: Record<string, string> = {};
+    manager.run(trace.setSpan(ROOT_TRACE_CONTEXT, server), () => {
+      const attempt = tracer.startSpan('own attempt', {}, manager.active());
+      manager.run(trace.setSpan(manager.active(), attempt), () => new W3CTraceContextPropagator().inject(manager.active(), headers, { set: (carrier, key, value) => (carrier[key] = value) }));
+      attempt.end();
+      expect(trace.getSpan(manager.active())).toBe(server);
+    });
+    server.end();
+    expect(manager.active()).toBe(ROOT_TRACE_CONTEXT);
+    const attempt = finished('own attempt');
+    expect(parentOf(attempt)).toBe(server.spanContext().spanId);
+    expect(headers.traceparent).toBe(`00-${attempt.spanContext().traceId}-${attempt.spanContext().spanId}-01`);
   });
 
   it('carries the current span into the traceparent the propagator writes', () => {

@@ -16,7 +16,6 @@ import {
   DiagLogLevel,
   diag,
   propagation,
-  ROOT_CONTEXT,
   type Span,
   SpanKind,
   SpanStatusCode,
@@ -38,9 +37,10 @@ import { type OperationTracer, setOperationTracer } from '../../common/traced-op
 import { governanceOf } from '../../governance/governance-identity';
 import { LEDGER_ENTRY_CHANNEL, type LedgerEntryEvent } from '../../governance/ledger/ledger-events';
 import { setTraceContextInjector } from '../../upstream/trace-context-headers';
-import { CallScopeContextManager } from './call-scope-context-manager';
+import { CallScopeContextManager, ROOT_TRACE_CONTEXT } from './call-scope-context-manager';
 import { GEN_AI, TOLLGATE } from './gen-ai-conventions';
 import { GenAiMetrics } from './gen-ai-metrics';
+import { PooledIdGenerator } from './pooled-id-generator';
 import type { OtelSettings } from './otel-settings';
 import { errorType, tracedProvider } from './traced-provider';
 
@@ -93,6 +93,7 @@ export function startOpenTelemetry(app: NestFastifyApplication, settings: OtelSe
   });
   const tracerProvider = new NodeTracerProvider({
     resource,
+    idGenerator: new PooledIdGenerator(),
     ...(settings.samplingRatio !== undefined ? { sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.samplingRatio) }) } : {}),
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter(exporterOptions('traces')))],
   });
@@ -100,7 +101,8 @@ export function startOpenTelemetry(app: NestFastifyApplication, settings: OtelSe
   // context's AsyncLocalStorage, not a third one (call-scope-context-manager.ts); W3C trace context alone, since
   // nothing here reads baggage (the default adds a baggage propagator to every request).
   const propagator = new W3CTraceContextPropagator();
-  tracerProvider.register({ propagator, contextManager: new CallScopeContextManager() });
+  const contexts = new CallScopeContextManager();
+  tracerProvider.register({ propagator, contextManager: contexts });
   const tracer = tracerProvider.getTracer(INSTRUMENTATION_SCOPE, version);
   const meterProvider = settings.metrics
     ? new MeterProvider({
@@ -111,13 +113,15 @@ export function startOpenTelemetry(app: NestFastifyApplication, settings: OtelSe
   const metrics = meterProvider ? new GenAiMetrics(meterProvider.getMeter(INSTRUMENTATION_SCOPE, version)) : undefined;
 
   const fastify = app.getHttpAdapter().getInstance() as unknown as TracingHookHost;
-  installServerSpans(fastify, tracer);
+  // Tollgate's hooks call the context manager and the propagator they installed, not the API's global
+  // registry: one lookup and one rest-argument copy less per call (docs/decisions.md C14).
+  installServerSpans(fastify, tracer, contexts, propagator);
   app.get(AiClient).instrument({
-    provider: (provider) => tracedProvider(provider, { tracer, metrics, captureContent: settings.captureContent }),
+    provider: (provider) => tracedProvider(provider, { tracer, contexts, metrics, captureContent: settings.captureContent }),
     gate: tracedGate,
   });
-  setOperationTracer(operationTracer(tracer));
-  setTraceContextInjector((headers) => propagator.inject(context.active(), headers, defaultTextMapSetter));
+  setOperationTracer(operationTracer(tracer, contexts));
+  setTraceContextInjector((headers) => propagator.inject(contexts.active(), headers, defaultTextMapSetter));
   subscribe(LEDGER_ENTRY_CHANNEL, addCost);
 
   fastify.addHook('onClose', (_instance, done) => {
@@ -140,9 +144,9 @@ export function startOpenTelemetry(app: NestFastifyApplication, settings: OtelSe
 }
 
 /** A SERVER span from the first hook to the response: the rest of the request runs in its context. */
-function installServerSpans(fastify: TracingHookHost, tracer: Tracer): void {
+function installServerSpans(fastify: TracingHookHost, tracer: Tracer, contexts: CallScopeContextManager, propagator: W3CTraceContextPropagator): void {
   fastify.addHook('onRequest', (request: TracedRequest, _reply, done) => {
-    const parent = propagation.extract(ROOT_CONTEXT, request.headers, defaultTextMapGetter);
+    const parent = propagator.extract(ROOT_TRACE_CONTEXT, request.headers, defaultTextMapGetter);
     const route = request.routeOptions?.url;
     const query = request.url.indexOf('?');
     const attributes: Attributes = {
@@ -153,7 +157,7 @@ function installServerSpans(fastify: TracingHookHost, tracer: Tracer): void {
     if (route !== undefined) attributes[ATTR_HTTP_ROUTE] = route;
     const span = tracer.startSpan(route === undefined ? request.method : `${request.method} ${route}`, { kind: SpanKind.SERVER, attributes }, parent);
     request[SERVER_SPAN] = span;
-    context.with(trace.setSpan(parent, span), done);
+    contexts.run(trace.setSpan(parent, span), done);
   });
   fastify.addHook('onResponse', (request: TracedRequest, reply, done) => {
     endServerSpan(request, reply.statusCode);
@@ -225,14 +229,14 @@ function addCost(message: unknown): void {
 }
 
 /** invoke_agent and execute_tool spans (INTERNAL: they run in this process), current while the operation runs. */
-function operationTracer(tracer: Tracer): OperationTracer {
+function operationTracer(tracer: Tracer, contexts: CallScopeContextManager): OperationTracer {
   return async (operation, run, describe) => {
     const attributes: Attributes = { [GEN_AI.operationName]: operation.name, ...operation.attributes };
     attributes[operation.name === 'invoke_agent' ? GEN_AI.agentName : GEN_AI.toolName] = operation.target;
-    const parent = context.active();
+    const parent = contexts.active();
     const span = tracer.startSpan(`${operation.name} ${operation.target}`, { kind: SpanKind.INTERNAL, attributes }, parent);
     try {
-      const result = await context.with(trace.setSpan(parent, span), run);
+      const result = await contexts.run(trace.setSpan(parent, span), run);
       if (describe) span.setAttributes(describe(result));
       return result;
     } catch (error) {

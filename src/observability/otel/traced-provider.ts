@@ -4,7 +4,7 @@
  * adapter sends its request (so the upstream gets its traceparent), with the GenAI semantic conventions'
  * attributes and metrics. Prompts and answers only with `captureContent`; keys and headers never.
  */
-import { type Attributes, context, type Span, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
+import { type Attributes, type Context, type Span, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
 import { currentCallContext } from '../../governance/call-context';
 import type {
   AiProvider,
@@ -16,6 +16,7 @@ import type {
   GenerateStreamChunk,
   TokenUsage,
 } from '../../ai/providers/ai-provider.interface';
+import type { CallScopeContextManager } from './call-scope-context-manager';
 import { GEN_AI, PROVIDER_NAMES, TOLLGATE } from './gen-ai-conventions';
 import { type AnsweredMetricAttributes, type GenAiMetrics, MetricAttributeSets, type ModelMetricAttributes } from './gen-ai-metrics';
 
@@ -23,6 +24,8 @@ type Operation = 'chat' | 'embeddings';
 
 export interface TracedProviderOptions {
   tracer: Tracer;
+  /** The installed context manager, called directly rather than through the API's registry. */
+  contexts: CallScopeContextManager;
   metrics?: GenAiMetrics;
   captureContent: boolean;
 }
@@ -67,7 +70,7 @@ class AttemptTracer {
   async generate(request: GenerateRequest): Promise<GenerateResult> {
     const attempt = this.start('chat', request.model, request);
     try {
-      const result = await context.with(attempt.context, () => this.inner.generate(request));
+      const result = await this.options.contexts.run(attempt.context, () => this.inner.generate(request));
       attempt.answered(result.model, result.usage, result.finishReason);
       if (this.options.captureContent) attempt.span.setAttribute(GEN_AI.outputMessages, outputMessages(result.text, result.finishReason));
       attempt.end();
@@ -81,7 +84,7 @@ class AttemptTracer {
   async embed(request: EmbedRequest): Promise<EmbedResult> {
     const attempt = this.start('embeddings', request.model);
     try {
-      const result = await context.with(attempt.context, () => this.inner.embed(request));
+      const result = await this.options.contexts.run(attempt.context, () => this.inner.embed(request));
       attempt.answered(result.model, result.usage, undefined);
       if (result.embeddings[0]) attempt.span.setAttribute(GEN_AI.embeddingsDimensionCount, result.embeddings[0].length);
       attempt.end();
@@ -96,6 +99,7 @@ class AttemptTracer {
     const attempt = this.start('chat', request.model, request);
     attempt.span.setAttribute(GEN_AI.requestStream, true);
     const upstream = this.inner.generateStream!(request)[Symbol.asyncIterator]();
+    const contexts = this.options.contexts;
     const capture = this.options.captureContent;
     let text = '';
     let first = true;
@@ -104,7 +108,7 @@ class AttemptTracer {
         let step: IteratorResult<GenerateStreamChunk>;
         try {
           // The adapter sends its request on the first read: in the attempt's context, so it carries its traceparent.
-          step = await context.with(attempt.context, () => upstream.next());
+          step = await contexts.run(attempt.context, () => upstream.next());
         } catch (error) {
           attempt.failed(error);
           throw error;
@@ -150,7 +154,7 @@ class AttemptTracer {
     if (caller?.tenant) attributes[TOLLGATE.tenant] = caller.tenant;
     if (caller?.keyId) attributes[TOLLGATE.keyId] = caller.keyId;
     if (request && this.options.captureContent) attributes[GEN_AI.inputMessages] = inputMessages(request.messages);
-    const parent = context.active();
+    const parent = this.options.contexts.active();
     const span = this.options.tracer.startSpan(`${operation} ${model}`, { kind: SpanKind.CLIENT, attributes }, parent);
     const metrics = this.options.metrics;
     return new Attempt(span, trace.setSpan(parent, span), metrics && { metrics, attributes: this.metricAttributes[operation].of(model) });
@@ -171,7 +175,7 @@ class Attempt {
 
   constructor(
     readonly span: Span,
-    readonly context: ReturnType<typeof trace.setSpan>,
+    readonly context: Context,
     private readonly metrics: AttemptMetrics | undefined,
   ) {}
 
