@@ -129,7 +129,8 @@ describe('tollgate embed --file --out', () => {
     const lines = Array.from({ length: 7 }, (_, index) => line(`doc-${index}`, `text number ${index}`));
     const file = corpus('clean.jsonl', lines);
     const out = join(work, 'clean.out.jsonl');
-    const first = await tollgate(['embed', '--file', file, '--out', out, '--batch-size', '3']);
+    // One batch at a time, so the output's last line is doc-6's (batches in flight are written as they finish).
+    const first = await tollgate(['embed', '--file', file, '--out', out, '--batch-size', '3', '--concurrency', '1']);
     expect(first.stderr).not.toContain('tollgate:');
     expect(first.stderr).toMatch(/^progress: \d\/7 lines .*\n(progress: .*\n)*progress: 7\/7 lines \(100%\), embedded 7, already stored 0, bad 0, failed 0\n$/);
     expect(first.status).toBe(0);
