@@ -320,6 +320,65 @@ describe('budget engine on Redis', () => {
       }
     });
 
+    it('gives back a lease granted while it closes, leaving exactly what was spent', async () => {
+      const store = new RedisCounterStore(REDIS_URL);
+      await store.connect();
+      const engine = new CountingBudgetEngine(store, `${prefix}closing:`);
+      const reserved = Promise.resolve(engine.reserve([{ kind: 'key', id: 'k', period: 'day', limit: { tokens: 1_000_000 } }], { micros: 0, tokens: 100 }));
+      // The script call taking the lease is on its way when close begins.
+      await new Promise((turnEnded) => setImmediate(turnEnded));
+      await engine.close();
+      const { keys } = await reserved;
+      expect(await counterOf(keys[0])).toMatchObject({ t: '100', r: '1', l: '0' });
+    });
+
+    it('spends no lease under other limits than those it was granted for', async () => {
+      const store = new RedisCounterStore(REDIS_URL);
+      await store.connect();
+      const engine = new CountingBudgetEngine(store, `${prefix}limits:`);
+      try {
+        const generous = [{ kind: 'key', id: 'k', period: 'day', limit: { tokens: 1_000_000 } }] as const;
+        const strict = [{ kind: 'key', id: 'k', period: 'day', limit: { tokens: 500 } }] as const;
+        const { keys } = await engine.reserve(generous, { micros: 0, tokens: 100 });
+        // Same counter, a run-time rule's lower limit: each call goes to Redis (the lease goes back with the
+        // first), and the counter's 100 tokens leave room for exactly four more.
+        let granted = 0;
+        for (;;) {
+          const reserved = engine.reserve(strict, { micros: 0, tokens: 100 });
+          expect(reserved).toBeInstanceOf(Promise);
+          const outcome = await Promise.resolve(reserved).then(() => 'granted', (error: Error) => error);
+          if (outcome !== 'granted') {
+            expect(outcome).toBeInstanceOf(BudgetExceededError);
+            break;
+          }
+          granted += 1;
+        }
+        expect(granted).toBe(4);
+        expect(await counterOf(keys[0])).toMatchObject({ t: '500', r: '5', l: '0' });
+      } finally {
+        await engine.close();
+      }
+    });
+
+    it('decides a call held back by a lease count that never comes down within a lease time and the grace', async () => {
+      const store = new RedisCounterStore(REDIS_URL);
+      await store.connect();
+      const engine = new CountingBudgetEngine(store, `${prefix}stuck:`);
+      const scopes = [{ kind: 'key', id: 'k', period: 'day', limit: { tokens: 1_000 } }] as const;
+      try {
+        const first = await engine.reserve(scopes, { micros: 0, tokens: 900 });
+        // A lease whose return was lost: the count stays up, its end long past.
+        await redis.hset(first.keys[0], 'l', 1, 'le', Date.now());
+        const started = performance.now();
+        await expect(Promise.resolve(engine.reserve(scopes, { micros: 0, tokens: 200 }))).rejects.toBeInstanceOf(BudgetExceededError);
+        const waited = performance.now() - started;
+        expect(waited).toBeGreaterThan(4_000);
+        expect(waited).toBeLessThan(7_000);
+      } finally {
+        await engine.close();
+      }
+    }, 15_000);
+
     it('holds a refusal back until another process has returned its lease, then grants exactly what the budget covers', async () => {
       const stores = [new RedisCounterStore(REDIS_URL), new RedisCounterStore(REDIS_URL)];
       await Promise.all(stores.map((store) => store.connect()));

@@ -1,5 +1,5 @@
 import { type OutputAllowance, outputMicros } from './budget-engine';
-import type { CounterPlan, Usage } from './budget-scope';
+import type { CounterPlan, ScopeLimit, Usage } from './budget-scope';
 
 /** A move of one counter: usage, requests, and (for a lease's return) the number of leases it gives back. */
 export interface CounterDelta extends Usage {
@@ -17,6 +17,8 @@ export const LEASE_TTL_MS = 250;
 /** One counter's lease: charged in Redis in full when granted, spent here without a round trip. */
 interface Lease {
   readonly size: CounterDelta;
+  /** The limits its room was checked against: a plan on the same counter under other limits does not spend it. */
+  readonly limit: ScopeLimit;
   /** What this process has charged to it, less the refunds settled into it. */
   readonly used: Usage & { requests: number };
   /** performance.now() after which this process no longer spends it. */
@@ -87,11 +89,11 @@ export class CounterLeases {
    * later clock, so this process stops spending it no later than Redis stops counting it. A lease it replaces
    * is returned.
    */
-  hold(key: string, size: CounterDelta, sentAt: number): void {
+  hold(key: string, size: CounterDelta, limit: ScopeLimit, sentAt: number): void {
     this.giveBack(key);
     const timer = setTimeout(() => this.giveBack(key), Math.max(0, sentAt + LEASE_TTL_MS - performance.now()));
     timer.unref();
-    this.leases.set(key, { size, used: { micros: 0, tokens: 0, requests: 0 }, deadline: sentAt + LEASE_TTL_MS, timer });
+    this.leases.set(key, { size, limit, used: { micros: 0, tokens: 0, requests: 0 }, deadline: sentAt + LEASE_TTL_MS, timer });
   }
 
   /** Returns every lease (at close). */
@@ -110,11 +112,17 @@ export class CounterLeases {
   }
 }
 
-/** Room for the call on every field the counter limits (the others only count). */
+/**
+ * Room for the call on every field the counter limits (the others only count), under the limits the lease was
+ * granted for: a run-time rule or a token's claims may hold the same counter to another limit.
+ */
 function fits(lease: Lease, plan: CounterPlan, charge: CallCharge): boolean {
   const { limit } = plan.scope;
   const { size, used } = lease;
   return (
+    limit.micros === lease.limit.micros &&
+    limit.tokens === lease.limit.tokens &&
+    limit.requests === lease.limit.requests &&
     (limit.micros === undefined || used.micros + charge.micros <= size.micros) &&
     (limit.tokens === undefined || used.tokens + charge.tokens <= size.tokens) &&
     (limit.requests === undefined || used.requests + 1 <= size.requests)

@@ -20,14 +20,17 @@ import { StoreFailureLog } from '../../common/store-failure-log';
  * their number, then per settle its key index and micros, tokens, requests and leases deltas; a counter whose
  * window ended is not recreated. Then the reserves, in the order they were made: their number, then per
  * reserve its key count, estimate micros, estimate tokens, output tokens wanted, output tokens at least, output
- * price in millionths of a micro-dollar per token, the lease size asked for (micros, tokens, requests), then per
- * key its index, limit micros, tokens, requests (-1: none), expire-at ms and 1 when it asks for a lease.
+ * price in millionths of a micro-dollar per token, the lease size asked for (micros, tokens, requests), 1 when it
+ * may be told to ask again (0 once it has waited its limit), then per key its index, limit micros, tokens, requests
+ * (-1: none), expire-at ms and 1 when it asks for a lease. A lease count returned below zero (a return Redis saw
+ * twice, or after it lost the counter) is set to zero.
  *
  * Each reserve is the single-call rule (CountingBudgetEngine's counterGrant is the same): grant the most output
  * tokens (up to wanted) that every counter covers and charge the estimate plus that output to all of them, or
  * charge nothing. A counter that would refuse the call, or grant it less than wanted, while leases are
  * outstanding on it does neither: the answer is to ask again later, and no lease is granted on it until then, so
- * a refusal or a shortened grant only ever reads a counter no lease holds room of. A granted call that got all
+ * a refusal or a shortened grant only ever reads a counter no lease holds room of. A wait is at most a lease's
+ * time, so the block on new leases outlasts it. A granted call that got all
  * it wanted also takes a lease on each counter that asks, if the counter has room for it and LEASE_HEADROOM
  * more on every limited field. Reserve i's answer is the reply's triple 3i-2..3i: {0, output tokens granted,
  * bit mask of the counters leased}, {index (1-based), field, what the field held} of the first counter that
@@ -51,7 +54,7 @@ for _ = 1, tonumber(ARGV[4]) do
     redis.call('HINCRBY', key, 'm', ARGV[at + 1])
     redis.call('HINCRBY', key, 't', ARGV[at + 2])
     redis.call('HINCRBY', key, 'r', ARGV[at + 3])
-    if ARGV[at + 4] ~= '0' then redis.call('HINCRBY', key, 'l', ARGV[at + 4]) end
+    if ARGV[at + 4] ~= '0' and redis.call('HINCRBY', key, 'l', ARGV[at + 4]) < 0 then redis.call('HSET', key, 'l', 0) end
   end
   at = at + 5
 end
@@ -63,7 +66,8 @@ for _ = 1, reserves do
   local em, et = tonumber(ARGV[at + 1]), tonumber(ARGV[at + 2])
   local want, least, pico = tonumber(ARGV[at + 3]), tonumber(ARGV[at + 4]), tonumber(ARGV[at + 5])
   local sm, st, sr = tonumber(ARGV[at + 6]), tonumber(ARGV[at + 7]), tonumber(ARGV[at + 8])
-  local first = at + 9
+  local may_wait = ARGV[at + 9] == '1'
+  local first = at + 10
   at = first + n * 6
   local grant = want
   local refusal
@@ -90,7 +94,7 @@ for _ = 1, reserves do
       if covered < least then field = 'tokens' elseif covered < fits then fits = covered end
     end
     if not field and lr >= 0 and c.r + 1 > lr then field = 'requests' end
-    if (field or fits < want) and c.l > 0 and now() < c.le + grace then waits[#waits + 1] = key end
+    if may_wait and (field or fits < want) and c.l > 0 and now() < c.le + grace then waits[#waits + 1] = key end
     if field then
       local held = c.r
       if field == 'micros' then held = c.m elseif field == 'tokens' then held = c.t end
@@ -111,6 +115,7 @@ for _ = 1, reserves do
       if blocked > (tonumber(redis.call('HGET', key, 'x')) or 0) then redis.call('HSET', key, 'x', blocked) end
       local ms = math.max(2, math.floor((now() - le) / 2))
       if le > now() then ms = le - now() + 1 end
+      if ms > ttl then ms = ttl end
       if ms > wait then wait = ms end
     end
     answers[#answers + 1] = -2
@@ -165,6 +170,8 @@ interface PendingReserve {
   /** The lease asked for on the counters flagged in `leaseWanted` (none when no flag is set). */
   leaseSize: CounterDelta;
   leaseWanted: boolean[];
+  /** performance.now() of its first "ask again", if it had one. */
+  waitingSince?: number;
   resolve(answer: Refusal | number): void;
   reject(error: Error): void;
 }
@@ -177,6 +184,12 @@ type ScriptedRedis = Redis & {
 const LEASE_DENIED_MS = LEASE_TTL_MS;
 /** After this long, a lease never returned (its process died) no longer holds a refusal back. */
 const LEASE_GRACE_MS = 5_000;
+/**
+ * The longest a reserve is told to ask again: then it is decided on the counter as it is. A lease count that
+ * never comes down (a return lost with its connection) would otherwise hold it back while other callers keep
+ * taking leases and moving the count's end.
+ */
+const LONGEST_WAIT_MS = LEASE_TTL_MS + LEASE_GRACE_MS;
 
 /**
  * Counters in Redis, shared by every process on it. A caller far from its limits is served from leases: a
@@ -210,7 +223,10 @@ export class RedisCounterStore implements CounterStore {
   private readonly failures = new StoreFailureLog((message) => this.logger.error(message), (summary) => `budget store unavailable (${summary}); model calls with a budget or rate limit are refused until it answers`);
 
   constructor(url: string) {
-    const redis = failFastRedis(url);
+    // A script call is not sent twice: a reply lost with its connection leaves the call applied or not, and
+    // sending it again would apply a lease's return or grant a second time.
+    const redis = failFastRedis(url, { autoResendUnfulfilledCommands: false });
+    redis.on('ready', () => this.pendingDeltas.size > 0 && void this.pendingCall());
     // defineCommand sends EVALSHA and falls back to EVAL once per connection when Redis lacks the script.
     redis.defineCommand('budgetTurn', { lua: TURN_SCRIPT });
     this.redis = redis as ScriptedRedis;
@@ -291,7 +307,7 @@ export class RedisCounterStore implements CounterStore {
     this.redis.disconnect();
   }
 
-  private addDelta(key: string, delta: CounterDelta): void {
+  private addDelta(key: string, delta: CounterDelta, send = delta.leases !== 0): void {
     const sum = this.pendingDeltas.get(key);
     if (sum) {
       sum.micros += delta.micros;
@@ -299,7 +315,7 @@ export class RedisCounterStore implements CounterStore {
       sum.requests += delta.requests;
       sum.leases += delta.leases;
     } else this.pendingDeltas.set(key, { ...delta });
-    if (delta.leases !== 0) void this.pendingCall();
+    if (send) void this.pendingCall();
   }
 
   private pendingCall(): Promise<void> {
@@ -332,6 +348,15 @@ export class RedisCounterStore implements CounterStore {
     const reserves = this.pendingReserves;
     this.pendingDeltas = new Map();
     this.pendingReserves = [];
+    if (this.redis.status !== 'ready' && !this.closed) {
+      // Not sent: the settles and lease returns wait for the connection (written when it is ready), the
+      // reserves fail closed.
+      for (const [key, delta] of deltas) this.addDelta(key, delta, false);
+      this.failures.report(new Error(`connection ${this.redis.status}`));
+      this.forgetLeaseAsks(reserves);
+      for (const reserve of reserves) reserve.reject(new BudgetStoreUnavailableError());
+      return;
+    }
     const keys: string[] = [];
     const indexes = new Map<string, number>();
     const indexOf = (key: string): number => {
@@ -345,8 +370,9 @@ export class RedisCounterStore implements CounterStore {
     const args: (string | number)[] = [LEASE_TTL_MS, LEASE_HEADROOM, LEASE_GRACE_MS, deltas.size];
     for (const [key, delta] of deltas) args.push(indexOf(key), delta.micros, delta.tokens, delta.requests, delta.leases);
     args.push(reserves.length);
-    for (const { plans, estimate, output, leaseSize: size, leaseWanted } of reserves) {
-      args.push(plans.length, estimate.micros, estimate.tokens, output.wanted, output.least, output.picosPerToken, size.micros, size.tokens, size.requests);
+    for (const { plans, estimate, output, leaseSize: size, leaseWanted, waitingSince } of reserves) {
+      const mayWait = waitingSince === undefined || performance.now() - waitingSince < LONGEST_WAIT_MS ? 1 : 0;
+      args.push(plans.length, estimate.micros, estimate.tokens, output.wanted, output.least, output.picosPerToken, size.micros, size.tokens, size.requests, mayWait);
       plans.forEach(({ key, scope, window }, index) =>
         args.push(indexOf(key), scope.limit.micros ?? -1, scope.limit.tokens ?? -1, scope.limit.requests ?? -1, window.end, leaseWanted[index] ? 1 : 0),
       );
@@ -366,10 +392,11 @@ export class RedisCounterStore implements CounterStore {
       const reserve = reserves[index];
       const code = answers[3 * index] as number;
       const value = answers[3 * index + 1];
-      if (code === 0) {
-        this.holdLeases(reserve, answers[3 * index + 2] as number, sentAt);
-        reserve.resolve(value as number);
-      } else if (code > 0) reserve.resolve({ index: code - 1, field: value as LimitField, used: answers[3 * index + 2] as number });
+      // A reserve refused or told to wait took no lease: its counters are not asked again for one a while, so
+      // the reserves behind it go to Redis together instead of one round trip after the other.
+      this.holdLeases(reserve, code === 0 ? (answers[3 * index + 2] as number) : 0, sentAt);
+      if (code === 0) reserve.resolve(value as number);
+      else if (code > 0) reserve.resolve({ index: code - 1, field: value as LimitField, used: answers[3 * index + 2] as number });
       else if (code === -2) this.askAgainLater(reserve, value as number);
       else {
         this.failures.report(Object.assign(new Error(String(value)), { name: 'ReplyError', code: String(value).split(' ')[0] }));
@@ -381,10 +408,13 @@ export class RedisCounterStore implements CounterStore {
   /** Holds the leases the script granted (bit i of `leased`: plan i) and remembers the counters that refused one. */
   private holdLeases(reserve: PendingReserve, leased: number, sentAt: number): void {
     const now = performance.now();
+    const { leaseSize: size } = reserve;
     reserve.plans.forEach((plan, index) => {
       if (!reserve.leaseWanted[index]) return;
-      if (leased & (1 << index)) this.leases.hold(plan.key, reserve.leaseSize, sentAt);
-      else this.leaseDenied.set(plan.key, now + LEASE_DENIED_MS);
+      if (leased % 2 ** (index + 1) < 2 ** index) this.leaseDenied.set(plan.key, now + LEASE_DENIED_MS);
+      // Granted while closing: given back at once, with the writes close is waiting for.
+      else if (this.closed) this.addDelta(plan.key, { micros: -size.micros, tokens: -size.tokens, requests: -size.requests, leases: -1 });
+      else this.leases.hold(plan.key, size, plan.scope.limit, sentAt);
     });
     if (this.leaseDenied.size > 1024) for (const [key, until] of this.leaseDenied) if (until <= now) this.leaseDenied.delete(key);
   }
@@ -398,7 +428,8 @@ export class RedisCounterStore implements CounterStore {
    * asking for no lease, once those leases are due back.
    */
   private askAgainLater(reserve: PendingReserve, ms: number): void {
-    const again = { ...reserve, leaseWanted: reserve.plans.map(() => false) };
+    if (this.closed) return reserve.reject(new BudgetStoreUnavailableError());
+    const again = { ...reserve, leaseWanted: reserve.plans.map(() => false), waitingSince: reserve.waitingSince ?? performance.now() };
     const timer = setTimeout(() => {
       this.waiting.delete(timer);
       this.pendingReserves.push(again);
