@@ -198,8 +198,9 @@ const LONGEST_WAIT_MS = LEASE_TTL_MS + LEASE_GRACE_MS;
  * while the previous script call is on its way, goes to Redis in one script call (exact, since the script runs
  * them one after the other as separate calls would run, and one round trip instead of one per call).
  * A reserve that cannot reach Redis fails closed (BudgetStoreUnavailableError, 503): an unenforced budget is
- * the failure issue 19 exists to end; leases are not spent while the connection is down. A settle that cannot
- * reach it is logged and dropped, since the call has been made.
+ * the failure issue 19 exists to end; leases are not spent while the connection is down. Settles and lease
+ * returns made while the connection is down wait for it; those of a script call that fails on its way are
+ * logged and dropped, since whether Redis applied them is unknown.
  */
 export class RedisCounterStore implements CounterStore {
   private readonly logger = new Logger('Budgets');
