@@ -6,11 +6,11 @@
 // sockets (Redis's round trips are made for real, their system calls are not counted).
 // Usage: npm run build && GOVERNANCE_STORE=redis node bench/governance/instructions.js
 //   (env: REQUESTS=300 WARMUP_REQUESTS=200 ROUTE=chat|stream VARIANTS=key+budget,governed GOVERNANCE_STORE=memory|redis)
-const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { ROOT, start, stop } = require('../gateway/harness');
+const { injectInstructions } = require('../in-process-cpu');
 const { ADMIN_TOKEN, NAMES: ALL, STORE, VARIANTS, configYaml } = require('./variants');
 
 const REQUESTS = Number(process.env.REQUESTS || 300);
@@ -30,26 +30,20 @@ async function main() {
       const file = path.join(configDir, `${name.replace('+', '-')}.yaml`);
       fs.writeFileSync(file, configYaml(VARIANTS[name]));
       const out = path.join(configDir, `callgrind.${name.replace('+', '-')}`);
-      execFileSync('valgrind', ['--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${out}`, process.execPath, '--no-opt', '--no-memory-reducer', path.join(ROOT, 'bench', 'tracing', 'inject-cpu.js')], {
-        cwd: configDir,
-        env: {
-          ...process.env,
-          WARMUP_REQUESTS: process.env.WARMUP_REQUESTS || '200',
-          REQUESTS: String(REQUESTS),
-          CALLGRIND: '1',
-          TOLLGATE_CONFIG: file,
-          API_TOKEN: 'bench-api-token',
-          ...(VARIANTS[name].key ? { ADMIN_TOKEN } : {}),
-          OPENAI_API_KEY: API_KEY,
-          OPENAI_URL: emulator.match,
-          OPENAI_CHAT_MODEL: 'gpt-test',
-          TOLLGATE_DEFAULT_PROVIDER: 'openai',
-        },
-        stdio: ['ignore', 'ignore', 'pipe'],
-      });
-      const totals = fs.readFileSync(out, 'utf8').match(/^totals: (\d+)/m);
-      if (!totals) throw new Error(`no totals in ${out}`);
-      perRequest[name] = Number(totals[1]) / REQUESTS;
+      const env = {
+        ...process.env,
+        WARMUP_REQUESTS: process.env.WARMUP_REQUESTS || '200',
+        REQUESTS: String(REQUESTS),
+        CALLGRIND: '1',
+        TOLLGATE_CONFIG: file,
+        API_TOKEN: 'bench-api-token',
+        ...(VARIANTS[name].key ? { ADMIN_TOKEN } : {}),
+        OPENAI_API_KEY: API_KEY,
+        OPENAI_URL: emulator.match,
+        OPENAI_CHAT_MODEL: 'gpt-test',
+        TOLLGATE_DEFAULT_PROVIDER: 'openai',
+      };
+      perRequest[name] = injectInstructions(env, configDir, out) / REQUESTS;
       process.stdout.write(`${name.padEnd(11)} ${Math.round(perRequest[name] / 1000)}k instructions/req (load average ${os.loadavg()[0].toFixed(1)})\n`);
     }
     for (const name of NAMES) if (name !== 'none') process.stdout.write(`${name} vs none: ${(100 * (perRequest[name] / perRequest.none - 1)).toFixed(1)}%\n`);

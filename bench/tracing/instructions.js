@@ -7,11 +7,11 @@
 // BASELINE_DIST=<another build's dist/> adds that build's off and on (base:off, base:on).
 // Usage: npm run build && node bench/tracing/instructions.js
 //   (env: REQUESTS=1000 WARMUP_REQUESTS=200 ROUTE=chat|stream BASELINE_DIST= VARIANTS=off,on)
-const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { ROOT, start, stop } = require('../gateway/harness');
+const { injectInstructions } = require('../in-process-cpu');
 
 const REQUESTS = Number(process.env.REQUESTS || 1000);
 const BASELINE_DIST = process.env.BASELINE_DIST;
@@ -51,14 +51,7 @@ async function main() {
         TOLLGATE_DEFAULT_PROVIDER: 'openai',
       };
       const out = path.join(configDir, `callgrind.${name.replace(':', '-')}`);
-      execFileSync('valgrind', ['--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${out}`, process.execPath, '--no-opt', '--no-memory-reducer', path.join(__dirname, 'inject-cpu.js')], {
-        cwd: configDir,
-        env,
-        stdio: ['ignore', 'ignore', 'pipe'],
-      });
-      const totals = fs.readFileSync(out, 'utf8').match(/^totals: (\d+)/m);
-      if (!totals) throw new Error(`no totals in ${out}`);
-      perRequest[name] = Number(totals[1]) / REQUESTS;
+      perRequest[name] = injectInstructions(env, configDir, out) / REQUESTS;
       process.stdout.write(`${name.padEnd(10)} ${Math.round(perRequest[name] / 1000)}k instructions/req (load average ${os.loadavg()[0].toFixed(1)})\n`);
     }
     for (const name of names) {
