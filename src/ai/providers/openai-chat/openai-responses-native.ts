@@ -8,6 +8,7 @@
  */
 import { isObject, numberOrUndefined as count } from '../../../common/json-values';
 import { InvalidResponseError, ProviderError } from '../../errors';
+import { tokenUsage } from './convert-usage';
 import type { FinishReason, GenerateRequest, GenerateResult, GenerateStreamChunk, NativeRequest, TokenUsage, ToolCall } from '../ai-provider.interface';
 
 /** The native request when it is in the Responses dialect. */
@@ -127,16 +128,7 @@ function finishReason(response: Record<string, unknown>, called: boolean): Finis
 /** The Responses spelling of usage, with its cached-input and reasoning details. */
 function responsesUsage(usage: unknown): TokenUsage | undefined {
   if (!isObject(usage)) return undefined;
-  const result: TokenUsage = {};
-  const input = count(usage.input_tokens);
-  const output = count(usage.output_tokens);
-  const total = count(usage.total_tokens);
   const cached = isObject(usage.input_tokens_details) ? count(usage.input_tokens_details.cached_tokens) : undefined;
   const reasoning = isObject(usage.output_tokens_details) ? count(usage.output_tokens_details.reasoning_tokens) : undefined;
-  if (input !== undefined) result.inputTokens = input;
-  if (output !== undefined) result.outputTokens = output;
-  if (total !== undefined) result.totalTokens = total;
-  if (cached !== undefined) result.cachedInputTokens = cached;
-  if (reasoning !== undefined) result.reasoningTokens = reasoning;
-  return result;
+  return tokenUsage(count(usage.input_tokens), count(usage.output_tokens), count(usage.total_tokens), cached, reasoning);
 }
