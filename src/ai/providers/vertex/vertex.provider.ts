@@ -67,7 +67,7 @@ const SINGLE_INSTANCE_EMBEDDING = /^gemini-embedding/;
 const REFUSED_BETAS = /Unexpected value\(s\) (.+?) for the `anthropic-beta` header/;
 
 /** The betas a Claude-on-Vertex refusal names, if it is one (docs/decisions.md B24). */
-export function refusedBetas(response: UpstreamErrorResponse): string[] {
+function refusedBetas(response: UpstreamErrorResponse): string[] {
   if (response.status !== 400) return [];
   const message = (response.body as { error?: { message?: unknown } } | undefined)?.error?.message;
   const named = typeof message === 'string' ? REFUSED_BETAS.exec(message)?.[1] : undefined;
